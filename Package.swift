@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "AttachmentKit",
+  products: [
+    .library(name: "AttachmentKit", targets: ["AttachmentKit"]),
+    .executable(name: "attachkit", targets: ["attachkit"]),
+    .executable(name: "sample-server", targets: ["SampleServer"]),
+  ],
+  targets: [
+    // System libraries: a module map and a shim header each (typed wrappers, no logic).
+    .systemLibrary(
+      name: "CCurl", pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"])]),
+    .systemLibrary(
+      name: "CMagic", pkgConfig: "libmagic",
+      providers: [.apt(["libmagic-dev"])]),
+    .systemLibrary(
+      name: "CCrypto", pkgConfig: "libcrypto",
+      providers: [.apt(["libssl-dev"])]),
+
+    .target(
+      name: "AttachmentKit",
+      dependencies: ["CCurl", "CMagic", "CCrypto"]),
+    .executableTarget(
+      name: "attachkit",
+      dependencies: ["AttachmentKit"]),
+
+    // A fault-injecting HTTP/1.1 server on POSIX sockets, shared by tests and benchmarks.
+    .target(
+      name: "TestSupport",
+      path: "Tests/TestSupport"),
+    // Serves a directory on loopback for the README's main job.
+    .executableTarget(
+      name: "SampleServer",
+      dependencies: ["TestSupport"],
+      path: "Samples/SampleServer"),
+    .testTarget(
+      name: "AttachmentKitTests",
+      dependencies: ["AttachmentKit", "TestSupport", "CCurl"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,4 @@
+#ifndef ATTACHMENTKIT_CMAGIC_SHIM_H
+#define ATTACHMENTKIT_CMAGIC_SHIM_H
+#include <magic.h>
+#endif

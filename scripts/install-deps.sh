@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages AttachmentKit builds and tests with, when they are missing.
+# Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+command -v swift >/dev/null || { echo "swift is not on PATH (Swift 6.0 or later is needed)" >&2; exit 1; }
