@@ -1,0 +1,167 @@
+import CCurl
+import Glibc
+import Synchronization
+
+/// One libcurl multi handle driven by one dedicated thread.
+///
+/// Every transfer shares the multi handle's connection cache, so connections are reused
+/// (keep-alive, and HTTP/2 multiplexing when the server offers it). Other threads talk to the
+/// engine only through its command queue and `curl_multi_wakeup`; libcurl handles are touched
+/// on the engine thread alone.
+final class CurlEngine: @unchecked Sendable {
+  private enum Command {
+    case add(Transfer)
+    case cancel(Transfer, AttachmentError)
+    case stop
+  }
+
+  private let multi: UnsafeMutableRawPointer
+  /// Commands for the engine thread, and whether the multi handle is gone (after which
+  /// nothing may touch it, not even `curl_multi_wakeup`).
+  private let commands = Mutex<(queue: [Command], closed: Bool)>(([], false))
+  /// Live transfers by easy handle address. Engine thread only.
+  private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+
+  /// Starts the engine's thread. Returns `nil` when libcurl cannot make a multi handle or the
+  /// thread cannot start.
+  init?(configuration: DownloaderConfiguration) {
+    LibcurlGlobal.initializeOnce()
+    guard let multi = curl_multi_init() else { return nil }
+    self.multi = multi
+    _ = ak_multi_setopt_long(
+      multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
+    _ = ak_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(self).toOpaque()
+    let started = pthread_create(
+      &thread, nil,
+      { context in
+        guard let context else { return nil }
+        let engine = Unmanaged<CurlEngine>.fromOpaque(context).takeRetainedValue()
+        engine.run()
+        return nil
+      }, context)
+    guard started == 0 else {
+      Unmanaged<CurlEngine>.fromOpaque(context).release()
+      curl_multi_cleanup(multi)
+      return nil
+    }
+    pthread_detach(thread)
+  }
+
+  /// Hands a transfer (whose handle is already made) to the engine thread.
+  func submit(_ transfer: Transfer) { send(.add(transfer)) }
+
+  /// Asks the engine to stop a transfer and answer it with `error` (if nobody answered yet).
+  func cancel(_ transfer: Transfer, with error: AttachmentError) { send(.cancel(transfer, error)) }
+
+  /// Stops the thread: live transfers are answered `cancelled` and the multi handle is freed.
+  func stop() { send(.stop) }
+
+  private func send(_ command: Command) {
+    commands.withLock { state in
+      guard !state.closed else { return }
+      state.queue.append(command)
+      curl_multi_wakeup(multi)
+    }
+  }
+
+  // MARK: - The engine thread
+
+  private func run() {
+    var running: Int32 = 0
+    while true {
+      let pending = commands.withLock { state in
+        defer { state.queue.removeAll(keepingCapacity: true) }
+        return state.queue
+      }
+      for command in pending {
+        switch command {
+        case .add(let transfer): add(transfer)
+        case .cancel(let transfer, let error): finish(transfer, with: .failure(error))
+        case .stop:
+          shutDown()
+          return
+        }
+      }
+      curl_multi_perform(multi, &running)
+      collectFinished()
+      curl_multi_poll(multi, nil, 0, 1000, nil)
+    }
+  }
+
+  private func add(_ transfer: Transfer) {
+    guard let easy = transfer.easy else { return }
+    if transfer.completion.isAnswered {  // cancelled or timed out before it started
+      transfer.releaseResources()
+      return
+    }
+    let code = curl_multi_add_handle(multi, easy)
+    guard code == CURLM_OK else {
+      let name = String(cString: curl_multi_strerror(code))
+      transfer.completion.answer(
+        .failure(AttachmentError(.networkError, "libcurl would not start the transfer: \(name).")))
+      transfer.releaseResources()
+      return
+    }
+    transfers[easy] = transfer
+  }
+
+  private func collectFinished() {
+    var left: Int32 = 0
+    while let message = curl_multi_info_read(multi, &left) {
+      guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+        let transfer = transfers[easy]
+      else { continue }
+      let code = message.pointee.data.result
+      finish(transfer, with: transfer.outcome(code: code, now: ContinuousClock.now))
+    }
+  }
+
+  /// Detaches a transfer from the multi handle, answers its caller and frees its resources.
+  private func finish(_ transfer: Transfer, with result: Result<Download, AttachmentError>) {
+    if let easy = transfer.easy, transfers.removeValue(forKey: easy) != nil {
+      curl_multi_remove_handle(multi, easy)
+    }
+    let won = transfer.completion.answer(result)
+    if !won, case .success(let download) = result, let file = download.file {
+      unlink(file)  // the caller already had its answer (deadline or cancel): drop the body
+    }
+    transfer.releaseResources()
+  }
+
+  private func shutDown() {
+    let late = commands.withLock { state in
+      state.closed = true
+      return state.queue
+    }
+    var stranded = Array(transfers.values)
+    for case .add(let transfer) in late { stranded.append(transfer) }
+    for transfer in stranded {
+      finish(transfer, with: .failure(AttachmentError(.cancelled, "The downloader was shut down.")))
+    }
+    curl_multi_cleanup(multi)
+  }
+}
+
+/// libcurl's process-wide set-up, done once before the first handle.
+enum LibcurlGlobal {
+  private static let initialized: Bool = {
+    signal(SIGPIPE, SIG_IGN)
+    return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+  }()
+
+  /// Runs `curl_global_init` and ignores `SIGPIPE`, once per process.
+  @discardableResult
+  static func initializeOnce() -> Bool { initialized }
+
+  /// The libcurl version string, such as `"7.88.1"`.
+  static var version: String {
+    initializeOnce()
+    guard let info = curl_version_info(CURLVERSION_TENTH), let text = info.pointee.version else {
+      return "unknown"
+    }
+    return String(cString: text)
+  }
+}

@@ -1,0 +1,46 @@
+/// A finished download: where the body is, what the server said, and how long each phase took.
+///
+/// On success the body is in a temporary file that now belongs to the caller, who must move
+/// or delete it (see ``file``). A `304` carries no file.
+public struct Download: Sendable {
+  /// The URL that was requested.
+  public var url: String
+  /// The URL of the final response, after redirects.
+  public var finalURL: String
+  /// The HTTP status of the final response: 2xx, or 304 for a conditional request.
+  public var status: Int
+  /// The final response's headers.
+  public var headers: ResponseHeaders
+  /// The path of the temporary file holding the body (created 0600 in the request's
+  /// directory), or `nil` for a `304`.
+  public var file: String?
+  /// How many body bytes were received and written.
+  public var bytesReceived: Int64
+  /// The SHA-256 of the body as 64 lower-case hex digits (empty for a `304`).
+  public var sha256: String
+  /// How long each phase took.
+  public var timings: TransferTimings
+  /// How many redirects were followed.
+  public var redirectCount: Int
+
+  /// Whether the server answered a conditional request with `304 Not Modified`.
+  public var isNotModified: Bool { status == 304 }
+}
+
+/// Phase times of one transfer, in microseconds from its start (libcurl's `*_TIME_T` values).
+/// Each is cumulative: `connect` includes `dns`, and so on.
+public struct TransferTimings: Sendable, Equatable, Codable {
+  /// Name resolution finished.
+  public var dnsMicroseconds: Int64 = 0
+  /// The TCP connection was made.
+  public var connectMicroseconds: Int64 = 0
+  /// The TLS handshake finished (0 for plain HTTP).
+  public var tlsMicroseconds: Int64 = 0
+  /// The first response byte arrived.
+  public var firstByteMicroseconds: Int64 = 0
+  /// The whole transfer, redirects included.
+  public var totalMicroseconds: Int64 = 0
+
+  /// Makes zeroed timings.
+  public init() {}
+}

@@ -1,0 +1,37 @@
+/// One thing to download: a URL, where its body goes, and what the request asks of the server.
+public struct DownloadRequest: Sendable {
+  /// The absolute `http` or `https` URL to fetch, as text. Anything else fails with
+  /// `invalid_url` or `unsupported_scheme` before any connection is made.
+  public var url: String
+
+  /// The directory in which the body's temporary file is created (it must exist and be on the
+  /// file system where the caller will keep the file, so that a rename can publish it).
+  /// Default: `/tmp`.
+  public var directory: String
+
+  /// An entity tag to revalidate with (`If-None-Match`); a `304` then completes the download
+  /// with ``Download/isNotModified`` set and no file.
+  public var ifNoneMatch: String?
+
+  /// An HTTP date to revalidate with (`If-Modified-Since`), used like ``ifNoneMatch``.
+  public var ifModifiedSince: String?
+
+  /// A lower body limit for this request, in bytes; the configuration's limit applies when
+  /// `nil` or larger.
+  public var maximumBodyBytes: Int64?
+
+  /// Looks at the response head and the first body bytes as they arrive and may stop the
+  /// transfer (the validator uses this to refuse a wrong type early). Called on the engine's
+  /// thread, one call at a time.
+  public var inspector: (any ResponseInspector)?
+
+  /// Makes a request for `url` whose body is written into `directory`.
+  public init(url: String, directory: String = "/tmp", inspector: (any ResponseInspector)? = nil) {
+    self.url = url
+    self.directory = directory
+    self.inspector = inspector
+  }
+
+  /// Whether the request carries a validator, which makes a `304` answer a success.
+  var isConditional: Bool { ifNoneMatch != nil || ifModifiedSince != nil }
+}

@@ -1,0 +1,103 @@
+import Dispatch
+import Glibc
+
+/// Downloads URLs to files under an absolute deadline, in constant memory, over libcurl.
+///
+/// One downloader owns one engine thread and one connection cache; share it for the life of
+/// the process so connections are reused. Every failure is an ``AttachmentError`` and comes
+/// within the deadline, even when libcurl itself cannot stop in time.
+///
+/// ```swift
+/// let downloader = Downloader()
+/// let download = try await downloader.download(
+///   DownloadRequest(url: "https://example.com/a.jpg"), timeout: .seconds(25))
+/// ```
+public final class Downloader: Sendable {
+  /// The limits every transfer of this downloader follows.
+  public let configuration: DownloaderConfiguration
+  private let engine: CurlEngine?
+
+  /// Starts a downloader (and its engine thread) with a configuration.
+  public init(configuration: DownloaderConfiguration = DownloaderConfiguration()) {
+    self.configuration = configuration
+    self.engine = CurlEngine(configuration: configuration)
+  }
+
+  deinit {
+    engine?.stop()
+  }
+
+  /// Downloads `request` and returns once the body is on disk, or throws.
+  ///
+  /// - Parameters:
+  ///   - request: what to fetch and where the body's temporary file goes.
+  ///   - deadline: the absolute instant by which the answer comes, redirects and connection
+  ///     set-up included. The caller is answered at the deadline even if libcurl is stuck
+  ///     (in a hung resolver, say); the transfer is torn down afterwards.
+  /// - Returns: the ``Download``; its ``Download/file`` now belongs to the caller.
+  /// - Throws: ``AttachmentError`` with `invalid_url`, `unsupported_scheme`, `dns_failed`,
+  ///   `connect_failed`, `tls_failed`, `http_status`, `too_many_redirects`,
+  ///   `deadline_exceeded`, `too_slow`, `too_large`, `headers_too_large`, `truncated`, `empty`,
+  ///   `io_error`, `cancelled` (task cancellation), `network_error`, or whatever the request's
+  ///   inspector rejected with. On any failure no file is left behind.
+  public func download(
+    _ request: DownloadRequest, deadline: ContinuousClock.Instant
+  ) async throws(AttachmentError) -> Download {
+    if let problem = URLCheck.problem(with: request.url) { throw problem }
+    if Task.isCancelled { throw AttachmentError.cancelledError() }
+    let now = ContinuousClock.now
+    guard deadline > now else {
+      throw AttachmentError(.deadlineExceeded, "The deadline passed before the download started.")
+    }
+    guard let engine else {
+      throw AttachmentError(.networkError, "The download engine could not start (libcurl).")
+    }
+    let (path, descriptor) = try TemporaryFile.create(in: request.directory)
+    let transfer = Transfer(
+      request: request, configuration: configuration, deadline: deadline,
+      temporaryFile: path, fileDescriptor: descriptor)
+    if let error = transfer.makeHandle(now: now) {
+      transfer.completion.answer(.failure(error))
+      transfer.releaseResources()
+      throw error
+    }
+
+    let watchdog = DispatchWorkItem { [engine] in
+      let error = AttachmentError(
+        .deadlineExceeded, "The deadline passed before the download finished.")
+      if transfer.completion.answer(.failure(error)) {
+        engine.cancel(transfer, with: error)
+      }
+    }
+    DispatchQueue.global().asyncAfter(
+      deadline: .now() + Self.dispatchInterval(deadline - .now), execute: watchdog)
+    defer { watchdog.cancel() }
+
+    let result = await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        transfer.completion.park(continuation)
+        engine.submit(transfer)
+      }
+    } onCancel: {
+      let error = AttachmentError.cancelledError()
+      if transfer.completion.answer(.failure(error)) {
+        engine.cancel(transfer, with: error)
+      }
+    }
+    return try result.get()
+  }
+
+  /// Downloads `request` within `timeout` from now: a convenience for
+  /// ``download(_:deadline:)``, with the same results and errors.
+  public func download(
+    _ request: DownloadRequest, timeout: Duration
+  ) async throws(AttachmentError) -> Download {
+    try await download(request, deadline: .now + timeout)
+  }
+
+  private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+    let (seconds, attoseconds) = duration.components
+    let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    return .nanoseconds(Int(clamping: max(0, nanoseconds)))
+  }
+}

@@ -1,0 +1,59 @@
+/// Limits and policies for every transfer a ``Downloader`` makes.
+///
+/// The defaults suit a Notification Service Extension: about 30 s of wall time in all, so the
+/// caller's deadline (not these values) is what normally bounds a request.
+public struct DownloaderConfiguration: Sendable, Equatable {
+  /// How long establishing a connection (TCP and TLS) may take per attempt.
+  /// Default: 5 s. Never longer than what is left of the request's deadline.
+  public var connectTimeout: Duration = .seconds(5)
+
+  /// The low-speed abort: a transfer slower than ``LowSpeedLimit/bytesPerSecond`` for the
+  /// whole ``LowSpeedLimit/window`` fails with `too_slow`. Default: 1,024 B/s over 10 s.
+  /// `nil` turns it off (the deadline still applies).
+  public var lowSpeedLimit: LowSpeedLimit? = LowSpeedLimit(bytesPerSecond: 1_024, window: .seconds(10))
+
+  /// The largest body accepted, in bytes; a request may lower it. Enforced as bytes arrive (and
+  /// before the body when `Content-Length` declares more). Default: 50 MB, the largest
+  /// category Apple accepts (video).
+  public var maximumBodyBytes: Int64 = 50_000_000
+
+  /// The cap on all response header bytes of one request, redirects included, in bytes.
+  /// Default: 64 KiB. Over it the transfer fails with `headers_too_large`.
+  public var maximumHeaderBytes: Int = 64 * 1024
+
+  /// How many redirects are followed. Default: 5. One more fails with `too_many_redirects`.
+  public var maximumRedirects: Int = 5
+
+  /// How many connections are opened to one host at once; transfers beyond it wait for a free
+  /// connection (the deadline covers the wait). Default: 16.
+  public var maximumConnectionsPerHost: Int = 16
+
+  /// An extra PEM file of certificate authorities to trust besides the system's. Default: none.
+  /// Certificate verification itself is always on and cannot be turned off.
+  public var certificateAuthorityFile: String? = nil
+
+  /// The `User-Agent` header sent with every request.
+  public var userAgent: String = "AttachmentKit/0.1"
+
+  /// The size of libcurl's receive buffer in bytes, which bounds one write to the sink.
+  /// Default: 64 KiB.
+  public var receiveBufferBytes: Int = 64 * 1024
+
+  /// Makes the default configuration.
+  public init() {}
+
+  /// A minimum transfer speed held over a window of time.
+  public struct LowSpeedLimit: Sendable, Equatable {
+    /// The speed a transfer must reach, in bytes per second.
+    public var bytesPerSecond: Int
+    /// How long it may stay below that speed; libcurl counts in whole seconds, so this is
+    /// rounded up to at least one second.
+    public var window: Duration
+
+    /// Makes a low-speed limit of `bytesPerSecond` held over `window`.
+    public init(bytesPerSecond: Int, window: Duration) {
+      self.bytesPerSecond = bytesPerSecond
+      self.window = window
+    }
+  }
+}

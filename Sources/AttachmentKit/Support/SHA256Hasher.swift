@@ -1,0 +1,85 @@
+import CCrypto
+import Glibc
+
+/// A streaming SHA-256 over OpenSSL's libcrypto (EVP interface).
+///
+/// Not thread-safe: one hasher belongs to one transfer or one file at a time.
+final class SHA256Hasher {
+  private let context: OpaquePointer?
+  private var failed = false
+
+  /// Starts a new digest. If libcrypto cannot allocate a context the hasher records the failure
+  /// and ``finalize()`` returns `nil`.
+  init() {
+    context = EVP_MD_CTX_new()
+    if let context {
+      failed = EVP_DigestInit_ex(context, EVP_sha256(), nil) != 1
+    } else {
+      failed = true
+    }
+  }
+
+  deinit {
+    EVP_MD_CTX_free(context)
+  }
+
+  /// Adds bytes to the digest.
+  func update(_ bytes: UnsafeRawBufferPointer) {
+    guard !failed, let context, let base = bytes.baseAddress, bytes.count > 0 else { return }
+    if EVP_DigestUpdate(context, base, bytes.count) != 1 { failed = true }
+  }
+
+  /// Finishes the digest and returns it as 64 lower-case hex digits, or `nil` if libcrypto
+  /// failed at any point. Call once.
+  func finalize() -> String? {
+    guard !failed, let context else { return nil }
+    var digest = [UInt8](repeating: 0, count: 32)
+    var length: UInt32 = 0
+    let ok = digest.withUnsafeMutableBufferPointer { buffer in
+      EVP_DigestFinal_ex(context, buffer.baseAddress, &length) == 1
+    }
+    failed = true
+    guard ok, length == 32 else { return nil }
+    return Hex.encode(digest)
+  }
+
+  /// The SHA-256 of a whole file, read in 256 KiB pieces (constant memory), or `nil` when the
+  /// file cannot be read.
+  static func hashFile(atPath path: String) -> (digest: String, bytes: Int64)? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    let hasher = SHA256Hasher()
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+    defer { buffer.deallocate() }
+    var total: Int64 = 0
+    while true {
+      let count = read(fd, buffer.baseAddress, buffer.count)
+      if count < 0 {
+        if errno == EINTR { continue }
+        return nil
+      }
+      if count == 0 { break }
+      hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+      total += Int64(count)
+    }
+    guard let digest = hasher.finalize() else { return nil }
+    return (digest, total)
+  }
+}
+
+/// Lower-case hexadecimal encoding.
+enum Hex {
+  private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+  /// The bytes as lower-case hex digits, two per byte.
+  static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    var out: [UInt8] = []
+    out.reserveCapacity(64)
+    for byte in bytes {
+      out.append(digits[Int(byte >> 4)])
+      out.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+}

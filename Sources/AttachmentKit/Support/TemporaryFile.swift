@@ -1,0 +1,32 @@
+import Glibc
+
+/// Temporary files for bodies in flight: created 0600 with a recognisable name so that a
+/// cache can sweep the ones a crash left behind.
+enum TemporaryFile {
+  /// The name prefix of every temporary body file.
+  static let prefix = ".attachkit-"
+  /// The name suffix of every temporary body file.
+  static let suffix = ".part"
+
+  /// Whether a file name is one of ours.
+  static func isTemporary(name: String) -> Bool { name.hasPrefix(prefix) && name.hasSuffix(suffix) }
+
+  /// Creates a new empty file in `directory` (`O_EXCL`, mode 0600, random name) and returns its
+  /// path and an open descriptor for writing.
+  /// - Throws: `io_error` when the directory is missing or not writable, or the disk is full.
+  static func create(in directory: String) throws(AttachmentError) -> (path: String, descriptor: Int32) {
+    let base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<16 {
+      let token = Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) })
+      let path = "\(base)/\(prefix)\(token)\(suffix)"
+      let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+      if descriptor >= 0 { return (path, descriptor) }
+      if errno != EEXIST && errno != EINTR {
+        let reason = String(cString: strerror(errno))
+        throw AttachmentError(.ioError, "Cannot create a temporary file in \(directory): \(reason).")
+      }
+    }
+    throw AttachmentError(.ioError, "Cannot find a free temporary file name in \(directory).")
+  }
+}

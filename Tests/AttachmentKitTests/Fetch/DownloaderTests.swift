@@ -1,0 +1,135 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// The downloader against a real server on 127.0.0.1 and real libcurl: successful transfers.
+@Suite("Downloader: successful transfers")
+struct DownloaderTests {
+  @Test("streams a body to a 0600 file with the right bytes, hash, headers and timings")
+  func downloadsToFile() async throws {
+    // Given a server with a 1 MiB body carrying validators
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let body = testBytes(count: 1 << 20)
+    server.serve(
+      "/files/blob", body: body, contentType: "image/jpeg", etag: "\"v1\"",
+      lastModified: "Tue, 01 Sep 2026 10:00:00 GMT")
+    let scratch = try ScratchDirectory("dl")
+    defer { scratch.remove() }
+
+    // When it is downloaded
+    let downloader = Downloader()
+    let download = try await downloader.download(
+      DownloadRequest(url: server.url("/files/blob"), directory: scratch.path), timeout: .seconds(5))
+
+    // Then the file holds exactly the body, the hash is that of the body, and the head is kept
+    let file = try #require(download.file)
+    defer { unlink(file) }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(body))
+    let expected = SHA256Hasher()
+    body.withUnsafeBytes { expected.update($0) }
+    #expect(download.sha256 == expected.finalize())
+    #expect(download.bytesReceived == Int64(body.count))
+    #expect(download.status == 200)
+    #expect(download.headers.etag == "\"v1\"")
+    #expect(download.headers.lastModified == "Tue, 01 Sep 2026 10:00:00 GMT")
+    #expect(download.headers.contentType == "image/jpeg")
+    #expect(download.headers.contentLength == Int64(body.count))
+    #expect(download.timings.totalMicroseconds > 0)
+    #expect(download.timings.firstByteMicroseconds >= download.timings.connectMicroseconds)
+    let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+    #expect(mode == 0o600)
+    // and the request asked for identity encoding
+    #expect(server.requests(path: "/files/blob").first?.header("Accept-Encoding") == "identity")
+  }
+
+  @Test("follows redirects within the limit and reports the final URL")
+  func followsRedirects() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    server.serve("/files/a", body: Array("hello".utf8), contentType: "text/plain")
+    let scratch = try ScratchDirectory("redir")
+    defer { scratch.remove() }
+
+    let download = try await Downloader().download(
+      DownloadRequest(url: server.url("/redirect/4/files/a"), directory: scratch.path),
+      timeout: .seconds(5))
+
+    #expect(download.redirectCount == 5)
+    #expect(download.finalURL == server.url("/files/a"))
+    #expect(download.bytesReceived == 5)
+    if let file = download.file { unlink(file) }
+  }
+
+  @Test("a conditional request answered 304 is a result with no file")
+  func notModified() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    server.serve("/files/v", body: testBytes(count: 4096), etag: "\"abc\"")
+    let scratch = try ScratchDirectory("304")
+    defer { scratch.remove() }
+
+    var request = DownloadRequest(url: server.url("/files/v"), directory: scratch.path)
+    request.ifNoneMatch = "\"abc\""
+    let download = try await Downloader().download(request, timeout: .seconds(5))
+
+    #expect(download.isNotModified)
+    #expect(download.file == nil)
+    #expect(download.sha256.isEmpty)
+    #expect(server.requests(path: "/files/v").first?.header("If-None-Match") == "\"abc\"")
+    #expect(scratch.contents().isEmpty)
+  }
+
+  @Test("a gzip body is stored as sent: no content decoding")
+  func identityEncoding() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("gzip")
+    defer { scratch.remove() }
+
+    let download = try await Downloader().download(
+      DownloadRequest(url: server.url("/fault/gzip"), directory: scratch.path), timeout: .seconds(5))
+
+    let file = try #require(download.file)
+    defer { unlink(file) }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(TestHTTPServer.gzipBody))
+    #expect(download.headers.contentEncoding == "gzip")
+  }
+
+  @Test("64 concurrent downloads all succeed and reuse connections")
+  func concurrentDownloadsReuseConnections() async throws {
+    // Given one 256 KiB file and a downloader allowing 8 connections per host
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let body = testBytes(count: 256 * 1024, seed: 7)
+    server.serve("/files/shared", body: body)
+    let scratch = try ScratchDirectory("many")
+    defer { scratch.remove() }
+    var configuration = DownloaderConfiguration()
+    configuration.maximumConnectionsPerHost = 8
+    let downloader = Downloader(configuration: configuration)
+
+    // When 64 tasks download it at once
+    let hashes = try await withThrowingTaskGroup(of: String.self) { group in
+      for _ in 0..<64 {
+        group.addTask {
+          let download = try await downloader.download(
+            DownloadRequest(url: server.url("/files/shared"), directory: scratch.path),
+            timeout: .seconds(20))
+          if let file = download.file { unlink(file) }
+          return download.sha256
+        }
+      }
+      return try await group.reduce(into: [String]()) { $0.append($1) }
+    }
+
+    // Then every one has the right bytes, over far fewer connections than requests
+    #expect(hashes.count == 64)
+    #expect(Set(hashes).count == 1)
+    #expect(server.requestCount(path: "/files/shared") == 64)
+    #expect(server.connectionCount(path: "/files/shared") <= 8)
+    #expect(scratch.leftovers().isEmpty)
+  }
+}

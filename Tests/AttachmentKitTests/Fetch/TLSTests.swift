@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+@testable import AttachmentKit
+
+/// HTTPS against `openssl s_server -WWW` with a certificate made at test time: a trusted CA
+/// file works, an untrusted certificate fails with `tls_failed`.
+@Suite("Downloader: TLS", .serialized)
+struct TLSTests {
+  /// A running `openssl s_server` over a scratch directory, with its self-signed certificate.
+  final class TLSServer: @unchecked Sendable {
+    let scratch: ScratchDirectory
+    let process = Process()
+    let port: Int
+    var certificate: String { scratch.path + "/cert.pem" }
+
+    init() throws {
+      scratch = try ScratchDirectory("tls")
+      try Self.run(
+        "/usr/bin/openssl",
+        [
+          "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", scratch.path + "/key.pem", "-out",
+          scratch.path + "/cert.pem",
+        ])
+      try Data("secure hello".utf8).write(to: URL(fileURLWithPath: scratch.path + "/hello.txt"))
+      port = try unusedLoopbackPort()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+      process.arguments = [
+        "s_server", "-WWW", "-accept", "127.0.0.1:\(port)", "-cert", scratch.path + "/cert.pem",
+        "-key", scratch.path + "/key.pem", "-quiet",
+      ]
+      process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      try waitUntilListening()
+    }
+
+    func stop() {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      scratch.remove()
+    }
+
+    private func waitUntilListening() throws {
+      for _ in 0..<100 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+          }
+        }
+        close(fd)
+        if connected == 0 { return }
+        usleep(20_000)
+      }
+      throw PortError()
+    }
+
+    private static func run(_ tool: String, _ arguments: [String]) throws {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: tool)
+      process.arguments = arguments
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      process.waitUntilExit()
+      guard process.terminationStatus == 0 else { throw PortError() }
+    }
+  }
+
+  @Test("a certificate from the configured CA file is trusted")
+  func trustedCA() async throws {
+    let server = try await offThePool { try TLSServer() }
+    defer { server.stop() }
+    var configuration = DownloaderConfiguration()
+    configuration.certificateAuthorityFile = server.certificate
+    let scratch = try ScratchDirectory("tls-ok")
+    defer { scratch.remove() }
+
+    let download = try await Downloader(configuration: configuration).download(
+      DownloadRequest(url: "https://127.0.0.1:\(server.port)/hello.txt", directory: scratch.path),
+      timeout: .seconds(5))
+
+    let file = try #require(download.file)
+    defer { unlink(file) }
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == "secure hello")
+    #expect(download.timings.tlsMicroseconds > 0)
+  }
+
+  @Test("an untrusted certificate fails with tls_failed and leaves nothing")
+  func untrusted() async throws {
+    let server = try await offThePool { try TLSServer() }
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("tls-bad")
+    defer { scratch.remove() }
+    do {
+      _ = try await Downloader().download(
+        DownloadRequest(url: "https://127.0.0.1:\(server.port)/hello.txt", directory: scratch.path),
+        timeout: .seconds(5))
+      Issue.record("expected tls_failed")
+    } catch {
+      #expect(error.code == .tlsFailed, "\(error)")
+    }
+    #expect(scratch.contents().isEmpty)
+  }
+}
