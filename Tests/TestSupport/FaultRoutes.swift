@@ -1,24 +1,32 @@
 /// Built-in fault routes, registered by `TestHTTPServer.start()` (a later `route`,
 /// `serve`… for the same path replaces them).
 ///
-/// | Route | Behaviour |
-/// |---|---|
-/// | `/fault/never` | Reads the request, never answers; holds the connection until the client closes or `stop()`. |
-/// | `/fault/trickle` | `200`, `Content-Length: 1000`, `Content-Type: image/jpeg`, then one byte every 200 ms until done or the client leaves. |
-/// | `/fault/close-mid-body` | `200`, `Content-Length: 100000`, sends 50 000 bytes, then closes (FIN). |
-/// | `/fault/short-body` | `200`, `Content-Length: 2000`, sends 1000 bytes, then closes (FIN). |
-/// | `/fault/redirect-self` | `302`, `Location: /fault/redirect-self` (a redirect loop). |
-/// | `/fault/redirect-file` | `302`, `Location: file:///etc/passwd`. |
-/// | `/fault/redirect-ftp` | `302`, `Location: ftp://127.0.0.1/x`. |
-/// | `/redirect/N/REST…` | `302` to `/redirect/(N-1)/REST…` while N > 0, to `/REST…` at 0, so N+1 redirects in all (query kept); bad N → 400. |
-/// | `/fault/chunked-forever` | `200`, `Transfer-Encoding: chunked`, 16 KiB chunks as fast as the client reads, until it leaves (capped at 2 GiB, then a final chunk). |
-/// | `/fault/huge-length` | `200`, `Content-Length: 1000000000000`, then 16 KiB every 50 ms until the client leaves. |
-/// | `/status/CODE` | Status CODE (200–599) with a ~2 KB HTML body, `Content-Type: text/html` (204 and 304 bodiless); bad CODE → 400. |
-/// | `/fault/empty` | `200`, `Content-Length: 0`. |
-/// | `/fault/gzip` | `200`, `Content-Encoding: gzip`, `Content-Type: text/plain`, body `TestHTTPServer.gzipBody` (decodes to `gzipPlainText`). |
-/// | `/fault/huge-headers` | `200` with about 2 MiB of `X-Filler-N: <100 chars>` headers, then a small text body. |
-/// | `/fault/not-modified-always` | Always `304 Not Modified` (with `ETag: "always"`), whatever the request. |
-/// | `/fault/slow-headers` | Waits 1.5 s before sending anything, then `200` with a small text body. |
+/// | Route                        | Behaviour                                                               |
+/// |------------------------------|-------------------------------------------------------------------------|
+/// | `/fault/never`               | Reads the request, never answers; holds the connection until the client |
+/// |                              | closes or `stop()`.                                                     |
+/// | `/fault/trickle`             | `200`, `Content-Length: 1000`, `Content-Type: image/jpeg`, then one     |
+/// |                              | byte every 200 ms (~200 s in all) until the client leaves.              |
+/// | `/fault/close-mid-body`      | `200`, `Content-Length: 100000`, 50 000 bytes, then close (FIN).        |
+/// | `/fault/short-body`          | `200`, `Content-Length: 2000`, 1000 bytes, then close (FIN).            |
+/// | `/fault/redirect-self`       | `302`, `Location: /fault/redirect-self` (an endless loop).              |
+/// | `/fault/redirect-file`       | `302`, `Location: file:///etc/passwd`.                                  |
+/// | `/fault/redirect-ftp`        | `302`, `Location: ftp://127.0.0.1/x`.                                   |
+/// | `/redirect/N/REST…`          | `302` to `/redirect/(N-1)/REST…` while N > 0, to `/REST…` at 0: N+1     |
+/// |                              | redirects in all; query kept; N not a number ≥ 0 → `400`.               |
+/// | `/fault/chunked-forever`     | `200`, `Transfer-Encoding: chunked`, 16 KiB chunks as fast as the       |
+/// |                              | client reads until it leaves (hard cap 2 GiB, then the last chunk).     |
+/// | `/fault/huge-length`         | `200`, `Content-Length: 1000000000000`, then 16 KiB every 50 ms until   |
+/// |                              | the client leaves.                                                      |
+/// | `/status/CODE`               | Status CODE (200…599), `Content-Type: text/html`, ~2 KB HTML body (204  |
+/// |                              | and 304 bodiless); other CODE → `400`.                                  |
+/// | `/fault/empty`               | `200`, `Content-Length: 0`.                                             |
+/// | `/fault/gzip`                | `200`, `Content-Encoding: gzip`, `Content-Type: text/plain`, body       |
+/// |                              | `TestHTTPServer.gzipBody` (decodes to `gzipPlainText`).                 |
+/// | `/fault/huge-headers`        | `200` with ~2 MiB of `X-Filler-N: <100 chars>` header lines, then a     |
+/// |                              | small text body.                                                        |
+/// | `/fault/not-modified-always` | Always `304 Not Modified` (`ETag: "always"`), whatever was sent.        |
+/// | `/fault/slow-headers`        | Waits 1.5 s before sending anything, then `200` with a small body.      |
 ///
 /// Bodies of the byte-sending faults are `TestHTTPServer.patternBytes(count:offset:)`
 /// at their offset in the body, so a test can check what it did receive. All routes

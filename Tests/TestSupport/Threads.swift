@@ -9,14 +9,14 @@ private final class ThreadBody {
   }
 }
 
-/// Runs `body` on a new detached POSIX thread (1 MiB stack).
+/// Runs `body` on a new detached POSIX thread (2 MiB stack).
 /// Returns false when the thread could not be created.
 func spawnDetachedThread(_ body: @escaping @Sendable () -> Void) -> Bool {
   var attributes = pthread_attr_t()
   guard pthread_attr_init(&attributes) == 0 else { return false }
   defer { pthread_attr_destroy(&attributes) }
   _ = pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-  _ = pthread_attr_setstacksize(&attributes, 1 << 20)
+  _ = pthread_attr_setstacksize(&attributes, 2 << 20)
   let box = Unmanaged.passRetained(ThreadBody(body))
   var thread = pthread_t()
   let result = pthread_create(
