@@ -36,13 +36,3 @@ enum HeaderLine: Equatable {
     self = .field(name: name, value: value)
   }
 }
-
-extension Substring {
-  /// The substring without leading and trailing characters from `set`.
-  fileprivate func trimmingCharacters(in set: String) -> String {
-    var slice = self[...]
-    while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
-    while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
-    return String(slice)
-  }
-}

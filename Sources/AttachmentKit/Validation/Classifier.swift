@@ -1,0 +1,77 @@
+/// Turns what the probes proved into a media type, or a refusal that names what the bytes are.
+enum Classifier {
+  /// ISO BMFF brands of formats the product does not accept although they share the container.
+  private static let refusedBrands: [String: String] = [
+    "heic": "image/heic", "heix": "image/heic", "heim": "image/heic", "heis": "image/heic",
+    "hevc": "image/heic-sequence", "hevx": "image/heic-sequence", "mif1": "image/heif",
+    "msf1": "image/heif-sequence", "avif": "image/avif", "avis": "image/avif", "avio": "image/avif",
+    "3gp4": "video/3gpp", "3gp5": "video/3gpp", "3gp6": "video/3gpp", "3gp7": "video/3gpp",
+    "3gs7": "video/3gpp", "3g2a": "video/3gpp2", "3g2b": "video/3gpp2", "3g2c": "video/3gpp2",
+    "crx ": "image/x-canon-cr3", "jp2 ": "image/jp2", "jpx ": "image/jpx",
+  ]
+
+  private static let audioBrands: Set<String> = ["M4A ", "M4B ", "M4P ", "F4A ", "F4B "]
+
+  /// The category a stream's first bytes put it in, or why it is refused. Used while
+  /// streaming, before the whole file is there (an MP4's tracks may come last).
+  static func category(
+    forPrefix report: ProbeReport, detected: @autoclosure () -> String?
+  ) -> Result<MediaType.Category?, AttachmentError> {
+    switch report.format {
+    case .jpeg, .png, .gif, .tiff: return .success(.image)
+    case .mpegProgramStream, .mpegVideoStream: return .success(.video)
+    case .mp3, .adts, .wav, .caf: return .success(.audio)
+    case .isoBMFF:
+      if let refusal = refusedBrand(report, detected: detected()) { return .failure(refusal) }
+      if isAudioBrand(report) { return .success(.audio) }
+      return .success(nil)  // video or audio: the tracks decide once the file is complete
+    }
+  }
+
+  /// The media type of a complete file the probes inspected, or why it is refused.
+  static func mediaType(
+    for report: ProbeReport, detected: String?
+  ) -> Result<MediaType, AttachmentError> {
+    switch report.format {
+    case .jpeg: return .success(.jpeg)
+    case .png: return .success(.png)
+    case .gif: return .success(.gif)
+    case .tiff: return .success(.tiff)
+    case .mpegProgramStream, .mpegVideoStream: return .success(.mpeg)
+    case .mp3: return .success(.mp3)
+    case .adts: return .success(.aac)
+    case .wav: return .success(.wav)
+    case .caf: return .success(.caf)
+    case .isoBMFF:
+      if let refusal = refusedBrand(report, detected: detected) { return .failure(refusal) }
+      if report.isQuickTime { return .success(.mov) }
+      if report.hasVideoTrack { return .success(.mp4) }
+      if report.hasAudioTrack || isAudioBrand(report) { return .success(.m4a) }
+      return .failure(
+        AttachmentError(
+          .unsupportedType, "The MPEG-4 file has neither a video nor an audio track.",
+          detected: detected))
+    }
+  }
+
+  private static func isAudioBrand(_ report: ProbeReport) -> Bool {
+    guard let major = report.majorBrand else { return false }
+    return audioBrands.contains(major)
+  }
+
+  private static func refusedBrand(_ report: ProbeReport, detected: String?) -> AttachmentError? {
+    guard let major = report.majorBrand, let mime = refusedBrands[major] else { return nil }
+    return AttachmentError(
+      .unsupportedType,
+      "This is \(mime) (ISO brand '\(major.trimmingTrailingSpaces)'), not an accepted attachment type.",
+      detected: detected ?? mime)
+  }
+}
+
+extension String {
+  fileprivate var trimmingTrailingSpaces: String {
+    var text = self
+    while text.last == " " { text.removeLast() }
+    return text
+  }
+}

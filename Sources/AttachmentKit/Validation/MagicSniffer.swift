@@ -1,0 +1,50 @@
+import CMagic
+import Synchronization
+
+/// libmagic's opinion of the first bytes of a file, as a MIME type.
+///
+/// The database (`/usr/lib/file/magic.mgc`, memory-mapped) is loaded once per process, on the
+/// first call, never before: a cache hit never pays for it. A `magic_t` is not thread-safe and
+/// keeps its answer inside itself, so one cookie sits behind a lock and the answer is copied
+/// before the lock is released.
+enum MagicSniffer {
+  /// How many bytes libmagic looks at: enough for every accepted type (see the reference
+  /// notes on libmagic 5.44).
+  static let windowBytes = 4096
+
+  /// A libmagic handle; only ever used under the lock below.
+  private struct Cookie: @unchecked Sendable { let pointer: OpaquePointer }
+
+  private static let cookie = Mutex<Cookie?>(nil)
+
+  /// The MIME type libmagic gives `bytes` (only the first ``windowBytes`` are looked at), or
+  /// `nil` when the database cannot be loaded.
+  static func mimeType(of bytes: UnsafeRawBufferPointer) -> String? {
+    let window = UnsafeRawBufferPointer(rebasing: bytes.prefix(windowBytes))
+    return cookie.withLock { cookie -> String? in
+      if cookie == nil {
+        cookie = load()
+      }
+      guard let cookie else { return nil }
+      guard let answer = magic_buffer(cookie.pointer, window.baseAddress, window.count) else {
+        return nil
+      }
+      return String(cString: answer)
+    }
+  }
+
+  /// Whether the database has been loaded in this process (tests use it to prove a cache hit
+  /// never loads it).
+  static var isLoaded: Bool { cookie.withLock { $0 != nil } }
+
+  private static func load() -> Cookie? {
+    guard let cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_NO_CHECK_COMPRESS | MAGIC_NO_CHECK_ELF) else {
+      return nil
+    }
+    guard magic_load(cookie, nil) == 0 else {
+      magic_close(cookie)
+      return nil
+    }
+    return Cookie(pointer: cookie)
+  }
+}

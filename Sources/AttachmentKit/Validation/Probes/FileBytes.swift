@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Why a `FileBytes` could not be made for a path.
+enum FileBytesError: Error, Sendable, Equatable {
+  /// `open` failed with this errno (missing file, permissions, ...).
+  case openFailed(errno: Int32)
+  /// `fstat` on the open descriptor failed with this errno.
+  case statFailed(errno: Int32)
+  /// The path is not a regular file (a directory, FIFO, device, ...).
+  case notRegularFile
+}
+
+/// Read-only random access to the bytes of a file, by `pread` on a descriptor that stays open
+/// for the object's lifetime, or to bytes held in memory (tests, prefixes).
+///
+/// The file is never read whole: callers ask for small ranges (see `ByteReader`). The size is
+/// taken once, at open; a file that shrinks afterwards makes reads fail (nil), never trap.
+final class FileBytes: Sendable {
+  /// Where the bytes live.
+  private enum Storage: Sendable {
+    /// An open read-only descriptor, closed in `deinit`.
+    case descriptor(Int32)
+    /// An in-memory copy.
+    case memory([UInt8])
+  }
+
+  private let storage: Storage
+  /// The number of bytes (the file size at open).
+  let count: Int64
+
+  /// Opens `path` read-only. Throws when it cannot be opened, is not a regular file, or its
+  /// size cannot be read.
+  init(path: String) throws(FileBytesError) {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { throw .openFailed(errno: errno) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else {
+      let code = errno
+      close(descriptor)
+      throw .statFailed(errno: code)
+    }
+    guard (info.st_mode & S_IFMT) == S_IFREG, let size = Int64(exactly: info.st_size), size >= 0,
+      Int(exactly: size) != nil
+    else {
+      close(descriptor)
+      throw .notRegularFile
+    }
+    storage = .descriptor(descriptor)
+    count = size
+  }
+
+  /// Bytes held in memory, for tests and for probing a prefix with the same code.
+  init(bytes: [UInt8]) {
+    storage = .memory(bytes)
+    count = Int64(bytes.count)
+  }
+
+  /// Closes the descriptor, if any.
+  deinit {
+    if case .descriptor(let descriptor) = storage { close(descriptor) }
+  }
+
+  /// The bytes when they live in memory (so a reader can use them without copying), else nil.
+  var memoryBytes: [UInt8]? {
+    if case .memory(let bytes) = storage { return bytes }
+    return nil
+  }
+
+  /// Fills `buffer` with the bytes at `offset`. Returns false (buffer contents unspecified)
+  /// when the range is outside the file or the read fails or comes up short.
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Bool {
+    guard offset >= 0, let end = ProbeMath.add(offset, buffer.count), Int64(end) <= count else {
+      return false
+    }
+    guard buffer.count > 0 else { return true }
+    switch storage {
+    case .memory(let bytes):
+      bytes.withUnsafeBytes { source in
+        buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<end]))
+      }
+      return true
+    case .descriptor(let descriptor):
+      return Self.readFully(descriptor, into: buffer, at: offset)
+    }
+  }
+
+  /// Up to `length` bytes from `offset`: fewer at the end of the file, none when `offset` is
+  /// outside the file, `length` is not positive, or the read fails. For small reads (headers,
+  /// a sniffing window); a `length` over 1 MiB is cut to 1 MiB.
+  func bytes(at offset: Int64, count length: Int) -> [UInt8] {
+    guard offset >= 0, offset < count, length > 0, let start = Int(exactly: offset) else { return [] }
+    let available = Int(clamping: min(Int64(min(length, 1 << 20)), count - offset))
+    var buffer = [UInt8](repeating: 0, count: available)
+    let ok = buffer.withUnsafeMutableBytes { read(into: $0, at: start) }
+    return ok ? buffer : []
+  }
+
+  /// `pread` until `buffer` is full, retrying on EINTR; false on error or end of file.
+  private static func readFully(
+    _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int
+  ) -> Bool {
+    guard let base = buffer.baseAddress else { return buffer.isEmpty }
+    var done = 0
+    while done < buffer.count {
+      let got = pread(
+        descriptor, base + done, buffer.count - done, off_t(offset + done))
+      if got > 0 {
+        done += got
+      } else if got < 0 && errno == EINTR {
+        continue
+      } else {
+        return false
+      }
+    }
+    return true
+  }
+}

@@ -1,0 +1,260 @@
+/// What one track of an ISO BMFF movie says about itself (tkhd, mdhd, hdlr, stsd, stco).
+struct ISOTrack {
+  /// tkhd track_ID.
+  var id: UInt32 = 0
+  /// The mdia hdlr handler type ('vide', 'soun', ...), 0 when absent.
+  var handler: UInt32 = 0
+  /// tkhd width and height (the integer part of 16.16 fixed point).
+  var width = 0
+  /// See `width`.
+  var height = 0
+  /// The first sample entry's type ('avc1', 'mp4a', ...), when there is one.
+  var codec: UInt32?
+  /// Visual sample entry width / height, a fallback when tkhd says 0.
+  var entryWidth = 0
+  /// See `entryWidth`.
+  var entryHeight = 0
+  /// Audio sample entry channel count and sample rate (version 0/1 entries only).
+  var channels = 0
+  /// See `channels`.
+  var sampleRate = 0
+  /// mdhd timescale and duration.
+  var timescale: UInt64 = 0
+  /// See `timescale`.
+  var duration: UInt64 = 0
+  /// The largest stco/co64 chunk offset, when the track has any.
+  var maxChunkOffset: UInt64?
+}
+
+/// What the moov box says: mvhd timing, the tracks, and mvex (fragmented movies).
+struct ISOMovie {
+  /// mvhd timescale (units per second).
+  var timescale: UInt64 = 0
+  /// mvhd duration in `timescale` units, nil when unknown (all ones).
+  var duration: UInt64?
+  /// mvex present: the movie continues in moof fragments.
+  var hasMovieExtends = false
+  /// mehd fragment_duration in `timescale` units.
+  var fragmentDuration: UInt64?
+  /// trex default_sample_duration by track ID.
+  var defaultSampleDurations: [UInt32: UInt32] = [:]
+  /// The tracks in order.
+  var tracks: [ISOTrack] = []
+
+  /// The video and sound handler types.
+  static let vide = ProbeMath.code("vide")
+  static let soun = ProbeMath.code("soun")
+
+  /// The first video track, else the first track.
+  var mainTrack: ISOTrack? {
+    tracks.first { $0.handler == Self.vide } ?? tracks.first
+  }
+}
+
+/// Parses a moov box into an `ISOMovie`, reading only box headers and the few fields it needs.
+enum ISOMovieParser {
+  /// Box types read here.
+  private static let mvhd = ProbeMath.code("mvhd")
+  private static let trak = ProbeMath.code("trak")
+  private static let mvex = ProbeMath.code("mvex")
+  private static let mehd = ProbeMath.code("mehd")
+  private static let trex = ProbeMath.code("trex")
+  private static let tkhd = ProbeMath.code("tkhd")
+  private static let mdia = ProbeMath.code("mdia")
+  private static let mdhd = ProbeMath.code("mdhd")
+  private static let hdlr = ProbeMath.code("hdlr")
+  private static let minf = ProbeMath.code("minf")
+  private static let stbl = ProbeMath.code("stbl")
+  private static let stsd = ProbeMath.code("stsd")
+  private static let stco = ProbeMath.code("stco")
+  private static let co64 = ProbeMath.code("co64")
+
+  /// Parses `moov` (which must lie inside the readable bytes). Fails malformed when mvhd is
+  /// missing or a box is too small for its fields or runs past its parent.
+  static func parse(_ reader: ByteReader, moov: ISOBox) -> Result<ISOMovie, ProbeProblem> {
+    var movie = ISOMovie()
+    var sawHeader = false
+    do {
+      for box in try ISOBox.children(reader, of: moov).get() {
+        switch box.type {
+        case mvhd:
+          try movieHeader(reader, box, into: &movie)
+          sawHeader = true
+        case trak where movie.tracks.count < ProbeLimits.maxTracks:
+          movie.tracks.append(try track(reader, box))
+        case mvex:
+          movie.hasMovieExtends = true
+          try movieExtends(reader, box, into: &movie)
+        default:
+          break
+        }
+      }
+    } catch {
+      return .failure(error)
+    }
+    guard sawHeader else { return .failure(.malformed("moov has no mvhd box")) }
+    return .success(movie)
+  }
+
+  /// Fails unless `box`'s payload holds at least `size` bytes.
+  private static func need(_ box: ISOBox, _ size: Int) throws(ProbeProblem) {
+    guard box.payloadSize >= size else {
+      throw .malformed("box '\(box.typeName)' is too small (\(box.payloadSize) bytes)")
+    }
+  }
+
+  /// A field the caller has made sure lies inside its box; throws if it still cannot be read.
+  private static func field<T>(_ value: T?, _ box: ISOBox) throws(ProbeProblem) -> T {
+    guard let value else { throw .truncated("box '\(box.typeName)' is cut off") }
+    return value
+  }
+
+  /// Reads (timescale, duration) from an mvhd or mdhd full box (version 0 or 1); duration is nil when
+  /// all ones (unknown).
+  private static func timing(_ reader: ByteReader, _ box: ISOBox) throws(ProbeProblem)
+    -> (UInt64, UInt64?)
+  {
+    try need(box, 4)
+    let version = try field(reader.u8(box.payload), box)
+    if version == 1 {
+      try need(box, 32)
+      let scale = try field(reader.u32be(box.payload + 20), box)
+      let length = try field(reader.u64be(box.payload + 24), box)
+      return (UInt64(scale), length == UInt64.max ? nil : length)
+    }
+    try need(box, 20)
+    let scale = try field(reader.u32be(box.payload + 12), box)
+    let length = try field(reader.u32be(box.payload + 16), box)
+    return (UInt64(scale), length == UInt32.max ? nil : UInt64(length))
+  }
+
+  /// mvhd: movie timescale and duration.
+  private static func movieHeader(_ reader: ByteReader, _ box: ISOBox, into movie: inout ISOMovie)
+    throws(ProbeProblem)
+  {
+    let (scale, length) = try timing(reader, box)
+    movie.timescale = scale
+    movie.duration = length
+  }
+
+  /// mvex: mehd fragment duration and trex default sample durations.
+  private static func movieExtends(_ reader: ByteReader, _ box: ISOBox, into movie: inout ISOMovie)
+    throws(ProbeProblem)
+  {
+    for child in try ISOBox.children(reader, of: box).get() {
+      if child.type == mehd {
+        try need(child, 8)
+        if try field(reader.u8(child.payload), child) == 1 {
+          try need(child, 12)
+          movie.fragmentDuration = try field(reader.u64be(child.payload + 4), child)
+        } else {
+          movie.fragmentDuration = UInt64(try field(reader.u32be(child.payload + 4), child))
+        }
+      } else if child.type == trex {
+        try need(child, 24)
+        let id = try field(reader.u32be(child.payload + 4), child)
+        movie.defaultSampleDurations[id] = try field(reader.u32be(child.payload + 12), child)
+      }
+    }
+  }
+
+  /// trak: tkhd, then mdia (mdhd, hdlr, minf/stbl).
+  private static func track(_ reader: ByteReader, _ box: ISOBox) throws(ProbeProblem) -> ISOTrack {
+    var result = ISOTrack()
+    for child in try ISOBox.children(reader, of: box).get() {
+      if child.type == tkhd {
+        try trackHeader(reader, child, into: &result)
+      } else if child.type == mdia {
+        try media(reader, child, into: &result)
+      }
+    }
+    return result
+  }
+
+  /// tkhd: track ID and the 16.16 width and height.
+  private static func trackHeader(_ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack)
+    throws(ProbeProblem)
+  {
+    try need(box, 4)
+    let version = try field(reader.u8(box.payload), box)
+    let (idAt, sizeAt) = version == 1 ? (20, 88) : (12, 76)
+    try need(box, sizeAt + 8)
+    track.id = try field(reader.u32be(box.payload + idAt), box)
+    track.width = Int(try field(reader.u32be(box.payload + sizeAt), box) >> 16)
+    track.height = Int(try field(reader.u32be(box.payload + sizeAt + 4), box) >> 16)
+  }
+
+  /// mdia: mdhd timing, hdlr handler type, and minf/stbl.
+  private static func media(_ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack)
+    throws(ProbeProblem)
+  {
+    for child in try ISOBox.children(reader, of: box).get() {
+      switch child.type {
+      case mdhd:
+        let (scale, length) = try timing(reader, child)
+        track.timescale = scale
+        track.duration = length ?? 0
+      case hdlr:
+        try need(child, 12)
+        track.handler = try field(reader.u32be(child.payload + 8), child)
+      case minf:
+        for inner in try ISOBox.children(reader, of: child).get() where inner.type == stbl {
+          try sampleTable(reader, inner, into: &track)
+        }
+      default:
+        break
+      }
+    }
+  }
+
+  /// stbl: the first sample entry of stsd, and the largest chunk offset of stco / co64.
+  private static func sampleTable(_ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack)
+    throws(ProbeProblem)
+  {
+    for child in try ISOBox.children(reader, of: box).get() {
+      switch child.type {
+      case stsd:
+        try sampleDescription(reader, child, into: &track)
+      case stco, co64:
+        try need(child, 8)
+        let wide = child.type == co64
+        let entries = Int(try field(reader.u32be(child.payload + 4), child))
+        let unit = wide ? 8 : 4
+        guard let size = ProbeMath.multiply(entries, unit), size <= child.payloadSize - 8 else {
+          throw .malformed("box '\(child.typeName)' holds fewer entries than it declares")
+        }
+        var largest: UInt64?
+        for index in 0..<entries {
+          let at = child.payload + 8 + index * unit
+          let value = wide ? try field(reader.u64be(at), child) : UInt64(try field(reader.u32be(at), child))
+          largest = max(largest ?? 0, value)
+        }
+        if let largest { track.maxChunkOffset = max(track.maxChunkOffset ?? 0, largest) }
+      default:
+        break
+      }
+    }
+  }
+
+  /// stsd: the first entry's type, and its visual size or audio format.
+  private static func sampleDescription(
+    _ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack
+  ) throws(ProbeProblem) {
+    try need(box, 8)
+    guard try field(reader.u32be(box.payload + 4), box) > 0 else { return }
+    guard let entries = try? ISOBox.children(reader, of: box, skipping: 8).get(),
+      let entry = entries.first
+    else { throw .malformed("stsd has no readable sample entry") }
+    track.codec = entry.type
+    if track.handler == ISOMovie.vide, entry.payloadSize >= 28 {
+      track.entryWidth = Int(try field(reader.u16be(entry.payload + 24), entry))
+      track.entryHeight = Int(try field(reader.u16be(entry.payload + 26), entry))
+    }
+    if track.handler == ISOMovie.soun, entry.payloadSize >= 28,
+      try field(reader.u16be(entry.payload + 8), entry) < 2
+    {
+      track.channels = Int(try field(reader.u16be(entry.payload + 16), entry))
+      track.sampleRate = Int(try field(reader.u32be(entry.payload + 24), entry) >> 16)
+    }
+  }
+}

@@ -1,0 +1,159 @@
+/// Structural check of a JPEG (ITU T.81): SOI, the marker segments up to the frame header
+/// (SOFn: width, height), and on the whole file the scans up to the EOI marker.
+///
+/// Decision on trailing data: iOS decoders stop at EOI and ignore what follows (Exif writers,
+/// MPF and "motion photo" files append data there), so bytes after EOI are accepted and noted
+/// in `ProbeReport.notes`. A file that ends before EOI is truncated.
+enum JPEGProbe {
+  /// Identifies a JPEG from a prefix: SOI, then marker segments that chain correctly up to the
+  /// frame header or the end of the prefix. Nil when a marker or length is wrong, or the
+  /// prefix does not reach the first segment's header.
+  static func identify(_ reader: ByteReader) -> ProbeReport? {
+    walk(reader, toEnd: false).identified
+  }
+
+  /// Checks a whole JPEG file: every segment inside the file, a frame header, at least one
+  /// scan, and EOI. Fails truncated when the file ends before EOI, malformed on a bad marker,
+  /// a missing frame header or scan.
+  static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
+    walk(reader, toEnd: true).inspected
+  }
+
+  /// Most stray bytes skipped where a marker should be.
+  private static let maxExtraneousBytes = 256
+
+  /// Whether `marker` is a frame header: SOF0–SOF15 except DHT (C4), JPG (C8) and DAC (CC).
+  static func isStartOfFrame(_ marker: UInt8) -> Bool {
+    (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
+  }
+
+  /// Walks the marker segments from SOI. With `toEnd` false it stops at the frame header;
+  /// otherwise it continues through the scans to EOI. Never reads past `reader.count`.
+  private static func walk(_ reader: ByteReader, toEnd: Bool) -> ProbeWalk {
+    guard reader.u8(0) == 0xFF, reader.u8(1) == 0xD8, reader.u8(2) == 0xFF else {
+      return .invalid("no JPEG SOI marker")
+    }
+    var report = ProbeReport(format: .jpeg)
+    var position = 2
+    var segments = 0
+    var sawScan = false
+    /// Running out of bytes: truncated for a file, too little to go on for a short prefix.
+    func cut() -> ProbeWalk {
+      segments == 0 && !toEnd
+        ? .invalid("JPEG prefix too short") : .cut(report, "JPEG ends before its EOI marker")
+    }
+    for _ in 0..<ProbeLimits.maxSteps {
+      guard let byte = reader.u8(position) else { return cut() }
+      if byte != 0xFF {
+        // libjpeg skips "extraneous bytes before marker" with a warning; so do we, a few.
+        let limit = min(position + maxExtraneousBytes + 1, reader.count)
+        guard let next = reader.firstIndex(of: 0xFF, from: position, to: limit) else {
+          return limit == reader.count ? cut() : .invalid("JPEG has no marker at offset \(position)")
+        }
+        report.notes.append("\(next - position) extraneous bytes before a JPEG marker (skipped)")
+        position = next
+      }
+      var markerAt = position + 1
+      while reader.u8(markerAt) == 0xFF { markerAt += 1 }  // fill bytes; ends at end of file
+      guard let marker = reader.u8(markerAt) else { return cut() }
+      switch marker {
+      case 0xD9:
+        return endOfImage(report, at: markerAt, sawScan: sawScan, fileSize: reader.count)
+      case 0x01, 0xD0...0xD7:
+        position = markerAt + 1
+        continue
+      case 0xC0...0xFE where marker != 0xD8:
+        break
+      default:
+        return .invalid("JPEG has an invalid marker FF" + ProbeMath.hex(marker))
+      }
+      guard let length = reader.u16be(markerAt + 1) else { return cut() }
+      guard length >= 2 else { return .invalid("JPEG segment length below 2") }
+      segments += 1
+      let segmentEnd = markerAt + 1 + Int(length)
+      if isStartOfFrame(marker) && report.codecs.isEmpty {
+        switch frameHeader(reader, marker: marker, at: markerAt, into: &report) {
+        case .some(let problem): return problem
+        case .none: if !toEnd { return .complete(report) }
+        }
+      }
+      if marker == 0xDA {
+        guard !report.codecs.isEmpty else { return .invalid("JPEG scan before its frame header") }
+        sawScan = true
+        guard let next = nextMarker(reader, after: segmentEnd) else {
+          return .cut(report, "JPEG ends inside scan data, before its EOI marker")
+        }
+        position = next
+        continue
+      }
+      position = segmentEnd
+    }
+    return .invalid("JPEG has too many segments")
+  }
+
+  /// Reads the frame header (SOFn) at `markerAt` into `report`. Returns nil when it is valid,
+  /// else the walk's ending: cut when the header runs past the bytes, invalid on bad values.
+  private static func frameHeader(
+    _ reader: ByteReader, marker: UInt8, at markerAt: Int, into report: inout ProbeReport
+  ) -> ProbeWalk? {
+    guard let length = reader.u16be(markerAt + 1), let precision = reader.u8(markerAt + 3),
+      let height = reader.u16be(markerAt + 4), let width = reader.u16be(markerAt + 6),
+      let components = reader.u8(markerAt + 8)
+    else { return .cut(report, "JPEG ends inside its frame header") }
+    guard (1...4).contains(components), Int(length) == 8 + 3 * Int(components) else {
+      return .invalid("JPEG frame header has \(components) components for length \(length)")
+    }
+    guard (2...16).contains(precision) else {
+      return .invalid("JPEG frame header has sample precision \(precision)")
+    }
+    guard width > 0 else { return .invalid("JPEG frame header has width 0") }
+    guard height > 0 else {
+      return .invalid("JPEG frame header has height 0 (height from a DNL marker is not supported)")
+    }
+    report.width = Int(width)
+    report.height = Int(height)
+    let kind = Int(marker) - 0xC0
+    report.codecs = ["SOF\(kind)"]
+    if kind > 2 {
+      report.notes.append(
+        "JPEG uses SOF\(kind) (lossless, hierarchical or arithmetic coding), which iOS may not decode")
+    }
+    return nil
+  }
+
+  /// The offset of the first marker after entropy-coded data starting at `start` (skipping
+  /// stuffed FF00, RSTn and fill bytes), or nil when the bytes end first.
+  private static func nextMarker(_ reader: ByteReader, after start: Int) -> Int? {
+    var scan = start
+    while scan < reader.count {
+      guard let ff = reader.firstIndex(of: 0xFF, from: scan, to: reader.count),
+        let next = reader.u8(ff + 1)
+      else { return nil }
+      switch next {
+      case 0x00, 0xD0...0xD7: scan = ff + 2
+      case 0xFF: scan = ff + 1
+      default: return ff
+      }
+    }
+    return nil
+  }
+
+  /// The ending at EOI: complete when a frame header and a scan came before it (trailing
+  /// bytes noted), invalid otherwise.
+  private static func endOfImage(
+    _ report: ProbeReport, at markerAt: Int, sawScan: Bool, fileSize: Int
+  ) -> ProbeWalk {
+    guard !report.codecs.isEmpty else { return .invalid("JPEG has no frame header before EOI") }
+    guard sawScan else { return .invalid("JPEG has no scan before EOI") }
+    let trailing = fileSize - (markerAt + 1)
+    return .complete(
+      trailing > 0 ? noted(report, "\(trailing) bytes after the JPEG EOI marker (ignored)") : report)
+  }
+
+  /// `report` with `note` appended.
+  private static func noted(_ report: ProbeReport, _ note: String) -> ProbeReport {
+    var copy = report
+    copy.notes.append(note)
+    return copy
+  }
+}

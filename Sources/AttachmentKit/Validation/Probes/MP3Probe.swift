@@ -1,0 +1,117 @@
+/// An MPEG audio Layer III frame header: 11-bit sync, version (1, 2 or 2.5; not reserved),
+/// layer III, bitrate index 1...14, sample rate index 0...2, emphasis not reserved.
+struct MP3FrameHeader: AudioFrameHeader {
+  /// An MPEG audio header is 4 bytes.
+  static let headerSize = 4
+
+  /// 10 for MPEG-1, 20 for MPEG-2, 25 for MPEG-2.5.
+  let version: Int
+  let sampleRate: Int
+  let channels: Int
+  let length: Int
+  let samples: Int
+  /// Bytes of side information after the header (for finding a Xing / Info tag).
+  let sideInfoSize: Int
+
+  /// Layer III bitrates in kbit/s by index, MPEG-1 and MPEG-2/2.5 (index 0 free, 15 bad).
+  private static let mpeg1Rates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+  private static let mpeg2Rates = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+  /// MPEG-1 sample rates by index; MPEG-2 halves them, MPEG-2.5 quarters them.
+  private static let baseSampleRates = [44_100, 48_000, 32_000]
+
+  /// Parses the 4 bytes at `offset`; nil unless every field is valid for Layer III.
+  init?(_ reader: ByteReader, at offset: Int) {
+    guard let word = reader.u32be(offset), word >> 21 == 0x7FF else { return nil }
+    let versionBits = Int(word >> 19 & 0x03)
+    let layerBits = word >> 17 & 0x03
+    let bitrateIndex = Int(word >> 12 & 0x0F)
+    let rateIndex = Int(word >> 10 & 0x03)
+    guard versionBits != 1, layerBits == 1, (1...14).contains(bitrateIndex), rateIndex < 3,
+      word & 0x03 != 2
+    else { return nil }
+    let mpeg1 = versionBits == 3
+    version = mpeg1 ? 10 : (versionBits == 2 ? 20 : 25)
+    let kbps = mpeg1 ? Self.mpeg1Rates[bitrateIndex] : Self.mpeg2Rates[bitrateIndex]
+    sampleRate = Self.baseSampleRates[rateIndex] / (mpeg1 ? 1 : (versionBits == 2 ? 2 : 4))
+    let mono = word >> 6 & 0x03 == 3
+    channels = mono ? 1 : 2
+    length = (mpeg1 ? 144 : 72) * kbps * 1_000 / sampleRate + Int(word >> 9 & 0x01)
+    samples = mpeg1 ? 1_152 : 576
+    sideInfoSize = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17)
+  }
+
+  /// Same MPEG version and sample rate.
+  func continues(_ other: MP3FrameHeader) -> Bool {
+    version == other.version && sampleRate == other.sampleRate
+  }
+}
+
+/// Structural check of an MP3: optional ID3v2 tags, then MPEG audio Layer III frames chained
+/// by their computed lengths, then optional APEv2 / ID3v1 tags.
+enum MP3Probe {
+  /// Identifies an MP3 from a prefix: after the ID3v2 tag(s), which must end inside the prefix,
+  /// a valid frame confirmed by the next one (see `AudioFrameWalk.identify`). The duration comes
+  /// from a Xing / Info or VBRI header when the first frame has one. Nil otherwise.
+  static func identify(_ reader: ByteReader) -> ProbeReport? {
+    guard let start = AudioTags.framesStart(reader),
+      let first = AudioFrameWalk.identify(reader, at: start, as: MP3FrameHeader.self)
+    else { return nil }
+    var report = baseReport(first)
+    if let frames = vbrFrameCount(reader, header: first, at: start) {
+      report.durationSeconds = Double(frames) * Double(first.samples) / Double(first.sampleRate)
+    }
+    return report
+  }
+
+  /// Checks a whole MP3: every frame chained to the end of the file (tags allowed, garbage
+  /// skipped and noted). Truncated when the ID3v2 tag or the last frame is cut; malformed
+  /// without a frame or when most of the file is not frames. The duration is the audio frames
+  /// counted (a Xing / Info frame excluded).
+  static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
+    guard let start = AudioTags.framesStart(reader) else {
+      return .failure(.truncated("MP3 ends inside its ID3v2 tag"))
+    }
+    switch AudioFrameWalk.inspect(reader, from: start, as: MP3FrameHeader.self, name: "MP3") {
+    case .failure(let problem):
+      return .failure(problem)
+    case .success(let tally):
+      var report = baseReport(tally.first)
+      let infoFrame = vbrFrameCount(reader, header: tally.first, at: start) != nil ? 1 : 0
+      let frames = max(tally.frames - infoFrame, 0)
+      report.durationSeconds = Double(frames) * Double(tally.first.samples) / Double(tally.first.sampleRate)
+      if tally.skipped > 0 { report.notes.append("\(tally.skipped) bytes between MP3 frames skipped") }
+      return .success(report)
+    }
+  }
+
+  /// A report with the stream parameters of `header`.
+  private static func baseReport(_ header: MP3FrameHeader) -> ProbeReport {
+    var report = ProbeReport(format: .mp3)
+    report.hasAudioTrack = true
+    report.sampleRate = header.sampleRate
+    report.channels = header.channels
+    report.codecs = [header.version == 10 ? "mpeg1-layer3" : "mpeg2-layer3"]
+    return report
+  }
+
+  /// The frame count of a Xing / Info tag (after the side information) or a VBRI tag (32 bytes
+  /// after the header) in the frame at `offset`, or nil when there is none.
+  private static func vbrFrameCount(_ reader: ByteReader, header: MP3FrameHeader, at offset: Int)
+    -> Int?
+  {
+    let xing = offset + 4 + header.sideInfoSize
+    if reader.matches(Array("Xing".utf8), at: xing) || reader.matches(Array("Info".utf8), at: xing) {
+      guard let flags = reader.u32be(xing + 4), flags & 0x01 != 0,
+        let frames = reader.u32be(xing + 8), xing + 12 <= offset + header.length
+      else { return nil }
+      return Int(frames)
+    }
+    let vbri = offset + 36
+    if reader.matches(Array("VBRI".utf8), at: vbri), let frames = reader.u32be(vbri + 14),
+      vbri + 18 <= offset + header.length
+    {
+      return Int(frames)
+    }
+    return nil
+  }
+}

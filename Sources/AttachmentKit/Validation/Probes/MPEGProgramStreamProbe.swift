@@ -1,0 +1,185 @@
+/// Structural check of an MPEG-1 system stream / MPEG-2 program stream: pack headers (marker
+/// bits of either syntax), system headers and PES packets, each with a start code 00 00 01 and
+/// a length that must fit, up to the end code (00 00 01 B9).
+///
+/// The duration is the spread of the video PES time stamps plus one frame (else the audio
+/// stamps' spread, else the pack SCRs'), an approximation. A missing end code is only noted: every
+/// packet's length has been checked, which is what catches a cut file.
+enum MPEGProgramStreamProbe {
+  /// Identifies a program stream from a prefix: a valid pack header at offset 0, then packets
+  /// that chain by start code and length, without gaps, for the first 8 packets or up to the
+  /// end of the prefix (at least one more start code must be visible). Nil otherwise.
+  static func identify(_ reader: ByteReader) -> ProbeReport? {
+    guard case .header = MPEGSystemFields.pack(reader, at: 0) else { return nil }
+    return walk(reader, strict: true).identified
+  }
+
+  /// Checks a whole program stream: every packet inside the file (a packet past the end is
+  /// truncated), at least one audio or video packet (else truncated). Garbage between packets is skipped to the
+  /// next pack header and noted; a stream that is mostly garbage is malformed.
+  static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
+    walk(reader, strict: false).inspected
+  }
+
+  /// Packets `identify` checks before it is satisfied.
+  private static let identifyPackets = 8
+
+  /// Time stamps seen, per kind of stream.
+  private struct Clock {
+    var first: UInt64?
+    var last: UInt64?
+    var low: UInt64 = .max
+    var high: UInt64 = 0
+
+    /// Records one time stamp.
+    mutating func add(_ value: UInt64) {
+      if first == nil { first = value }
+      last = value
+      low = min(low, value)
+      high = max(high, value)
+    }
+
+    /// The spread in seconds (90 kHz), nil when under two stamps or zero.
+    var seconds: Double? {
+      guard first != nil, high > low else { return nil }
+      return ProbeMath.seconds(high - low, per: 90_000)
+    }
+  }
+
+  /// Walks packets from offset 0. `strict` (identify): any deviation is invalid and the bytes
+  /// may end anywhere. Otherwise garbage is skipped to the next pack header.
+  private static func walk(_ reader: ByteReader, strict: Bool) -> ProbeWalk {
+    var report = ProbeReport(format: .mpegProgramStream)
+    var video = Clock()
+    var audio = Clock()
+    var system = Clock()
+    var frameRate: Double?
+    var videoPackets = 0
+    var position = 0
+    var packets = 0
+    var skipped = 0
+    /// The ending when the bytes run out mid-packet.
+    func cut(_ detail: String) -> ProbeWalk {
+      strict && packets < 2 ? .invalid("MPEG prefix too short") : .cut(report, detail)
+    }
+    walk: while position < reader.count {
+      guard packets < ProbeLimits.maxSteps else { return .invalid("MPEG stream has too many packets") }
+      if strict && packets >= identifyPackets { break walk }
+      guard reader.contains(position, 4) else { return cut("MPEG stream ends inside a start code") }
+      let id = reader.u8(position + 3) ?? 0
+      guard reader.matches([0, 0, 1], at: position), id >= 0xB9 else {
+        if strict { return .invalid("MPEG stream has no start code at offset \(position)") }
+        guard let next = nextPack(reader, after: position) else {
+          skipped += reader.count - position
+          break walk
+        }
+        skipped += next - position
+        position = next
+        continue
+      }
+      packets += 1
+      switch id {
+      case 0xB9:
+        position += 4
+        let trailing = reader.count - position
+        if trailing > 0 { report.notes.append("\(trailing) bytes after the MPEG end code") }
+        break walk
+      case 0xBA:
+        switch MPEGSystemFields.pack(reader, at: position) {
+        case .cut: return cut("MPEG stream ends inside a pack header")
+        case .invalid:
+          if strict { return .invalid("MPEG pack header at offset \(position) is invalid") }
+          let next = nextPack(reader, after: position) ?? reader.count
+          skipped += next - position
+          position = next
+        case .header(let length, let clock, let isMPEG2):
+          system.add(clock)
+          if report.codecs.isEmpty { report.codecs = [isMPEG2 ? "mpeg2-ps" : "mpeg1-system"] }
+          position += length
+        }
+      default:
+        guard let length = reader.u16be(position + 4) else {
+          return cut("MPEG stream ends inside a packet header")
+        }
+        let end = position + 6 + Int(length)
+        guard end <= reader.count else { return cut("MPEG packet at offset \(position) is cut off") }
+        if length == 0, id >= 0xE0, id <= 0xEF {
+          if strict { return .invalid("MPEG video packet of unbounded length in a program stream") }
+          let next = nextPack(reader, after: position) ?? reader.count
+          skipped += next - position
+          position = next
+          continue
+        }
+        packet(reader, id: id, at: position, end: end, into: &report, video: &video, audio: &audio)
+        if (0xE0...0xEF).contains(id) {
+          videoPackets += 1
+          if frameRate == nil, videoPackets <= 64 {
+            frameRate = sequenceRate(reader, from: position + 6, to: end, into: &report)
+          }
+        }
+        position = end
+      }
+    }
+    if strict && packets < 2 { return .invalid("MPEG prefix too short") }
+    if skipped > 0 { report.notes.append("\(skipped) bytes of non-packet data skipped") }
+    if !strict {
+      // Not from a prefix: the spread of the first packets' stamps is not the duration.
+      let lastFrame = frameRate.map { 1 / $0 } ?? 0
+      report.durationSeconds = video.seconds.map { $0 + lastFrame } ?? audio.seconds ?? system.seconds
+      guard report.hasVideoTrack || report.hasAudioTrack else {
+        return .cut(report, "MPEG stream ends before any audio or video packet")
+      }
+      guard skipped <= reader.count / 2 else { return .invalid("MPEG stream is mostly not packets") }
+    }
+    return .complete(report)
+  }
+
+  /// Records what one PES packet says: the kind of stream and its PTS.
+  private static func packet(
+    _ reader: ByteReader, id: UInt8, at offset: Int, end: Int, into report: inout ProbeReport,
+    video: inout Clock, audio: inout Clock
+  ) {
+    let isVideo = (0xE0...0xEF).contains(id)
+    let isAudio = (0xC0...0xDF).contains(id) || id == 0xBD
+    guard isVideo || isAudio else { return }
+    let stamp = MPEGSystemFields.presentationTime(reader, packetAt: offset, end: end)
+    if isVideo {
+      report.hasVideoTrack = true
+      if let stamp { video.add(stamp) }
+    } else {
+      report.hasAudioTrack = true
+      if let stamp { audio.add(stamp) }
+    }
+  }
+
+  /// Looks for a sequence header start code inside a video packet's bytes and, when the whole
+  /// header lies inside the packet, takes its picture size and returns its frame rate; nil
+  /// when the packet holds none.
+  private static func sequenceRate(
+    _ reader: ByteReader, from start: Int, to end: Int, into report: inout ProbeReport
+  ) -> Double? {
+    var position = start
+    for _ in 0..<64 {
+      guard let found = reader.nextStartCode(from: position, to: end) else { return nil }
+      if reader.u8(found + 3) == 0xB3, found + 12 <= end,
+        case .header(let header) = MPEGVideoStreamProbe.sequenceHeader(reader, at: found)
+      {
+        report.width = header.width
+        report.height = header.height
+        return header.framesPerSecond
+      }
+      position = found + 3
+    }
+    return nil
+  }
+
+  /// The offset of the next pack start code (00 00 01 BA) after `offset`, or nil.
+  private static func nextPack(_ reader: ByteReader, after offset: Int) -> Int? {
+    var position = offset + 1
+    while let found = reader.nextStartCode(from: position, to: reader.count) {
+      if reader.u8(found + 3) == 0xBA { return found }
+      position = found + 1
+    }
+    return nil
+  }
+}

@@ -1,0 +1,101 @@
+/// The container or stream format the bytes' structure proves.
+///
+/// Only the formats AttachmentKit accepts have a case: anything else (WebP, HEIC, AVIF, MPEG
+/// transport streams, AIFF, ...) is "no match" for the probes.
+enum ProbedFormat: Sendable, Equatable, Hashable, CaseIterable {
+  /// JPEG image (SOI, marker segments, a frame header, scans, EOI).
+  case jpeg
+  /// PNG image (signature, IHDR first, chunks, IEND).
+  case png
+  /// GIF87a / GIF89a image, static or animated.
+  case gif
+  /// TIFF image, either byte order (classic TIFF, not BigTIFF).
+  case tiff
+  /// MP4 family / QuickTime: ftyp or recognisable top-level boxes.
+  case isoBMFF
+  /// MPEG-1 / MPEG-2 program stream (00 00 01 BA pack header).
+  case mpegProgramStream
+  /// MPEG-1 / MPEG-2 video elementary stream (00 00 01 B3 sequence header).
+  case mpegVideoStream
+  /// MPEG audio layer III frames, after an optional ID3v2 tag.
+  case mp3
+  /// AAC in ADTS frames.
+  case adts
+  /// RIFF WAVE.
+  case wav
+  /// Core Audio Format ('caff', version 1).
+  case caf
+}
+
+/// What the structure of the bytes shows: the format and whatever the headers say about the
+/// media (dimensions, duration, tracks).
+///
+/// `identify` fills in what the first bytes show; `inspect` fills in what the whole file shows.
+/// Fields a format does not have stay nil / false / empty.
+struct ProbeReport: Sendable, Equatable {
+  /// The format the structure proves.
+  var format: ProbedFormat
+  /// Pixel width: image dimensions, or the first video track / sequence header.
+  var width: Int?
+  /// Pixel height, as `width`.
+  var height: Int?
+  /// GIF: image descriptors; TIFF: IFDs (pages); APNG: frames from `acTL`. Nil elsewhere.
+  var frames: Int?
+  /// Media duration in seconds when the container says it (or it can be computed cheaply).
+  var durationSeconds: Double?
+  /// ISO BMFF: the ftyp major brand (nil without ftyp).
+  var majorBrand: String?
+  /// ISO BMFF: the ftyp compatible brands (zero brands left out).
+  var compatibleBrands: [String]
+  /// ISO BMFF: a track whose handler is 'vide'; MPEG: video packets / a video stream.
+  var hasVideoTrack: Bool
+  /// ISO BMFF: a track whose handler is 'soun'; MPEG-PS: audio packets; true for audio formats.
+  var hasAudioTrack: Bool
+  /// ISO BMFF: ftyp major brand 'qt  ', or QuickTime atoms without ftyp.
+  var isQuickTime: Bool
+  /// ISO BMFF: an mvex box in moov, or moof boxes.
+  var isFragmented: Bool
+  /// Audio sample rate in Hz when the stream header says it.
+  var sampleRate: Int?
+  /// Audio channel count when the stream header says it.
+  var channels: Int?
+  /// Codec names: ISO BMFF sample entry types ('avc1', 'mp4a'), CAF format ID, WAV format tag,
+  /// JPEG frame type ('SOF0'), TIFF compression; MPEG-1 vs MPEG-2.
+  var codecs: [String]
+  /// Findings that do not fail the file, for a warning: trailing bytes, resynchronisation, ...
+  var notes: [String]
+
+  /// A report of `format` with nothing else known yet.
+  init(format: ProbedFormat) {
+    self.format = format
+    self.width = nil
+    self.height = nil
+    self.frames = nil
+    self.durationSeconds = nil
+    self.majorBrand = nil
+    self.compatibleBrands = []
+    self.hasVideoTrack = false
+    self.hasAudioTrack = false
+    self.isQuickTime = false
+    self.isFragmented = false
+    self.sampleRate = nil
+    self.channels = nil
+    self.codecs = []
+    self.notes = []
+  }
+}
+
+/// Why a complete file fails its structural check.
+enum ProbeProblem: Sendable, Equatable, Error {
+  /// The structure runs past the end of the file: the download (or the file) was cut short.
+  case truncated(String)
+  /// The structure is wrong in a way more bytes would not fix.
+  case malformed(String)
+
+  /// The human detail, e.g. "JPEG has no EOI marker".
+  var detail: String {
+    switch self {
+    case .truncated(let text), .malformed(let text): text
+    }
+  }
+}

@@ -1,0 +1,206 @@
+/// Structural check of a classic TIFF ("II*\0" little-endian or "MM\0*" big-endian): the IFD
+/// chain, the width (256) and height (257) tags, and on the whole file that every IFD and every
+/// strip (273/279) or tile (324/325) lies inside the file. Frames are the IFDs (pages).
+/// BigTIFF (version 43) is not accepted.
+enum TIFFProbe {
+  /// Identifies a TIFF from a prefix: byte order, 42, an IFD0 offset of at least 8, and when
+  /// IFD0 lies in the prefix a non-zero entry count and valid field types; dimensions when
+  /// both tags are in the prefix. Nil otherwise.
+  static func identify(_ reader: ByteReader) -> ProbeReport? {
+    guard let little = byteOrder(reader), let first = reader.u32(4, littleEndian: little),
+      first >= 8
+    else { return nil }
+    var report = ProbeReport(format: .tiff)
+    let directory = Int(first)
+    guard let entries = reader.u16(directory, littleEndian: little) else { return report }
+    guard entries > 0 else { return nil }
+    var width: Int?
+    var height: Int?
+    for index in 0..<Int(entries) {
+      guard let entry = Entry(reader, at: directory + 2 + 12 * index, littleEndian: little) else {
+        break
+      }
+      guard (1...13).contains(entry.type) else { return nil }
+      if entry.tag == 256 { width = entry.scalar(reader) }
+      if entry.tag == 257 { height = entry.scalar(reader) }
+    }
+    if let width, let height, width > 0, height > 0 {
+      report.width = width
+      report.height = height
+    }
+    return report
+  }
+
+  /// Checks a whole TIFF: each IFD in the chain (no loops, at most 4096) inside the file with
+  /// every out-of-line value array inside the file, width, height, and strip or tile offsets
+  /// whose data lies inside the file. Truncated when an IFD, a value array or image data lies
+  /// past the end; malformed on missing tags,
+  /// mismatched offset and byte-count arrays, or a loop.
+  static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
+    guard let little = byteOrder(reader), let first = reader.u32(4, littleEndian: little) else {
+      return .failure(.malformed("no TIFF header"))
+    }
+    var report = ProbeReport(format: .tiff)
+    var next = Int(first)
+    var visited = Set<Int>()
+    while next != 0 {
+      guard visited.count < ProbeLimits.maxTIFFDirectories else {
+        return .failure(.malformed("TIFF has too many IFDs"))
+      }
+      guard next >= 8, visited.insert(next).inserted else {
+        return .failure(.malformed("TIFF IFD offset \(next) is invalid or loops"))
+      }
+      switch directory(reader, at: next, littleEndian: little, into: &report) {
+      case .success(let following): next = following
+      case .failure(let problem): return .failure(problem)
+      }
+    }
+    guard !visited.isEmpty else { return .failure(.malformed("TIFF has no IFD")) }
+    report.frames = visited.count
+    return .success(report)
+  }
+
+  /// True for "II*\0", false for "MM\0*", nil for anything else (including BigTIFF).
+  private static func byteOrder(_ reader: ByteReader) -> Bool? {
+    if reader.matches([0x49, 0x49, 0x2A, 0x00], at: 0) { return true }
+    if reader.matches([0x4D, 0x4D, 0x00, 0x2A], at: 0) { return false }
+    return nil
+  }
+
+  /// Checks the IFD at `offset`; the first one fills the report. Returns the next IFD's
+  /// offset (0 at the end of the chain) or the problem.
+  private static func directory(
+    _ reader: ByteReader, at offset: Int, littleEndian little: Bool, into report: inout ProbeReport
+  ) -> Result<Int, ProbeProblem> {
+    guard let count = reader.u16(offset, littleEndian: little) else {
+      return .failure(.truncated("TIFF ends before IFD at offset \(offset)"))
+    }
+    guard count > 0 else { return .failure(.malformed("TIFF IFD at offset \(offset) is empty")) }
+    let nextAt = offset + 2 + 12 * Int(count)
+    guard let next = reader.u32(nextAt, littleEndian: little) else {
+      return .failure(.truncated("TIFF ends inside IFD at offset \(offset)"))
+    }
+    var fields: [UInt16: Entry] = [:]
+    for index in 0..<Int(count) {
+      guard let entry = Entry(reader, at: offset + 2 + 12 * index, littleEndian: little) else {
+        return .failure(.truncated("TIFF ends inside IFD at offset \(offset)"))
+      }
+      guard entry.valuesInside(reader) else {
+        return .failure(.truncated("TIFF tag \(entry.tag) has values past the end of the file"))
+      }
+      if [256, 257, 259, 273, 279, 324, 325].contains(entry.tag) { fields[entry.tag] = entry }
+    }
+    guard let width = fields[256]?.scalar(reader), let height = fields[257]?.scalar(reader),
+      width > 0, height > 0
+    else { return .failure(.malformed("TIFF IFD at offset \(offset) has no width or height")) }
+    if report.width == nil {
+      report.width = width
+      report.height = height
+      let compression = fields[259]?.scalar(reader) ?? 1
+      report.codecs = [compressionName(compression)]
+    }
+    guard let offsets = fields[273] ?? fields[324], let sizes = fields[279] ?? fields[325] else {
+      return .failure(.malformed("TIFF IFD at offset \(offset) has no strip or tile offsets"))
+    }
+    if let problem = checkImageData(reader, offsets: offsets, sizes: sizes) {
+      return .failure(problem)
+    }
+    return .success(Int(next))
+  }
+
+  /// Checks that each strip or tile (offset + byte count) lies inside the file, reading the
+  /// two arrays element by element (never materialising them).
+  private static func checkImageData(_ reader: ByteReader, offsets: Entry, sizes: Entry)
+    -> ProbeProblem?
+  {
+    guard offsets.count == sizes.count, offsets.count > 0 else {
+      return .malformed("TIFF strip/tile offsets and byte counts differ in number")
+    }
+    guard offsets.isUnsignedInteger, sizes.isUnsignedInteger else {
+      return .malformed("TIFF strip/tile offsets are not SHORT or LONG")
+    }
+    for index in 0..<offsets.count {
+      guard let start = offsets.element(reader, index), let length = sizes.element(reader, index)
+      else { return .truncated("TIFF ends inside its strip/tile tables") }
+      guard reader.contains(start, length) else {
+        return .truncated("TIFF image data at offset \(start) runs past the end of the file")
+      }
+    }
+    return nil
+  }
+
+  /// A short name for a TIFF compression code.
+  private static func compressionName(_ code: Int) -> String {
+    switch code {
+    case 1: "tiff-uncompressed"
+    case 5: "tiff-lzw"
+    case 6, 7: "tiff-jpeg"
+    case 8, 32946: "tiff-deflate"
+    case 32773: "tiff-packbits"
+    default: "tiff-compression-\(code)"
+    }
+  }
+
+  /// One 12-byte IFD entry: tag, field type, value count, and where the values are (inline
+  /// in the entry when they fit in 4 bytes, else at the offset the entry holds).
+  private struct Entry {
+    let tag: UInt16
+    let type: UInt16
+    let count: Int
+    let valuesAt: Int
+    /// Bytes the values take (Int.max when that overflows; 0 for unknown types, which readers
+    /// skip).
+    let byteSize: Int
+    let littleEndian: Bool
+
+    /// Reads the entry at `offset`; nil when it is outside the bytes or its values' offset
+    /// cannot be read.
+    init?(_ reader: ByteReader, at offset: Int, littleEndian little: Bool) {
+      guard let tag = reader.u16(offset, littleEndian: little),
+        let type = reader.u16(offset + 2, littleEndian: little),
+        let count = reader.u32(offset + 4, littleEndian: little)
+      else { return nil }
+      let unit: Int
+      switch type {
+      case 1, 2, 6, 7: unit = 1
+      case 3, 8: unit = 2
+      case 4, 9, 11, 13: unit = 4
+      case 5, 10, 12: unit = 8
+      default: unit = 0
+      }
+      let size = ProbeMath.multiply(Int(count), unit) ?? Int.max
+      if size <= 4 {
+        valuesAt = offset + 8
+      } else {
+        guard let pointer = reader.u32(offset + 8, littleEndian: little) else { return nil }
+        valuesAt = Int(pointer)
+      }
+      self.tag = tag
+      self.type = type
+      self.count = Int(count)
+      self.byteSize = size
+      self.littleEndian = little
+    }
+
+    /// Whether values stored outside the entry lie inside the file.
+    func valuesInside(_ reader: ByteReader) -> Bool {
+      byteSize <= 4 || reader.contains(valuesAt, byteSize)
+    }
+
+    /// Whether the values are SHORT or LONG.
+    var isUnsignedInteger: Bool { type == 3 || type == 4 }
+
+    /// Value `index` of a SHORT or LONG array, or nil when out of range or another type.
+    func element(_ reader: ByteReader, _ index: Int) -> Int? {
+      guard index >= 0, index < count else { return nil }
+      switch type {
+      case 3: return reader.u16(valuesAt + 2 * index, littleEndian: littleEndian).map(Int.init)
+      case 4: return reader.u32(valuesAt + 4 * index, littleEndian: littleEndian).map(Int.init)
+      default: return nil
+      }
+    }
+
+    /// The single value of a SHORT or LONG field (its first element).
+    func scalar(_ reader: ByteReader) -> Int? { element(reader, 0) }
+  }
+}

@@ -1,0 +1,140 @@
+/// Structural check of a RIFF WAVE file: "RIFF" size "WAVE", chunks (id, little-endian size,
+/// data padded to even length), a valid `fmt ` chunk before the `data` chunk.
+///
+/// The RIFF size is not trusted (writers get it wrong; the chunks are walked to the end of the
+/// file instead). A `data` chunk that declares more bytes than the file holds is truncated;
+/// the exception is the "unknown length" placeholder of streaming writers (0xFFFFFFFF, or 0
+/// with a RIFF size of 0 / 0xFFFFFFFF), where the data runs to the end of the file (noted).
+/// Chunks after `data` that are cut off (metadata) are only noted. RF64 is not accepted.
+enum WAVProbe {
+  /// The parsed `fmt ` chunk.
+  struct Format {
+    /// The format tag (1 PCM, 3 float, 6 A-law, 7 µ-law, ...), resolved through
+    /// WAVE_FORMAT_EXTENSIBLE's sub-format.
+    let tag: Int
+    let channels: Int
+    let sampleRate: Int
+    let byteRate: Int
+  }
+
+  /// Chunk ids read here.
+  private static let fmt = ProbeMath.code("fmt ")
+  private static let data = ProbeMath.code("data")
+
+  /// Identifies WAV from a prefix: "RIFF"…"WAVE", a first chunk header with a text id, chunks
+  /// that chain inside the prefix, and when `fmt ` is in the prefix, valid values. The duration
+  /// comes from the data chunk's declared size when its header is in the prefix. Nil otherwise.
+  static func identify(_ reader: ByteReader) -> ProbeReport? {
+    guard reader.matches(Array("RIFF".utf8), at: 0), reader.matches(Array("WAVE".utf8), at: 8),
+      let firstID = reader.u32be(12), ProbeMath.isPrintable(firstID), reader.contains(12, 8)
+    else { return nil }
+    var report = ProbeReport(format: .wav)
+    report.hasAudioTrack = true
+    var position = 12
+    var format: Format?
+    for _ in 0..<1_024 {
+      guard let id = reader.u32be(position), let size = reader.u32le(position + 4) else { break }
+      guard ProbeMath.isPrintable(id) else { return nil }
+      if id == fmt {
+        guard reader.contains(position + 8, 16) else { break }
+        guard let parsed = parseFormat(reader, at: position + 8, size: Int(size)) else { return nil }
+        format = parsed
+        fill(&report, parsed)
+      }
+      if id == data {
+        if let format, size != 0, size != 0xFFFF_FFFF {
+          report.durationSeconds = Double(size) / Double(format.byteRate)
+        }
+        break
+      }
+      position += 8 + Int(size) + Int(size & 1)
+    }
+    return report
+  }
+
+  /// Checks a whole WAV file: the chunk walk, `fmt ` valid and before `data`, and the `data`
+  /// chunk inside the file. Truncated when `data` (or a chunk before it) runs past the end or
+  /// the file ends before `fmt ` or `data`; malformed on a bad `fmt `, `data` before `fmt `,
+  /// or a non-text chunk id before `data`. Duration = data bytes / byte rate.
+  static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
+    guard reader.matches(Array("RIFF".utf8), at: 0), reader.matches(Array("WAVE".utf8), at: 8),
+      let riffSize = reader.u32le(4)
+    else { return .failure(.malformed("no RIFF WAVE header")) }
+    var report = ProbeReport(format: .wav)
+    report.hasAudioTrack = true
+    var format: Format?
+    var dataBytes: Int?
+    var position = 12
+    var steps = 0
+    walk: while position < reader.count {
+      steps += 1
+      guard steps < ProbeLimits.maxSteps else { return .failure(.malformed("WAV has too many chunks")) }
+      let remaining = reader.count - position
+      guard remaining >= 8, let id = reader.u32be(position), let size = reader.u32le(position + 4),
+        ProbeMath.isPrintable(id)
+      else {
+        guard dataBytes != nil else {
+          return .failure(
+            remaining < 8
+              ? .truncated("WAV ends inside a chunk header")
+              : .malformed("WAV has a chunk id that is not text"))
+        }
+        report.notes.append("\(remaining) bytes after the last WAV chunk")
+        break walk
+      }
+      let end = position + 8 + Int(size)
+      switch id {
+      case fmt:
+        guard end <= reader.count else { return .failure(.truncated("WAV ends inside its fmt chunk")) }
+        guard let parsed = parseFormat(reader, at: position + 8, size: Int(size)) else {
+          return .failure(.malformed("WAV fmt chunk is invalid"))
+        }
+        format = parsed
+        fill(&report, parsed)
+      case data:
+        guard format != nil else { return .failure(.malformed("WAV data chunk comes before fmt")) }
+        if size == 0xFFFF_FFFF || (size == 0 && (riffSize == 0 || riffSize == 0xFFFF_FFFF)) {
+          dataBytes = remaining - 8
+          report.notes.append("WAV data size is a streaming placeholder: data runs to the end of the file")
+          break walk
+        }
+        guard end <= reader.count else {
+          return .failure(
+            .truncated("WAV data chunk declares \(size) bytes, the file holds \(remaining - 8)"))
+        }
+        dataBytes = Int(size)
+      default:
+        guard end <= reader.count else {
+          guard dataBytes != nil else { return .failure(.truncated("WAV ends inside a chunk")) }
+          report.notes.append("WAV chunk '\(ProbeMath.fourCC(id))' after the data is cut off")
+          break walk
+        }
+      }
+      position = min(end + Int(size & 1), reader.count)
+    }
+    guard let format else { return .failure(.truncated("WAV ends before its fmt chunk")) }
+    guard let dataBytes else { return .failure(.truncated("WAV has no data chunk")) }
+    report.durationSeconds = Double(dataBytes) / Double(format.byteRate)
+    return .success(report)
+  }
+
+  /// Parses and validates a `fmt ` chunk body of `size` bytes at `offset`: at least 16 bytes,
+  /// non-zero channels, sample rate, byte rate and block alignment. Nil when invalid.
+  static func parseFormat(_ reader: ByteReader, at offset: Int, size: Int) -> Format? {
+    guard size >= 16, var tag = reader.u16le(offset), let channels = reader.u16le(offset + 2),
+      let rate = reader.u32le(offset + 4), let byteRate = reader.u32le(offset + 8),
+      let align = reader.u16le(offset + 12)
+    else { return nil }
+    guard channels > 0, rate > 0, byteRate > 0, align > 0 else { return nil }
+    if tag == 0xFFFE, size >= 40, let sub = reader.u16le(offset + 24) { tag = sub }
+    return Format(tag: Int(tag), channels: Int(channels), sampleRate: Int(rate), byteRate: Int(byteRate))
+  }
+
+  /// Copies the format's parameters and codec name into the report.
+  private static func fill(_ report: inout ProbeReport, _ format: Format) {
+    report.sampleRate = format.sampleRate
+    report.channels = format.channels
+    let names = [1: "pcm", 2: "ms-adpcm", 3: "float", 6: "alaw", 7: "ulaw", 0x11: "ima-adpcm", 0x55: "mp3"]
+    report.codecs = [names[format.tag] ?? "wav-format-\(format.tag)"]
+  }
+}

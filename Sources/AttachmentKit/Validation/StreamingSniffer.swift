@@ -1,0 +1,128 @@
+import Synchronization
+
+/// Refuses a wrong download early: sniffs the first bytes as they stream in and stops the
+/// transfer as soon as they cannot become an accepted attachment, or the body passes its
+/// type's size limit.
+///
+/// It holds at most ``SniffWindow/maximumBytes`` of the body (an ID3v2 tag in front is skipped,
+/// not kept). The final word is still ``Validator/validate(file:sha256:)`` on the complete file.
+public final class StreamingSniffer: ResponseInspector {
+  private struct State {
+    var head: [UInt8] = []  // the first 10 bytes, for the ID3v2 header
+    var tagLength: Int?  // known once `head` is full
+    var window: [UInt8] = []  // bytes after the tag, up to the sniff window
+    var category: MediaType.Category?
+    var identified = false
+    var declaredLength: Int64?
+  }
+
+  private let limits: ValidationLimits
+  private let state = Mutex(State())
+
+  /// Makes a sniffer that enforces `limits` while bytes arrive.
+  public init(limits: ValidationLimits = ValidationLimits()) {
+    self.limits = limits
+  }
+
+  /// The category the first bytes proved, once known (for callers that report progress).
+  public var category: MediaType.Category? { state.withLock { $0.category } }
+
+  /// Refuses a declared `Content-Length` over the largest category limit.
+  public func inspect(head: ResponseHead) -> InspectorVerdict {
+    let declared = head.headers.contentLength
+    state.withLock { $0.declaredLength = declared }
+    if let declared, declared > limits.largestMaximumBytes {
+      return .reject(
+        AttachmentError(
+          .tooLarge,
+          "The server declared \(declared) bytes, more than any attachment may have (\(limits.largestMaximumBytes))."
+        ))
+    }
+    return .more
+  }
+
+  /// Sniffs the first bytes, then only counts them against the type's size limit.
+  public func inspect(body chunk: UnsafeRawBufferPointer, at offset: Int64) -> InspectorVerdict {
+    state.withLock { state in
+      let end = offset + Int64(chunk.count)
+      if state.identified {
+        return checkSize(end: end, state: state)
+      }
+      collect(chunk, at: offset, into: &state)
+      guard let tagLength = state.tagLength else { return .more }
+      let windowFull = state.window.count >= SniffWindow.maximumBytes
+      guard state.window.count >= MagicSniffer.windowBytes || windowFull else {
+        _ = tagLength
+        return .more
+      }
+      return decide(&state, windowFull: windowFull, end: end)
+    }
+  }
+
+  private func collect(_ chunk: UnsafeRawBufferPointer, at offset: Int64, into state: inout State) {
+    var bytes = chunk[...]
+    if state.head.count < 10 {
+      let take = min(10 - state.head.count, bytes.count)
+      state.head.append(contentsOf: bytes.prefix(take))
+      if state.head.count == 10 {
+        state.tagLength = state.head.withUnsafeBytes { MediaProbe.id3v2Length($0) }
+        // The head belongs to the window too when there is no tag.
+        if state.tagLength == 0 { state.window = state.head }
+      }
+      bytes = bytes.dropFirst(take)
+      if state.tagLength == 0 {
+        state.window.append(contentsOf: bytes.prefix(SniffWindow.maximumBytes - state.window.count))
+        return
+      }
+    }
+    guard let tagLength = state.tagLength, !bytes.isEmpty else { return }
+    // Offset of `bytes` in the body, and the part of it after the tag.
+    let start = offset + Int64(chunk.count - bytes.count)
+    let skip = max(0, Int64(tagLength) - start)
+    guard skip < Int64(bytes.count) else { return }
+    let after = bytes.dropFirst(Int(skip))
+    state.window.append(contentsOf: after.prefix(max(0, SniffWindow.maximumBytes - state.window.count)))
+  }
+
+  private func decide(_ state: inout State, windowFull: Bool, end: Int64) -> InspectorVerdict {
+    let report = state.window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }
+    if let report {
+      let window = state.window
+      let result = Classifier.category(
+        forPrefix: report, detected: window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) })
+      switch result {
+      case .failure(let error): return .reject(error)
+      case .success(let category):
+        state.identified = true
+        state.category = category
+        state.window = []
+        if let category, let declared = state.declaredLength,
+          declared > limits.maximumBytes(for: category)
+        {
+          return .reject(tooLarge(category: category, bytes: declared, declared: true))
+        }
+        return checkSize(end: end, state: state)
+      }
+    }
+    let detected = state.window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+    if windowFull || !SniffWindow.plausibleMIMETypes.contains(detected ?? "") {
+      return .reject(SniffWindow.refusal(detected: detected))
+    }
+    return .more
+  }
+
+  private func checkSize(end: Int64, state: State) -> InspectorVerdict {
+    let maximum = state.category.map { limits.maximumBytes(for: $0) } ?? limits.largestMaximumBytes
+    if end > maximum {
+      return .reject(tooLarge(category: state.category, bytes: end, declared: false))
+    }
+    return .more
+  }
+
+  private func tooLarge(category: MediaType.Category?, bytes: Int64, declared: Bool) -> AttachmentError {
+    let name = category?.rawValue ?? "attachment"
+    let maximum = category.map { limits.maximumBytes(for: $0) } ?? limits.largestMaximumBytes
+    let what = declared ? "declares \(bytes) bytes" : "grew past \(maximum) bytes"
+    return AttachmentError(.tooLarge, "The \(name) \(what), over its limit of \(maximum).")
+  }
+}

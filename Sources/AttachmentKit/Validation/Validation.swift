@@ -1,0 +1,31 @@
+/// What validation found an accepted file to be.
+public struct Validation: Sendable, Equatable, Codable {
+  /// The media type the bytes prove.
+  public var type: MediaType
+  /// What libmagic said of the first bytes (it may be vague or wrong; ``type`` is the answer).
+  public var detectedMIME: String?
+  /// The file's size in bytes.
+  public var bytes: Int64
+  /// The SHA-256 of the file, 64 lower-case hex digits.
+  public var sha256: String
+  /// Image width in pixels (or the video track's width), when known.
+  public var width: Int?
+  /// Image height in pixels (or the video track's height), when known.
+  public var height: Int?
+  /// The number of frames of an animated GIF (1 for a still one), when known.
+  public var frames: Int?
+  /// The duration in seconds, when the container says it.
+  public var durationSeconds: Double?
+  /// Things worth knowing that did not stop the file, such as a type outside Apple's published
+  /// table.
+  public var warnings: [String]
+
+  /// Image, video or audio.
+  public var category: MediaType.Category { type.category }
+  /// The UTI to give iOS as a type hint.
+  public var uti: String { type.uti }
+  /// The canonical file extension, without the dot.
+  public var fileExtension: String { type.fileExtension }
+  /// The MIME type of ``type``.
+  public var mime: String { type.mime }
+}

@@ -1,0 +1,207 @@
+import Testing
+
+@testable import AttachmentKit
+
+/// Hostile input: every prefix of every sample, bit flips, random bytes and hand-made traps.
+/// Nothing may crash or hang, and identify never names a format the bytes are not.
+struct ProbeRobustnessTests {
+  /// A small deterministic generator (SplitMix64), so failures reproduce.
+  struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    /// The next 64 random bits.
+    mutating func next() -> UInt64 {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return z ^ (z >> 31)
+    }
+  }
+
+  /// Formats whose every proper prefix must fail inspect (their structure has lengths or an
+  /// end marker that a cut always breaks).
+  private static let cutAlwaysDetected: Set<ProbedFormat> = [.jpeg, .png, .gif, .tiff, .isoBMFF, .wav, .caf]
+
+  /// Whether `bytes` end with an mdat that follows a moof: a fragmented movie cut between
+  /// fragments, which is structurally complete.
+  private static func endsBetweenFragments(_ bytes: [UInt8]) -> Bool {
+    let reader = ByteReader(bytes: bytes)
+    var position = 0
+    var previous: UInt32 = 0
+    var last: UInt32 = 0
+    while position < bytes.count, case .box(let box) = ISOBox.header(reader, at: position, limit: bytes.count)
+    {
+      previous = last
+      last = box.type
+      position = box.end
+    }
+    return position == bytes.count && last == ProbeMath.code("mdat") && previous == ProbeMath.code("moof")
+  }
+
+  /// Runs inspect as every format (it must return, whatever it says).
+  private func inspectAsEverything(_ bytes: [UInt8]) {
+    let file = FileBytes(bytes: bytes)
+    for format in ProbedFormat.allCases { _ = MediaProbe.inspect(file: file, as: format) }
+  }
+
+  /// Every sample is accepted whole.
+  @Test func everySampleIsAcceptedWhole() throws {
+    for sample in ProbeFixtures.all {
+      #expect(MediaProbe.identify(bytes: sample.bytes)?.format == sample.format, "\(sample.name)")
+      let result = MediaProbe.inspect(file: FileBytes(bytes: sample.bytes), as: sample.format)
+      #expect((try? result.get()) != nil, "\(sample.name): \(result)")
+    }
+  }
+
+  /// Every prefix of every sample identifies as its format or nothing, and fails inspect
+  /// wherever a cut is detectable.
+  @Test func everyPrefixOfEverySample() {
+    for sample in ProbeFixtures.all {
+      for length in 0..<sample.bytes.count {
+        let cut = Array(sample.bytes.prefix(length))
+        if let format = MediaProbe.identify(bytes: cut)?.format {
+          #expect(format == sample.format, "\(sample.name) cut to \(length) identified as \(format)")
+        }
+        let result = MediaProbe.inspect(file: FileBytes(bytes: cut), as: sample.format)
+        if Self.cutAlwaysDetected.contains(sample.format), case .success(let report) = result,
+          !(report.isFragmented && Self.endsBetweenFragments(cut))
+        {
+          Issue.record("\(sample.name) cut to \(length) passed inspect")
+        }
+        if length % 7 == 0 { inspectAsEverything(cut) }
+      }
+    }
+  }
+
+  /// Cut samples are reported truncated.
+  @Test func cutSamplesAreReportedTruncated() {
+    for sample in ProbeFixtures.all where Self.cutAlwaysDetected.contains(sample.format) {
+      // Past the magic and header, a cut is a truncation, not a malformation.
+      for length in stride(from: 60, to: sample.bytes.count, by: 3) {
+        let result = MediaProbe.inspect(
+          file: FileBytes(bytes: Array(sample.bytes.prefix(length))), as: sample.format)
+        guard case .failure(.truncated) = result else {
+          Issue.record("\(sample.name) cut to \(length): \(result)")
+          continue
+        }
+      }
+    }
+  }
+
+  /// Bit flips never change the format.
+  @Test func bitFlipsNeverChangeTheFormat() {
+    var random = SplitMix(state: 0xB17_F11B)
+    for sample in ProbeFixtures.all {
+      for index in 0..<min(sample.bytes.count, 600) {
+        for mask: UInt8 in [1 << UInt8(index % 8), UInt8.random(in: 1...255, using: &random)] {
+          var copy = sample.bytes
+          copy[index] ^= mask
+          if let format = MediaProbe.identify(bytes: copy)?.format {
+            #expect(format == sample.format, "\(sample.name) byte \(index) ^ \(mask) identified as \(format)")
+          }
+          _ = MediaProbe.inspect(file: FileBytes(bytes: copy), as: sample.format)
+        }
+      }
+    }
+  }
+
+  /// Random bytes identify as nothing and pass inspect as no format.
+  @Test func randomBytesAreNothing() {
+    var random = SplitMix(state: 20_240_229)
+    for round in 0..<600 {
+      let count = Int.random(in: 0...3_000, using: &random)
+      let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
+      #expect(MediaProbe.identify(bytes: bytes) == nil, "random round \(round)")
+      let file = FileBytes(bytes: bytes)
+      for format in ProbedFormat.allCases {
+        if case .success = MediaProbe.inspect(file: file, as: format) {
+          Issue.record("random round \(round) passed inspect as \(format)")
+        }
+      }
+    }
+  }
+
+  /// Random bytes behind each magic never crash.
+  @Test func randomBytesBehindEachMagicNeverCrash() {
+    var random = SplitMix(state: 77)
+    let magics: [(ProbedFormat, [UInt8])] = [
+      (.jpeg, [0xFF, 0xD8, 0xFF]), (.png, PNGProbe.signature), (.gif, Array("GIF89a".utf8)),
+      (.tiff, [0x49, 0x49, 0x2A, 0]), (.tiff, [0x4D, 0x4D, 0, 0x2A]),
+      (.isoBMFF, [0, 0, 0, 0x18] + Array("ftyp".utf8)),
+      (.isoBMFF, [0, 0, 0, 8] + Array("wide".utf8)), (.mpegProgramStream, [0, 0, 1, 0xBA, 0x44]),
+      (.mpegVideoStream, [0, 0, 1, 0xB3]), (.mp3, [0xFF, 0xFB]), (.mp3, ProbeFixtures.id3(body: 4)),
+      (.adts, [0xFF, 0xF1]), (.wav, Array("RIFF".utf8) + [0, 1, 0, 0] + Array("WAVEfmt ".utf8)),
+      (.caf, Array("caff".utf8) + [0, 1, 0, 0] + Array("desc".utf8) + ProbeFixtures.be64(32)),
+    ]
+    for (format, magic) in magics {
+      for _ in 0..<150 {
+        let count = Int.random(in: 0...1_500, using: &random)
+        let bytes = magic + (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
+        if let found = MediaProbe.identify(bytes: bytes)?.format {
+          #expect(found == format, "\(format) magic + noise identified as \(found)")
+        }
+        inspectAsEverything(bytes)
+      }
+    }
+  }
+
+  /// Hand-made traps (extreme sizes and counts) finish without trapping.
+  @Test func handMadeTrapsFinish() {
+    let traps: [[UInt8]] = [
+      // ISO BMFF: largesize of 2^64-1, nested size 0, a box of size 1 with no room for largesize.
+      ProbeFixtures.ftyp("isom", ["isom"]) + [0, 0, 0, 1] + ProbeFixtures.ascii("mdat")
+        + ProbeFixtures.fill(8, 0xFF),
+      ProbeFixtures.ftyp("isom", ["isom"])
+        + ProbeFixtures.box("moov", [0, 0, 0, 0] + ProbeFixtures.ascii("trak")),
+      ProbeFixtures.ftyp("isom", ["isom"]) + [0, 0, 0, 1] + ProbeFixtures.ascii("moov"),
+      ProbeFixtures.ftyp("isom", ["isom"])
+        + ProbeFixtures.box("moov", ProbeFixtures.fullBox("mvhd", version: 1, [])),
+      // TIFF: entry counts and value counts at their maxima.
+      [0x49, 0x49, 0x2A, 0, 8, 0, 0, 0, 0xFF, 0xFF] + ProbeFixtures.fill(40, 0xFF),
+      [0x49, 0x49, 0x2A, 0, 8, 0, 0, 0, 2, 0] + ProbeFixtures.le16(273) + ProbeFixtures.le16(4)
+        + ProbeFixtures.le32(0x7FFF_FFFF) + ProbeFixtures.le32(8) + ProbeFixtures.le16(279)
+        + ProbeFixtures.le16(4)
+        + ProbeFixtures.le32(0x7FFF_FFFF) + ProbeFixtures.le32(8) + ProbeFixtures.fill(4),
+      // GIF: a full global table claimed, then nothing.
+      ProbeFixtures.ascii("GIF89a") + [1, 0, 1, 0, 0xFF, 0, 0],
+      // JPEG: a segment length of 0xFFFF, and endless fill bytes.
+      [0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF] + ProbeFixtures.fill(100),
+      [0xFF, 0xD8] + ProbeFixtures.fill(5_000, 0xFF),
+      // PNG: a chunk length of 2^31-1.
+      PNGProbe.signature
+        + ProbeFixtures.pngChunk("IHDR", ProbeFixtures.be32(1) + ProbeFixtures.be32(1) + [8, 0, 0, 0, 0])
+        + ProbeFixtures.be32(0x7FFF_FFFF) + ProbeFixtures.ascii("IDAT"),
+      // CAF: a chunk size of Int64.min and of Int64.max.
+      Array(ProbeFixtures.caf(frames: 1).prefix(52)) + ProbeFixtures.ascii("data") + [0x80]
+        + ProbeFixtures.fill(7),
+      Array(ProbeFixtures.caf(frames: 1).prefix(52)) + ProbeFixtures.ascii("free") + [0x7F]
+        + ProbeFixtures.fill(7, 0xFF),
+      // WAV: data size 2^32-1 with a normal RIFF size, and MP3 frames of all ones.
+      ProbeFixtures.wav(samples: 4, declared: 0xFFFF_FFFE),
+      ProbeFixtures.fill(4_000, 0xFF),
+      // MPEG: start codes everywhere.
+      (0..<1_000).flatMap { _ in [0, 0, 1, 0xBA] },
+      ProbeFixtures.sequenceHeader() + (0..<2_000).flatMap { _ in [0, 0, 1, 0x00] },
+    ]
+    for trap in traps {
+      _ = MediaProbe.identify(bytes: trap)
+      inspectAsEverything(trap)
+      _ = trap.withUnsafeBytes { MediaProbe.id3v2Length($0) }
+    }
+  }
+
+  /// Long hostile inputs finish and report what they are.
+  @Test func longHostileInputsFinish() {
+    // Entropy data made only of stuffed FF00 pairs, and an elementary stream of empty pictures.
+    let jpeg =
+      Array(ProbeFixtures.jpeg(endOfImage: false).prefix(200))
+      + (0..<300_000).flatMap { _ in [0xFF, 0x00] as [UInt8] }
+    guard case .failure(.truncated) = MediaProbe.inspect(file: FileBytes(bytes: jpeg), as: .jpeg) else {
+      Issue.record("expected truncated")
+      return
+    }
+    let frames = ProbeFixtures.fill(600_000, 0xFF)
+    _ = MediaProbe.inspect(file: FileBytes(bytes: frames), as: .mp3)
+    _ = MediaProbe.inspect(file: FileBytes(bytes: frames), as: .adts)
+  }
+}
