@@ -1,0 +1,59 @@
+import Glibc
+
+/// How the on-disk cache behaves.
+public struct CacheConfiguration: Sendable, Equatable {
+  /// The cache directory. Default: `$ATTACHKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/attachkit`,
+  /// else `~/.cache/attachkit` (see ``defaultDirectory()``).
+  public var directory: String
+
+  /// The size the cache may grow to (the high watermark), in bytes. Default: 512 MiB.
+  public var maximumBytes: Int64 = 512 * 1024 * 1024
+
+  /// The fraction of ``maximumBytes`` a sweep brings the cache down to (the low watermark).
+  /// Default: 0.8.
+  public var lowWatermark: Double = 0.8
+
+  /// After how many written bytes a sweep runs by itself, in bytes. Default: 1/10 of
+  /// ``maximumBytes``.
+  public var sweepAfterBytes: Int64? = nil
+
+  /// How long new content is safe from garbage collection even when no record points at it
+  /// yet (a writer in another process may be about to commit one), in seconds. Default: 300.
+  public var gracePeriodSeconds: Double = 300
+
+  /// Whether content files, records and their directories are fsynced before they count as
+  /// published (survives power loss, costs a few milliseconds per write). Default: `false`.
+  public var durable = false
+
+  /// How long a response without any freshness information (no `Cache-Control`, `Expires` or
+  /// `Last-Modified`) stays fresh, in seconds. Default: 3,600.
+  public var defaultFreshnessSeconds: Double = 3_600
+
+  /// Makes a configuration for a cache in `directory`.
+  public init(directory: String) {
+    self.directory = directory
+  }
+
+  /// The default cache directory from the environment: `$ATTACHKIT_CACHE_DIR`, else
+  /// `$XDG_CACHE_HOME/attachkit`, else `$HOME/.cache/attachkit`, else `/tmp/attachkit-UID`.
+  public static func defaultDirectory() -> String {
+    if let explicit = Environment.value("ATTACHKIT_CACHE_DIR"), !explicit.isEmpty { return explicit }
+    if let xdg = Environment.value("XDG_CACHE_HOME"), !xdg.isEmpty { return xdg + "/attachkit" }
+    if let home = Environment.value("HOME"), !home.isEmpty { return home + "/.cache/attachkit" }
+    return "/tmp/attachkit-\(Environment.userID)"
+  }
+
+  var sweepThreshold: Int64 { sweepAfterBytes ?? max(1, maximumBytes / 10) }
+}
+
+/// Environment variables without Foundation.
+enum Environment {
+  /// The value of an environment variable, or `nil`.
+  static func value(_ name: String) -> String? {
+    guard let pointer = getenv(name) else { return nil }
+    return String(cString: pointer)
+  }
+
+  /// The real user id.
+  static var userID: UInt32 { getuid() }
+}

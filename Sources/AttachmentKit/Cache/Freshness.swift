@@ -1,0 +1,49 @@
+/// HTTP freshness (RFC 9111 §4.2) as plain functions over stored headers and clocks.
+enum Freshness {
+  /// What the response headers allow a cache to do.
+  struct Policy: Equatable {
+    /// `no-store`: the response must not be kept.
+    var noStore = false
+    /// How long the response stays fresh from the moment it was received, in seconds
+    /// (0: revalidate before every use).
+    var lifetime: Double
+  }
+
+  /// The policy for a response received at `now` (seconds since 1970).
+  ///
+  /// Lifetime comes from `max-age` (`s-maxage` is for shared caches and ignored), else
+  /// `Expires − Date`, else 10 % of `Date − Last-Modified`, else `defaultLifetime`.
+  /// `no-cache` gives a lifetime of 0; `no-store` forbids storing.
+  static func policy(
+    cacheControl: String?, expires: String?, date: String?, lastModified: String?, now: Double,
+    defaultLifetime: Double
+  ) -> Policy {
+    var maxAge: Double?
+    var noStore = false
+    var noCache = false
+    for directive in (cacheControl ?? "").split(separator: ",") {
+      let parts = directive.split(separator: "=", maxSplits: 1).map {
+        $0.trimmingCharacters(in: " \t\"").lowercased()
+      }
+      switch parts.first {
+      case "no-store": noStore = true
+      case "no-cache": noCache = true
+      case "max-age": maxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
+      default: break
+      }
+    }
+    if noStore { return Policy(noStore: true, lifetime: 0) }
+    if noCache { return Policy(lifetime: 0) }
+    if let maxAge { return Policy(lifetime: maxAge) }
+    let served = date.flatMap(HTTPDate.parse) ?? now
+    if let expires {
+      // An invalid Expires (such as "0") means already expired.
+      guard let expiry = HTTPDate.parse(expires) else { return Policy(lifetime: 0) }
+      return Policy(lifetime: max(0, expiry - served))
+    }
+    if let modified = lastModified.flatMap(HTTPDate.parse), modified < served {
+      return Policy(lifetime: (served - modified) / 10)
+    }
+    return Policy(lifetime: defaultLifetime)
+  }
+}

@@ -1,0 +1,43 @@
+/// A file ready to attach to a notification: where it is, what it is, and how it was obtained.
+public struct Attachment: Sendable {
+  /// Where the answer came from.
+  public enum Source: String, Sendable, Codable {
+    /// Downloaded now.
+    case network
+    /// Served from the cache without contacting the server.
+    case cache
+    /// The cached copy was confirmed by the server (`304 Not Modified`).
+    case revalidated
+  }
+
+  /// The URL asked for, with any credentials redacted.
+  public var url: String
+  /// The local file, named with the canonical extension (what `UNNotificationAttachment`
+  /// needs). Inside the cache: treat it as read-only, copy it to keep it.
+  public var path: String
+  /// The validation result: type, UTI, size, SHA-256, dimensions or duration, warnings.
+  public var validation: Validation
+  /// Where the answer came from.
+  public var source: Source
+  /// Whether a stale cached copy was served because the network failed (stale-if-error).
+  public var isStale: Bool
+  /// Body bytes moved over the network for this answer (0 for a cache hit).
+  public var bytesTransferred: Int64
+  /// Phase times of the network transfer, when there was one.
+  public var transferTimings: TransferTimings?
+  /// Wall time of the whole call, in microseconds.
+  public var totalMicroseconds: Int64
+
+  /// The media type.
+  public var type: MediaType { validation.type }
+  /// The UTI to pass as the type hint.
+  public var uti: String { validation.uti }
+  /// Image, video or audio.
+  public var category: MediaType.Category { validation.category }
+  /// The file size, in bytes.
+  public var bytes: Int64 { validation.bytes }
+  /// The SHA-256 of the file.
+  public var sha256: String { validation.sha256 }
+  /// Warnings worth showing (types outside Apple's table, a stale copy).
+  public var warnings: [String] { validation.warnings }
+}

@@ -1,0 +1,187 @@
+import Glibc
+import Synchronization
+
+/// The one call an extension (or the command line) makes: a URL in, a validated local file
+/// out, from the cache when possible, under an absolute deadline.
+///
+/// Looks up the cache; on a miss (or a stale entry) fetches, sniffing while streaming so a
+/// wrong type stops early; validates the complete file; publishes it to the cache; and answers.
+/// Concurrent calls for one URL share one request. A rejected file is never published, and a
+/// failure leaves the cache as it was.
+///
+/// ```swift
+/// let pipeline = try AttachmentPipeline(configuration: PipelineConfiguration())
+/// let attachment = try await pipeline.attachment(for: url, deadline: .now + .seconds(25))
+/// // UNNotificationAttachment(identifier: "media", url: URL(fileURLWithPath: attachment.path),
+/// //   options: [UNNotificationAttachmentOptionsTypeHintKey: attachment.uti])
+/// ```
+public final class AttachmentPipeline: Sendable {
+  /// The pipeline's settings.
+  public let configuration: PipelineConfiguration
+  /// The cache it reads and writes.
+  public let cache: AttachmentCache
+  private let validator: Validator
+  private let downloaderBox: LazyDownloader
+  private let flights = SingleFlight<URLKey, Attachment>()
+
+  /// Opens the cache and prepares the pipeline. The downloader (and libcurl) start on the
+  /// first cache miss, not before, so a run that only hits the cache never loads them.
+  /// - Throws: `io_error` when the cache directory is unusable.
+  public init(configuration: PipelineConfiguration) throws(AttachmentError) {
+    self.configuration = configuration
+    cache = try AttachmentCache(configuration: configuration.cache)
+    validator = Validator(limits: configuration.limits)
+    var downloader = configuration.downloader
+    downloader.maximumBodyBytes = min(downloader.maximumBodyBytes, configuration.limits.largestMaximumBytes)
+    downloaderBox = LazyDownloader(configuration: downloader)
+  }
+
+  /// The attachment for `url`, ready to hand to iOS.
+  ///
+  /// - Parameters:
+  ///   - url: an absolute http(s) URL.
+  ///   - deadline: the absolute instant by which the answer comes, cache lookup, redirects,
+  ///     download and validation included.
+  /// - Returns: the ``Attachment``, whose ``Attachment/source`` says whether it came from the
+  ///   network, the cache, or the cache after a `304`.
+  /// - Throws: ``AttachmentError``: the fetch codes (`invalid_url`, `dns_failed`,
+  ///   `http_status`, `deadline_exceeded`, `cancelled`, …) when the file could not be
+  ///   fetched; the validation codes (`unsupported_type`, `too_large`, `too_long`,
+  ///   `too_many_pixels`, `truncated`, `empty`) when its bytes are not an acceptable
+  ///   attachment; `io_error` when the cache cannot be written.
+  public func attachment(
+    for url: String, deadline: ContinuousClock.Instant
+  ) async throws(AttachmentError) -> Attachment {
+    let start = ContinuousClock.now
+    guard let key = URLKey(url) else {
+      throw URLCheck.problem(with: url) ?? AttachmentError(.invalidURL, "The URL is not valid.")
+    }
+    let now = FileSystem.now()
+    let cached = cache.entry(for: key)
+    if let cached, cached.isFresh(at: now) {
+      cache.touch(cached, now: now)
+      return answer(cached, url: url, source: .cache, start: start)
+    }
+    let outcome = await flights.run(key, deadline: deadline) { [self] in
+      await self.fetch(url: url, key: key, stale: cached, deadline: deadline, start: start)
+    }
+    return try outcome.get()
+  }
+
+  /// The attachment for `url` within `timeout` from now: a convenience for
+  /// ``attachment(for:deadline:)`` with the same results and errors.
+  public func attachment(for url: String, timeout: Duration) async throws(AttachmentError) -> Attachment {
+    try await attachment(for: url, deadline: .now + timeout)
+  }
+
+  // MARK: - The miss path
+
+  private func fetch(
+    url: String, key: URLKey, stale: CacheEntry?, deadline: ContinuousClock.Instant,
+    start: ContinuousClock.Instant
+  ) async -> Result<Attachment, AttachmentError> {
+    var request = DownloadRequest(
+      url: url, directory: cache.temporaryDirectory,
+      inspector: StreamingSniffer(limits: configuration.limits))
+    request.ifNoneMatch = stale?.record.etag
+    request.ifModifiedSince = stale?.record.etag == nil ? stale?.record.lastModified : nil
+
+    let download: Download
+    do {
+      download = try await downloaderBox.downloader.download(request, deadline: deadline)
+    } catch {
+      if configuration.useStaleOnError, let stale, error.code.isNetworkFailure {
+        var attachment = answer(stale, url: url, source: .cache, start: start)
+        attachment.isStale = true
+        attachment.validation.warnings.append(
+          "Served a stale cached copy because the network failed: \(error.code.rawValue).")
+        return .success(attachment)
+      }
+      return .failure(error)
+    }
+
+    let now = FileSystem.now()
+    let headers = download.headers
+    let policy = Freshness.policy(
+      cacheControl: headers.cacheControl, expires: headers.expires, date: headers.date,
+      lastModified: headers.lastModified, now: now,
+      defaultLifetime: configuration.cache.defaultFreshnessSeconds)
+
+    if download.isNotModified, let stale {
+      do {
+        let refreshed = try cache.refresh(stale, headers: headers, freshness: policy, now: now)
+        var attachment = answer(refreshed, url: url, source: .revalidated, start: start)
+        attachment.transferTimings = download.timings
+        return .success(attachment)
+      } catch {
+        return .failure(error)
+      }
+    }
+    guard let file = download.file else {
+      return .failure(AttachmentError(.networkError, "The server answered 304 to an unconditional request."))
+    }
+    do {
+      let validation = try validator.validate(file: file, sha256: download.sha256)
+      let path: String
+      if policy.noStore {
+        path = try cache.stash(file: file, validation: validation)
+      } else {
+        let entry = try cache.publish(
+          file: file, validation: validation, key: key, headers: headers, freshness: policy, now: now)
+        path = entry.path
+      }
+      return .success(
+        Attachment(
+          url: Redaction.redact(url), path: path, validation: validation, source: .network, isStale: false,
+          bytesTransferred: download.bytesReceived, transferTimings: download.timings,
+          totalMicroseconds: Self.microseconds(since: start)))
+    } catch {
+      unlink(file)
+      return .failure(error)
+    }
+  }
+
+  private func answer(
+    _ entry: CacheEntry, url: String, source: Attachment.Source, start: ContinuousClock.Instant
+  ) -> Attachment {
+    Attachment(
+      url: Redaction.redact(url), path: entry.path, validation: entry.record.validation, source: source,
+      isStale: false, bytesTransferred: 0, transferTimings: nil,
+      totalMicroseconds: Self.microseconds(since: start))
+  }
+
+  private static func microseconds(since start: ContinuousClock.Instant) -> Int64 {
+    let (seconds, attoseconds) = (ContinuousClock.now - start).components
+    return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+  }
+}
+
+/// Starts the downloader (its engine thread and libcurl's global state) on first use.
+private final class LazyDownloader: Sendable {
+  private let configuration: DownloaderConfiguration
+  private let box = Mutex<Downloader?>(nil)
+
+  init(configuration: DownloaderConfiguration) {
+    self.configuration = configuration
+  }
+
+  var downloader: Downloader {
+    box.withLock { box in
+      if let downloader = box { return downloader }
+      let downloader = Downloader(configuration: configuration)
+      box = downloader
+      return downloader
+    }
+  }
+}
+
+extension AttachmentError.Code {
+  /// Whether the code means the network failed (as opposed to the bytes being refused), which
+  /// is when a stale copy may stand in.
+  var isNetworkFailure: Bool {
+    [
+      .dnsFailed, .connectFailed, .tlsFailed, .httpStatus, .deadlineExceeded, .tooSlow, .truncated,
+      .networkError, .tooManyRedirects,
+    ].contains(self)
+  }
+}

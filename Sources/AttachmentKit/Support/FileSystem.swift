@@ -1,0 +1,90 @@
+import Glibc
+
+/// Small POSIX file helpers that need no Foundation (the hit path avoids loading it).
+enum FileSystem {
+  /// The names in a directory (without `.` and `..`), or `[]` when it cannot be read.
+  static func names(in directory: String) -> [String] {
+    guard let handle = opendir(directory) else { return [] }
+    defer { closedir(handle) }
+    var names: [String] = []
+    while let entry = readdir(handle) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+
+  /// The size and modification time (seconds since 1970) of a file, or `nil` if it is missing.
+  static func info(_ path: String) -> (size: Int64, modified: Double)? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return (Int64(info.st_size), Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+  }
+
+  /// The whole of a small file (at most `limit` bytes), or `nil`.
+  static func readSmallFile(_ path: String, limit: Int = 64 * 1024) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    var out: [UInt8] = []
+    while out.count <= limit {
+      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count < 0 {
+        if errno == EINTR { continue }
+        return nil
+      }
+      if count == 0 { return out }
+      out.append(contentsOf: buffer[0..<count])
+    }
+    return nil
+  }
+
+  /// Writes `bytes` to `path` atomically: a temporary file in `temporaryDirectory` (same file
+  /// system), optionally fsynced, then renamed over `path`.
+  /// - Throws: `io_error` (disk full, permissions); no temporary file is left behind.
+  static func writeAtomically(
+    _ bytes: [UInt8], to path: String, temporaryDirectory: String, durable: Bool
+  ) throws(AttachmentError) {
+    let (temporary, fd) = try TemporaryFile.create(in: temporaryDirectory)
+    var failure: Int32 = 0
+    bytes.withUnsafeBytes { raw in
+      var offset = 0
+      while offset < raw.count {
+        let written = write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          failure = errno
+          return
+        }
+        offset += written
+      }
+    }
+    if failure == 0, durable, fsync(fd) != 0 { failure = errno }
+    if close(fd) != 0, failure == 0 { failure = errno }
+    if failure == 0, rename(temporary, path) != 0 { failure = errno }
+    if failure != 0 {
+      unlink(temporary)
+      throw AttachmentError(.ioError, "Cannot write \(path): \(String(cString: strerror(failure))).")
+    }
+    if durable { syncDirectory(of: path) }
+  }
+
+  /// fsyncs the directory holding `path`, so a rename or link in it survives a power loss.
+  static func syncDirectory(of path: String) {
+    let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    fsync(fd)
+    close(fd)
+  }
+
+  /// The wall clock, in seconds since 1970.
+  static func now() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+  }
+}

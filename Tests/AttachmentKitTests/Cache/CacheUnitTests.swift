@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+@testable import AttachmentKit
+
+@Suite("Cache building blocks")
+struct CacheUnitTests {
+  @Test("URL keys: scheme and host lower-cased, default port and fragment dropped, path kept")
+  func urlKeys() {
+    let cases: [(String, String)] = [
+      ("HTTP://Example.COM/A.jpg", "http://example.com/A.jpg"),
+      ("http://example.com:80/a.jpg#x", "http://example.com/a.jpg"),
+      ("https://example.com:443/a?q=1#f", "https://example.com/a?q=1"),
+      ("https://example.com:8443/a", "https://example.com:8443/a"),
+      ("http://example.com", "http://example.com/"),
+      ("http://example.com?x=1", "http://example.com/?x=1"),
+      ("http://[::1]:80/a", "http://[::1]/a"),
+    ]
+    for (input, expected) in cases {
+      #expect(URLKey(input)?.normalized == expected, "\(input)")
+    }
+    #expect(URLKey("ftp://example.com/a") == nil)
+    #expect(URLKey("example.com/a") == nil)
+    #expect(URLKey("http://a/x")?.digest.count == 64)
+  }
+
+  @Test("HTTP dates parse in all three formats and format back")
+  func httpDates() {
+    let expected = 784_111_777.0  // Sun, 06 Nov 1994 08:49:37 GMT
+    #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+    #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+    #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+    #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    #expect(HTTPDate.parse("0") == nil)
+    #expect(HTTPDate.parse("Sun, 32 Nov 1994 08:49:37 GMT") == nil)
+    #expect(HTTPDate.parse("") == nil)
+  }
+
+  @Test("freshness follows RFC 9111: max-age, then Expires − Date, then 10 % of Date − Last-Modified")
+  func freshness() {
+    let now = 1_800_000_000.0
+    let date = HTTPDate.format(now)
+    func lifetime(_ cc: String?, expires: String? = nil, lastModified: String? = nil) -> Double {
+      Freshness.policy(
+        cacheControl: cc, expires: expires, date: date, lastModified: lastModified, now: now,
+        defaultLifetime: 99
+      ).lifetime
+    }
+    #expect(lifetime("public, max-age=600") == 600)
+    #expect(lifetime("max-age=600", expires: HTTPDate.format(now + 60)) == 600)
+    #expect(lifetime(nil, expires: HTTPDate.format(now + 60)) == 60)
+    #expect(lifetime(nil, expires: "0") == 0)
+    #expect(lifetime(nil, lastModified: HTTPDate.format(now - 1000)) == 100)
+    #expect(lifetime(nil) == 99)
+    #expect(lifetime("no-cache") == 0)
+    let noStore = Freshness.policy(
+      cacheControl: "private, no-store", expires: nil, date: date, lastModified: nil, now: now,
+      defaultLifetime: 99)
+    #expect(noStore.noStore)
+  }
+
+  @Test("records round-trip, and damaged ones do not parse")
+  func records() throws {
+    let validation = Validation(
+      type: .gif, detectedMIME: "image/gif", bytes: 904, sha256: String(repeating: "a", count: 64), width: 64,
+      height: 48, frames: 5, durationSeconds: nil, warnings: ["one", "two"])
+    let record = CacheRecord(
+      url: "http://x/a.gif", validation: validation, etag: "\"e\"", lastModified: nil, date: "d",
+      fetchedAt: 1.5,
+      freshUntil: 2.5, lastAccess: 3.5)
+    let text = record.encoded()
+    #expect(CacheRecord(decoding: text[...]) == record)
+    #expect(CacheRecord(decoding: text.prefix(text.count / 2)) == nil)
+    #expect(CacheRecord(decoding: "garbage"[...]) == nil)
+    #expect(CacheRecord(decoding: text.replacingOccurrences(of: "type gif", with: "type webp")[...]) == nil)
+  }
+}
