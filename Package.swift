@@ -25,7 +25,9 @@ let package = Package(
       dependencies: ["CCurl", "CMagic", "CCrypto"]),
     .executableTarget(
       name: "attachkit",
-      dependencies: ["AttachmentKit"]),
+      dependencies: ["AttachmentKit", "ArgumentParsing"]),
+    // A small declarative command-line parser (no outside packages can be fetched).
+    .target(name: "ArgumentParsing"),
 
     // A fault-injecting HTTP/1.1 server on POSIX sockets, shared by tests and benchmarks.
     .target(
@@ -36,6 +38,12 @@ let package = Package(
       name: "SampleServer",
       dependencies: ["TestSupport"],
       path: "Samples/SampleServer"),
+    .testTarget(
+      name: "CLITests",
+      dependencies: ["TestSupport"]),
+    .testTarget(
+      name: "ArgumentParsingTests",
+      dependencies: ["ArgumentParsing"]),
     .testTarget(
       name: "AttachmentKitTests",
       dependencies: ["AttachmentKit", "TestSupport", "CCurl"]),

@@ -1,0 +1,27 @@
+/// Which numbers a numeric option accepts, for ``ParsedArguments/int(_:_:)`` and its siblings.
+public enum NumberBound: Sendable, Equatable {
+  /// Any number, negative ones included.
+  case any
+  /// Zero or more.
+  case nonNegative
+  /// More than zero.
+  case positive
+
+  /// The phrase used in error messages, such as "a positive whole number" for `noun` "whole number".
+  func describe(_ noun: String) -> String {
+    switch self {
+    case .any: "a \(noun)"
+    case .nonNegative: "a non-negative \(noun)"
+    case .positive: "a positive \(noun)"
+    }
+  }
+
+  /// Whether a number with this sign satisfies the bound.
+  func admits(isNegative: Bool, isZero: Bool) -> Bool {
+    switch self {
+    case .any: true
+    case .nonNegative: !isNegative
+    case .positive: !isNegative && !isZero
+    }
+  }
+}
