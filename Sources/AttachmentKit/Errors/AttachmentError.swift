@@ -25,6 +25,9 @@ public struct AttachmentError: Error, Sendable, Equatable, CustomStringConvertib
   public var httpStatus: Int?
   /// What the bytes really are (a MIME type such as `"image/webp"`), for refused content.
   public var detected: String?
+  /// Whether the bytes were refused as an attachment (wrong type, too large, too long, too
+  /// many pixels, cut short, empty), as opposed to the fetch itself failing.
+  public var isRejection: Bool
 
   /// Makes an error with a code and a message for people.
   public init(_ code: Code, _ message: String, httpStatus: Int? = nil, detected: String? = nil) {
@@ -32,6 +35,7 @@ public struct AttachmentError: Error, Sendable, Equatable, CustomStringConvertib
     self.message = message
     self.httpStatus = httpStatus
     self.detected = detected
+    self.isRejection = [.unsupportedType, .tooLong, .tooManyPixels, .tooLarge, .empty].contains(code)
   }
 
   /// `code: message`, fit for a log line.

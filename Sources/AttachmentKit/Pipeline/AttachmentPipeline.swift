@@ -49,15 +49,17 @@ public final class AttachmentPipeline: Sendable {
   ///   fetched; the validation codes (`unsupported_type`, `too_large`, `too_long`,
   ///   `too_many_pixels`, `truncated`, `empty`) when its bytes are not an acceptable
   ///   attachment; `io_error` when the cache cannot be written.
+  ///   - reload: skip the cache lookup and download again (the result still refreshes the
+  ///     cache), like a browser's reload.
   public func attachment(
-    for url: String, deadline: ContinuousClock.Instant
+    for url: String, deadline: ContinuousClock.Instant, reload: Bool = false
   ) async throws(AttachmentError) -> Attachment {
     let start = ContinuousClock.now
     guard let key = URLKey(url) else {
       throw URLCheck.problem(with: url) ?? AttachmentError(.invalidURL, "The URL is not valid.")
     }
     let now = FileSystem.now()
-    let cached = cache.entry(for: key)
+    let cached = reload ? nil : cache.entry(for: key)
     if let cached, cached.isFresh(at: now) {
       cache.touch(cached, now: now)
       return answer(cached, url: url, source: .cache, start: start)
@@ -70,8 +72,10 @@ public final class AttachmentPipeline: Sendable {
 
   /// The attachment for `url` within `timeout` from now: a convenience for
   /// ``attachment(for:deadline:)`` with the same results and errors.
-  public func attachment(for url: String, timeout: Duration) async throws(AttachmentError) -> Attachment {
-    try await attachment(for: url, deadline: .now + timeout)
+  public func attachment(
+    for url: String, timeout: Duration, reload: Bool = false
+  ) async throws(AttachmentError) -> Attachment {
+    try await attachment(for: url, deadline: .now + timeout, reload: reload)
   }
 
   // MARK: - The miss path

@@ -20,6 +20,8 @@ enum SniffWindow {
       message = "This is an HTML page, not media (often an error or login page served in its place)."
     case "application/octet-stream", "unknown data":
       message = "The bytes are not any accepted image, video or audio format."
+    case _ where plausibleMIMETypes.contains(what):
+      message = "The bytes begin like \(what) but their structure is not valid \(what)."
     default:
       message = "This is \(what), which is not an accepted attachment type."
     }

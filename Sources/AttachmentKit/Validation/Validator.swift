@@ -49,7 +49,9 @@ public struct Validator: Sendable {
     switch MediaProbe.inspect(file: file, as: identified.format) {
     case .success(let complete): report = complete
     case .failure(.truncated(let detail)):
-      throw AttachmentError(.truncated, "The file is cut short: \(detail).", detected: detected)
+      var error = AttachmentError(.truncated, "The file is cut short: \(detail).", detected: detected)
+      error.isRejection = true
+      throw error
     case .failure(.malformed(let detail)):
       throw AttachmentError(.unsupportedType, "The file is malformed: \(detail).", detected: detected)
     }
@@ -67,7 +69,7 @@ public struct Validator: Sendable {
     return Validation(
       type: type, detectedMIME: detected, bytes: size, sha256: digest, width: report.width,
       height: report.height, frames: report.frames, durationSeconds: report.durationSeconds,
-      warnings: warnings(type: type, detected: detected))
+      warnings: warnings(type: type, detected: detected) + report.notes)
   }
 
   private func check(type: MediaType, report: ProbeReport, size: Int64) throws(AttachmentError) {
