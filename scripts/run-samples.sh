@@ -1,25 +1,67 @@
 #!/usr/bin/env bash
-# The README's main job: serve Samples/media from a loopback server, fetch every sample, and
-# print a table of what happened. Leaves no server running.
+# The README's main job, on the bundled samples and loopback only:
+#   1. serve Samples/media from a loopback server this script starts (and always stops);
+#   2. prefetch every acceptable sample cold into a fresh cache, then again (all cache hits);
+#   3. validate the near-misses;
+#   4. print cold vs hit latency per file against the 30 s budget, and each refusal's reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+echo "building (release)…" >&2
 swift build -c release --product attachkit >/dev/null
 swift build -c release --product sample-server >/dev/null
 bin=$(swift build -c release --show-bin-path)
 
 work=$(mktemp -d)
-port_file="$work/port"
-"$bin/sample-server" Samples/media >"$port_file" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.05; done
-base=$(head -1 "$port_file")
+server=""
+cleanup() {
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
 
-urls=()
+"$bin/sample-server" Samples/media >"$work/base" &
+server=$!
+for _ in $(seq 200); do [ -s "$work/base" ] && break; sleep 0.05; done
+base=$(head -1 "$work/base")
+[ -n "$base" ] || { echo "the sample server did not start" >&2; exit 1; }
+
+accepted=() refused=()
 while IFS=$'\t' read -r file expect _; do
   [ "$file" = "file" ] && continue
-  urls+=("$base/media/$file")
+  if [ "$expect" = "accepted" ]; then accepted+=("$file"); else refused+=("$file"); fi
 done <Samples/media/manifest.tsv
+printf '%s\n' "${accepted[@]/#/$base/media/}" >"$work/urls.txt"
 
-"$bin/attachkit" fetch --dir "$work/downloads" "${urls[@]}"
+cache="$work/cache"
+export ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1  # the sample server is on loopback
+echo
+echo "== 1. cold: ${#accepted[@]} samples into a fresh cache"
+"$bin/attachkit" prefetch --cache-dir "$cache" --json "$work/urls.txt" >"$work/cold.jsonl" || true
+echo "== 2. hot: the same list again"
+"$bin/attachkit" prefetch --cache-dir "$cache" --json "$work/urls.txt" >"$work/hot.jsonl" || true
+
+field() { sed -n "s/.*\"$1\":\\(\"[^\"]*\"\\|[0-9.]*\\).*/\\1/p" | tr -d '"'; }
+echo
+printf '%-34s %-5s %-15s %10s %10s %8s %9s\n' FILE TYPE "HOT OUTCOME" COLD HIT SPEEDUP "COLD/30s"
+paste -d '\n' "$work/cold.jsonl" "$work/hot.jsonl" | while read -r cold && read -r hot; do
+  name=$(echo "$cold" | field input); name=${name##*/}
+  type=$(echo "$cold" | field type)
+  outcome=$(echo "$hot" | field outcome)
+  source=$(echo "$hot" | field source)
+  cold_ms=$(echo "$cold" | field totalMs)
+  hot_ms=$(echo "$hot" | field totalMs)
+  awk -v n="$name" -v t="${type:--}" -v o="$outcome/$source" -v c="$cold_ms" -v h="$hot_ms" 'BEGIN {
+    printf "%-34s %-5s %-15s %7.2f ms %7.3f ms %7.0fx %8.4f%%\n", n, t, o, c, h, (h > 0 ? c / h : 0), c / 300
+  }'
+done
+
+echo
+echo "== 3. near-misses: each refused with its reason"
+for file in "${refused[@]}"; do echo "Samples/media/$file"; done | xargs "$bin/attachkit" validate --quiet 2>&1 \
+  | sed 's#^Samples/media/##' | awk -F': ' '{ printf "%-34s %-17s %s\n", $1, $2, substr($0, length($1) + length($2) + 5) }'
+
+echo
+cold_summary=$(awk '/"outcome":"accepted"/ {a++} END {print a+0}' "$work/cold.jsonl")
+hits=$(grep -c '"source":"cache"' "$work/hot.jsonl" || true)
+echo "summary: ${cold_summary}/${#accepted[@]} samples accepted cold, ${hits}/${#accepted[@]} answered from the cache on the second pass, ${#refused[@]} near-misses refused; budget 30 s per notification."

@@ -1,48 +1,38 @@
-// attachkit: the command line. This first cut only fetches; the cache, validation and the full
-// command set arrive with their issues.
-import AttachmentKit
+// attachkit: the command line. Routes the words to a command, runs it, exits with its status.
+import ArgumentParsing
 import Glibc
 
-var arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.first == "fetch" else {
-  let usage = "usage: attachkit fetch [--dir DIR] URL...\n"
-  _ = usage.withCString { write(2, $0, strlen($0)) }
-  exit(2)
-}
-arguments.removeFirst()
-var directory = "/tmp"
-if arguments.first == "--dir", arguments.count >= 2 {
-  directory = arguments[1]
-  arguments.removeFirst(2)
-  mkdir(directory, 0o700)
-}
-let urls = arguments
-let downloader = Downloader()
-let results = await withTaskGroup(of: (Int, String).self) { group in
-  for (index, url) in urls.enumerated() {
-    group.addTask {
-      let name = String(url.split(separator: "/").last ?? "")
-      let start = ContinuousClock.now
-      do throws(AttachmentError) {
-        let download = try await downloader.download(
-          DownloadRequest(url: url, directory: directory), timeout: .seconds(25))
-        if let file = download.file { unlink(file) }
-        let ms = (ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000_000
-        return (index, "\(name.padding(34)) ok      \(String(download.bytesReceived).padding(8)) \(ms) ms")
-      } catch {
-        return (index, "\(name.padding(34)) failed  \(error.code.rawValue): \(error.message)")
-      }
-    }
-  }
-  var rows: [(Int, String)] = []
-  for await row in group { rows.append(row) }
-  return rows.sorted { $0.0 < $1.0 }.map(\.1)
-}
-print("file".padding(34), "outcome", "bytes".padding(8), "time")
-for row in results { print(row) }
+let router = CommandRouter(root: RootCommand.self)
+let commands: [String: any RunnableCommand.Type] = [
+  "fetch": FetchCommand.self,
+  "prefetch": PrefetchCommand.self,
+  "validate": ValidateCommand.self,
+  "cache stats": CacheCommand.Stats.self,
+  "cache verify": CacheCommand.Verify.self,
+  "cache gc": CacheCommand.GC.self,
+  "cache clear": CacheCommand.Clear.self,
+]
 
-extension String {
-  func padding(_ width: Int) -> String {
-    count >= width ? self : self + String(repeating: " ", count: width - count)
+func main() async -> Int32 {
+  do throws(UsageError) {
+    switch try router.parse(CommandLine.arguments.dropFirst()) {
+    case .help(let text):
+      Terminal.out(text + "\n")
+      return ExitCode.success.rawValue
+    case .version(let text):
+      Terminal.out(text + "\n")
+      return ExitCode.success.rawValue
+    case .run(let path, let arguments):
+      guard let command = commands[path.dropFirst().joined(separator: " ")] else {
+        Terminal.out((router.helpText(for: path) ?? "") + "\n")
+        return ExitCode.usage.rawValue
+      }
+      return try await command.run(arguments).rawValue
+    }
+  } catch {
+    Terminal.error(error.description + "\n")
+    return ExitCode.usage.rawValue
   }
 }
+
+exit(await main())

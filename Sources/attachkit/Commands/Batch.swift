@@ -1,0 +1,91 @@
+import AttachmentKit
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Runs many inputs through the pipeline with bounded concurrency, emitting results in input
+/// order as soon as an input and all before it are done, and stopping cleanly on Ctrl-C.
+enum Batch {
+  /// How a batch ended.
+  struct Outcome {
+    /// Results that finished, in input order.
+    var results: [ResultRecord]
+    /// Whether Ctrl-C stopped it.
+    var interrupted: Bool
+  }
+
+  static func run(
+    inputs: [String], concurrency: Int, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool,
+    progress: ProgressBar?, emit: @escaping @Sendable (ResultRecord) -> Void
+  ) async -> Outcome {
+    let interrupted = Atomic<Bool>(false)
+    let work = Task { () -> [ResultRecord] in
+      await withTaskGroup(of: (Int, ResultRecord).self) { group in
+        var next = 0
+        var pending: [Int: ResultRecord] = [:]
+        var emitted = 0
+        var ordered: [ResultRecord] = []
+        func launch() {
+          guard next < inputs.count else { return }
+          let index = next
+          let input = inputs[index]
+          next += 1
+          group.addTask {
+            (index, await fetch(input, pipeline: pipeline, timeout: timeout, reload: reload))
+          }
+        }
+        for _ in 0..<min(concurrency, inputs.count) { launch() }
+        while let (index, result) = await group.next() {
+          progress?.advance(bytes: result.bytesTransferred ?? 0)
+          pending[index] = result
+          while let ready = pending.removeValue(forKey: emitted) {
+            progress?.clear()
+            emit(ready)
+            ordered.append(ready)
+            emitted += 1
+          }
+          progress?.draw()
+          if !Task.isCancelled { launch() }
+        }
+        return ordered
+      }
+    }
+    let signals = SignalWatcher { [work] in
+      interrupted.store(true, ordering: .relaxed)
+      work.cancel()
+    }
+    let results = await work.value
+    signals.stop()
+    return Outcome(results: results, interrupted: interrupted.load(ordering: .relaxed))
+  }
+
+  private static func fetch(
+    _ input: String, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool
+  ) async -> ResultRecord {
+    let start = ContinuousClock.now
+    do throws(AttachmentError) {
+      let attachment = try await pipeline.attachment(for: input, timeout: timeout, reload: reload)
+      return ResultRecord(input: input, attachment: attachment)
+    } catch {
+      return ResultRecord(
+        input: input, error: error, source: nil, totalMicroseconds: Report.elapsed(since: start))
+    }
+  }
+}
+
+/// Turns SIGINT into a callback (on a Dispatch queue) while it is installed.
+final class SignalWatcher: @unchecked Sendable {
+  private let source: any DispatchSourceSignal
+
+  init(onInterrupt: @escaping @Sendable () -> Void) {
+    signal(SIGINT, SIG_IGN)
+    source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    source.setEventHandler(handler: onInterrupt)
+    source.resume()
+  }
+
+  func stop() {
+    source.cancel()
+    signal(SIGINT, SIG_DFL)
+  }
+}

@@ -1,0 +1,97 @@
+import ArgumentParsing
+import AttachmentKit
+
+/// `attachkit cache stats|verify|gc|clear`: inspects and maintains the cache.
+enum CacheCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    name: "cache",
+    abstract: "Inspect and maintain the cache.",
+    subcommands: [Stats.self, Verify.self, GC.self, Clear.self])
+
+  static let common: [ArgumentSpec] = [CommonOptions.json, CommonOptions.cacheDirectory]
+
+  enum Stats: RunnableCommand {
+    static let configuration = CommandConfiguration(
+      name: "stats", abstract: "Count entries, content files and bytes.", sections: [CommonOptions.exitCodes])
+    static let arguments = CacheCommand.common
+    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+      CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.stats() }
+    }
+  }
+
+  enum Verify: RunnableCommand {
+    static let configuration = CommandConfiguration(
+      name: "verify",
+      abstract: "Re-hash every entry; remove damaged ones, orphans and abandoned temporary files.",
+      sections: [CommonOptions.exitCodes])
+    static let arguments = CacheCommand.common
+    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+      CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.verify() }
+    }
+  }
+
+  enum GC: RunnableCommand {
+    static let configuration = CommandConfiguration(
+      name: "gc",
+      abstract: "Evict least recently used entries down to the low watermark when over the size limit.",
+      sections: [CommonOptions.exitCodes])
+    static let arguments =
+      CacheCommand.common + [
+        .option(long: "max-bytes", valueName: "BYTES", help: "The size limit for this run (default 512MiB).")
+      ]
+    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+      let limit = try arguments.byteCount("max-bytes")
+      return CacheCommand.perform(arguments) { cache throws(AttachmentError) in
+        try cache.collectGarbage(maximumBytes: limit)
+      }
+    }
+  }
+
+  enum Clear: RunnableCommand {
+    static let configuration = CommandConfiguration(
+      name: "clear", abstract: "Remove every entry and all content.", sections: [CommonOptions.exitCodes])
+    static let arguments = CacheCommand.common
+    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+      CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.clear() }
+    }
+  }
+
+  /// Opens the cache, runs one maintenance call and prints its report.
+  static func perform(
+    _ arguments: ParsedArguments, _ body: (AttachmentCache) throws(AttachmentError) -> CacheReport
+  ) -> ExitCode {
+    let directory = arguments.string("cache-dir") ?? CacheConfiguration.defaultDirectory()
+    let report: CacheReport
+    do {
+      let cache = try AttachmentCache(configuration: CacheConfiguration(directory: directory))
+      report = try body(cache)
+    } catch {
+      Terminal.error("attachkit: \(error.message)\n")
+      return .cacheUnusable
+    }
+    if arguments.flag("json") {
+      var object = JSONObject()
+      object.set("directory", Terminal.safe(directory))
+      object.set("entries", report.entries)
+      object.set("bytes", report.bytes)
+      object.set("contentFiles", report.contentFiles)
+      object.set("corrupt", report.corrupt)
+      object.set("removed", report.removed)
+      object.set("evicted", report.evicted)
+      object.set("temporaryFiles", report.temporaryFiles)
+      Terminal.out(object.value.text + "\n")
+    } else {
+      Terminal.out(
+        """
+        cache \(Terminal.safe(directory))
+          entries        \(report.entries)
+          content files  \(report.contentFiles) (\(Table.bytes(report.bytes)))
+          corrupt        \(report.corrupt)
+          removed        \(report.removed)\(report.evicted > 0 ? " (\(report.evicted) evicted)" : "")
+          temporary      \(report.temporaryFiles)
+
+        """)
+    }
+    return .success
+  }
+}

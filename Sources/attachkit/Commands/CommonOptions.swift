@@ -1,0 +1,74 @@
+import ArgumentParsing
+import AttachmentKit
+
+/// Options several commands share, declared once with their help.
+enum CommonOptions {
+  static let json = ArgumentSpec.flag(long: "json", help: "Print one JSON object per input per line.")
+  static let quiet = ArgumentSpec.flag(
+    long: "quiet", short: "q", help: "Print no table or summary, only errors.")
+  static let cacheDirectory = ArgumentSpec.option(
+    long: "cache-dir", valueName: "DIR",
+    help:
+      "The cache directory (default: $ATTACHKIT_CACHE_DIR, else $XDG_CACHE_HOME/attachkit, else ~/.cache/attachkit)."
+  )
+  static let deadline = ArgumentSpec.option(
+    long: "deadline", valueName: "SECONDS",
+    help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
+  static let limits: [ArgumentSpec] = [
+    .option(long: "max-image-bytes", valueName: "BYTES", help: "Largest image (default 10MB)."),
+    .option(long: "max-audio-bytes", valueName: "BYTES", help: "Largest audio file (default 5MB)."),
+    .option(long: "max-video-bytes", valueName: "BYTES", help: "Largest video (default 50MB)."),
+    .option(long: "max-video-seconds", valueName: "SECONDS", help: "Longest video, in seconds (default 30)."),
+  ]
+
+  /// Exit codes, shown in every command's help.
+  static let exitCodes = HelpSection(
+    title: "EXIT CODES",
+    body: """
+        0    every input was accepted
+        1    at least one input was rejected or failed
+        2    usage error (bad option, unreadable input file)
+        3    the cache directory is unusable
+        130  interrupted (Ctrl-C)
+      """)
+
+  /// The validation limits from the options.
+  static func limits(_ arguments: ParsedArguments) throws(UsageError) -> ValidationLimits {
+    var limits = ValidationLimits()
+    if let value = try arguments.byteCount("max-image-bytes", .positive) { limits.maximumImageBytes = value }
+    if let value = try arguments.byteCount("max-audio-bytes", .positive) { limits.maximumAudioBytes = value }
+    if let value = try arguments.byteCount("max-video-bytes", .positive) { limits.maximumVideoBytes = value }
+    if let value = try arguments.double("max-video-seconds", .positive) { limits.maximumVideoSeconds = value }
+    return limits
+  }
+
+  /// The per-request deadline from `--deadline` (default 25 s).
+  static func deadline(_ arguments: ParsedArguments) throws(UsageError) -> Duration {
+    let seconds = try arguments.double("deadline", .positive) ?? 25
+    return .milliseconds(Int64((seconds * 1000).rounded()))
+  }
+
+  /// The pipeline configuration from the options.
+  static func pipelineConfiguration(_ arguments: ParsedArguments) throws(UsageError) -> PipelineConfiguration
+  {
+    var configuration = PipelineConfiguration(
+      cacheDirectory: arguments.string("cache-dir") ?? CacheConfiguration.defaultDirectory())
+    configuration.limits = try limits(arguments)
+    return configuration
+  }
+}
+
+/// Exit statuses of the command line.
+enum ExitCode: Int32 {
+  case success = 0
+  case someFailed = 1
+  case usage = 2
+  case cacheUnusable = 3
+  case interrupted = 130
+}
+
+/// A command that can run.
+protocol RunnableCommand: ParsableCommand {
+  /// Runs with parsed arguments and returns the exit status.
+  static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode
+}

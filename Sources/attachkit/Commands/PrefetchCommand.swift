@@ -1,0 +1,83 @@
+import ArgumentParsing
+import AttachmentKit
+import Glibc
+
+/// `attachkit prefetch [FILE|-]`: warms the cache with a list of URLs before a campaign.
+enum PrefetchCommand: RunnableCommand {
+  static let configuration = CommandConfiguration(
+    name: "prefetch",
+    abstract: "Fetch and validate a list of URLs (one per line) into the cache, concurrently.",
+    discussion: """
+      Reads URLs from FILE, or standard input when FILE is '-' or absent. Blank lines and lines \
+      starting with '#' are skipped; duplicates share one download. Results come in input order.
+      """,
+    examples: [
+      "attachkit prefetch campaign.txt", "cut -f3 campaign.tsv | attachkit prefetch --json - > results.jsonl",
+    ],
+    sections: [CommonOptions.exitCodes])
+
+  static let arguments: [ArgumentSpec] =
+    [CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline]
+    + CommonOptions.limits + [
+      .option(long: "concurrency", short: "j", valueName: "N", help: "Downloads at once (default 8)."),
+      .positional(
+        name: "file", valueName: "FILE", help: "A file of URLs, one per line ('-' for standard input).",
+        optional: true),
+    ]
+
+  static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+    let concurrency = try arguments.int("concurrency", .positive) ?? 8
+    let timeout = try CommonOptions.deadline(arguments)
+    let configuration = try CommonOptions.pipelineConfiguration(arguments)
+    let source = arguments.positional("file") ?? "-"
+    guard let text = readInput(source) else {
+      throw arguments.usageError("cannot read '\(Terminal.safe(source))'")
+    }
+    let urls = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: " \t") }
+      .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    let pipeline: AttachmentPipeline
+    do {
+      pipeline = try AttachmentPipeline(configuration: configuration)
+    } catch {
+      Terminal.error("attachkit: \(error.message)\n")
+      return .cacheUnusable
+    }
+    let json = arguments.flag("json")
+    let quiet = arguments.flag("quiet")
+    let report = Report(json: json, quiet: quiet, title: "prefetch")
+    let progress = Terminal.isTerminal(2) && !quiet ? ProgressBar(total: urls.count) : nil
+    let results = await Batch.run(
+      inputs: urls, concurrency: concurrency, pipeline: pipeline, timeout: timeout, reload: false,
+      progress: progress, emit: { report.add($0) })
+    progress?.clear()
+    return report.finish(interrupted: results.interrupted)
+  }
+
+  /// The whole text of a file, or of standard input for "-".
+  private static func readInput(_ source: String) -> String? {
+    let fd = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { if fd != 0 { close(fd) } }
+    var data: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count < 0 {
+        if errno == EINTR { continue }
+        return nil
+      }
+      if count == 0 { break }
+      data.append(contentsOf: buffer[0..<count])
+    }
+    return String(decoding: data, as: UTF8.self)
+  }
+}
+
+extension StringProtocol {
+  func trimmingCharacters(in set: String) -> String {
+    var slice = self[...]
+    while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
+    while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
+    return String(slice)
+  }
+}

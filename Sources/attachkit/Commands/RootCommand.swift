@@ -1,0 +1,24 @@
+import ArgumentParsing
+
+/// `attachkit`: the root of the command tree.
+enum RootCommand: ParsableCommand {
+  static let version = "0.1.0"
+
+  static let configuration = CommandConfiguration(
+    name: "attachkit",
+    abstract: "Fetch, validate and cache iOS rich-notification attachments.",
+    discussion: """
+      Prefetch a push campaign's media before sending, validate a folder of assets, and \
+      inspect or maintain the cache. Every request has an absolute deadline; every failure \
+      has a stable code (see --json).
+      """,
+    version: "attachkit \(version)",
+    subcommands: [FetchCommand.self, PrefetchCommand.self, ValidateCommand.self, CacheCommand.self],
+    examples: [
+      "attachkit prefetch campaign.txt",
+      "attachkit fetch --json https://cdn.example.com/push/123",
+      "attachkit validate assets/*",
+      "attachkit cache verify",
+    ],
+    sections: [CommonOptions.exitCodes])
+}

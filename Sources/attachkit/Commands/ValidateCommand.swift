@@ -1,0 +1,38 @@
+import ArgumentParsing
+import AttachmentKit
+
+/// `attachkit validate FILE...`: validates local files as iOS attachments.
+enum ValidateCommand: RunnableCommand {
+  static let configuration = CommandConfiguration(
+    name: "validate",
+    abstract: "Check local files: is each an attachment iOS will accept?",
+    discussion: "Decides from the bytes alone (never the file name) and names what a refused file really is.",
+    examples: ["attachkit validate Samples/media/*", "attachkit validate --json banner.png | jq .outcome"],
+    sections: [CommonOptions.exitCodes])
+
+  static let arguments: [ArgumentSpec] =
+    [CommonOptions.json, CommonOptions.quiet] + CommonOptions.limits + [
+      .positional(name: "file", valueName: "FILE", help: "Files to validate.", repeating: true)
+    ]
+
+  static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+    let files = arguments.positionals("file")
+    guard !files.isEmpty else { throw arguments.usageError("validate needs at least one FILE") }
+    let validator = Validator(limits: try CommonOptions.limits(arguments))
+    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"), title: "validate")
+    for file in files {
+      let start = ContinuousClock.now
+      do throws(AttachmentError) {
+        let validation = try validator.validate(file: file)
+        report.add(
+          ResultRecord(
+            input: file, path: file, validation: validation, totalMicroseconds: Report.elapsed(since: start)))
+      } catch {
+        report.add(
+          ResultRecord(
+            input: file, error: error, source: "file", totalMicroseconds: Report.elapsed(since: start)))
+      }
+    }
+    return report.finish()
+  }
+}

@@ -1,0 +1,60 @@
+import AttachmentKit
+
+/// Prints results as JSON lines or a human table, then a summary line, and decides the exit
+/// status. Used from one task at a time (the batch emits in order from its loop).
+final class Report: @unchecked Sendable {
+  private let json: Bool
+  private let quiet: Bool
+  private let title: String
+  private var records: [ResultRecord] = []
+  private var printedHeader = false
+  private let start = ContinuousClock.now
+
+  init(json: Bool, quiet: Bool, title: String) {
+    self.json = json
+    self.quiet = quiet
+    self.title = title
+  }
+
+  /// Prints one result (a JSON line, or a table row) at once.
+  func add(_ record: ResultRecord) {
+    records.append(record)
+    if json {
+      Terminal.out(record.json.text + "\n")
+      return
+    }
+    if quiet {
+      if record.outcome != .accepted, let error = record.error {
+        Terminal.error("\(Terminal.safe(record.input)): \(error.code.rawValue): \(error.message)\n")
+      }
+      return
+    }
+    if !printedHeader {
+      Terminal.out(Table.header + "\n")
+      printedHeader = true
+    }
+    Terminal.out(Table.row(record) + "\n")
+  }
+
+  /// Prints the summary (to stderr with --json, so stdout stays pure JSON lines) and returns
+  /// the exit status.
+  func finish(interrupted: Bool = false) -> ExitCode {
+    let accepted = records.filter { $0.outcome == .accepted }.count
+    let rejected = records.filter { $0.outcome == .rejected }.count
+    let failed = records.filter { $0.outcome == .failed }.count
+    if !quiet {
+      let summary = Table.summary(
+        records: records, wallMicroseconds: Self.elapsed(since: start), interrupted: interrupted)
+      if json { Terminal.error(summary + "\n") } else { Terminal.out(summary + "\n") }
+    }
+    if interrupted { return .interrupted }
+    _ = accepted
+    return rejected + failed == 0 ? .success : .someFailed
+  }
+
+  /// Microseconds since `start`.
+  static func elapsed(since start: ContinuousClock.Instant) -> Int64 {
+    let (seconds, attoseconds) = (ContinuousClock.now - start).components
+    return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+  }
+}

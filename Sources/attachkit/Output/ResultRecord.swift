@@ -1,0 +1,106 @@
+import AttachmentKit
+
+/// One input's result, as the command line reports it: a JSON line (`--json`) or a table row.
+/// The JSON field names are a stable contract documented in the README.
+struct ResultRecord: Sendable {
+  /// What happened to one input.
+  enum Outcome: String {
+    /// The bytes are an acceptable attachment.
+    case accepted
+    /// The bytes are not an acceptable attachment.
+    case rejected
+    /// The fetch itself did not succeed.
+    case failed
+  }
+
+  var input: String
+  var outcome: Outcome
+  var source: String?
+  var validation: Validation?
+  var path: String?
+  var bytesTransferred: Int64?
+  var timings: TransferTimings?
+  var totalMicroseconds: Int64
+  var isStale = false
+  var error: AttachmentError?
+
+  /// The result of an attachment the pipeline returned.
+  init(input: String, attachment: Attachment) {
+    self.input = input
+    outcome = .accepted
+    source = attachment.source.rawValue
+    validation = attachment.validation
+    path = attachment.path
+    bytesTransferred = attachment.bytesTransferred
+    timings = attachment.transferTimings
+    totalMicroseconds = attachment.totalMicroseconds
+    isStale = attachment.isStale
+  }
+
+  /// The result of a local file the validator accepted.
+  init(input: String, path: String, validation: Validation, totalMicroseconds: Int64) {
+    self.input = input
+    outcome = .accepted
+    source = "file"
+    self.validation = validation
+    self.path = path
+    self.totalMicroseconds = totalMicroseconds
+  }
+
+  /// The result of an input that failed or was refused.
+  init(input: String, error: AttachmentError, source: String?, totalMicroseconds: Int64) {
+    self.input = input
+    outcome = error.isRejection ? .rejected : .failed
+    self.source = source
+    self.error = error
+    self.totalMicroseconds = totalMicroseconds
+  }
+
+  /// The JSON object: fields without a value are left out, never invented.
+  var json: JSONValue {
+    var object = JSONObject()
+    object.set("input", Terminal.safe(input))
+    object.set("outcome", outcome.rawValue)
+    object.set("source", source)
+    if let validation {
+      object.set("type", validation.type.family)
+      object.set("category", validation.category.rawValue)
+      object.set("mime", validation.mime)
+      object.set("uti", validation.uti)
+      object.set("extension", validation.fileExtension)
+      object.set("bytes", validation.bytes)
+    }
+    object.set("bytesTransferred", bytesTransferred)
+    object.set("sha256", validation?.sha256)
+    object.set("path", path)
+    object.set("width", validation?.width)
+    object.set("height", validation?.height)
+    object.set("frames", validation?.frames)
+    object.set("durationSeconds", validation?.durationSeconds)
+    if isStale { object.set("stale", true) }
+    object.set("warnings", .array((validation?.warnings ?? []).map { .string($0) }))
+    var times = JSONObject()
+    times.set("totalMs", Self.milliseconds(totalMicroseconds))
+    if let timings {
+      times.set("dnsMs", Self.milliseconds(timings.dnsMicroseconds))
+      times.set("connectMs", Self.milliseconds(timings.connectMicroseconds))
+      times.set("tlsMs", Self.milliseconds(timings.tlsMicroseconds))
+      times.set("firstByteMs", Self.milliseconds(timings.firstByteMicroseconds))
+    }
+    object.set("timings", times.value)
+    if let error {
+      var detail = JSONObject()
+      detail.set("code", error.code.rawValue)
+      detail.set("message", error.message)
+      detail.set("detected", error.detected)
+      detail.set("httpStatus", error.httpStatus)
+      object.set("error", detail.value)
+    }
+    return object.value
+  }
+
+  /// Microseconds as milliseconds with three decimals.
+  static func milliseconds(_ microseconds: Int64) -> Double {
+    Double(microseconds) / 1000
+  }
+}

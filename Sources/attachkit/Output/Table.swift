@@ -1,0 +1,73 @@
+import AttachmentKit
+
+/// The human table: one row per input, and a summary line.
+enum Table {
+  private static let columns: [(String, Int)] = [
+    ("OUTCOME", 9), ("TYPE", 5), ("SIZE", 9), ("SOURCE", 12), ("TIME", 10), ("INPUT", 0),
+  ]
+
+  static var header: String {
+    columns.map { pad($0.0, $0.1) }.joined(separator: " ")
+  }
+
+  static func row(_ record: ResultRecord) -> String {
+    let type = record.validation?.type.family ?? "-"
+    let size = record.validation.map { bytes($0.bytes) } ?? "-"
+    var source = record.source ?? "-"
+    if record.isStale { source += "*" }
+    let time = duration(record.totalMicroseconds)
+    var line = [
+      pad(record.outcome.rawValue, 9), pad(type, 5), pad(size, 9), pad(source, 12), pad(time, 10),
+      Terminal.safe(record.input),
+    ].joined(separator: " ")
+    if let error = record.error {
+      line += "\n          ↳ \(error.code.rawValue): \(Terminal.safe(error.message))"
+    }
+    return line
+  }
+
+  static func summary(records: [ResultRecord], wallMicroseconds: Int64, interrupted: Bool) -> String {
+    let accepted = records.filter { $0.outcome == .accepted }.count
+    let rejected = records.filter { $0.outcome == .rejected }.count
+    let failed = records.filter { $0.outcome == .failed }.count
+    let hits = records.filter { $0.source == "cache" || $0.source == "revalidated" }.count
+    let transferred = records.reduce(Int64(0)) { $0 + ($1.bytesTransferred ?? 0) }
+    let latencies = records.map(\.totalMicroseconds).sorted()
+    var text = "\(accepted) accepted, \(rejected) refused, \(failed) failed"
+    text += " · \(bytes(transferred)) transferred · \(hits) cache hits"
+    text += " · wall \(duration(wallMicroseconds))"
+    if !latencies.isEmpty {
+      text += " · p50 \(duration(percentile(latencies, 0.5))) p99 \(duration(percentile(latencies, 0.99)))"
+    }
+    if interrupted { text += " · interrupted" }
+    return text
+  }
+
+  /// The nearest-rank percentile of sorted values.
+  static func percentile(_ sorted: [Int64], _ fraction: Double) -> Int64 {
+    guard !sorted.isEmpty else { return 0 }
+    let rank = Int((fraction * Double(sorted.count)).rounded(.up)) - 1
+    return sorted[min(max(rank, 0), sorted.count - 1)]
+  }
+
+  static func bytes(_ count: Int64) -> String {
+    if count < 1024 { return "\(count) B" }
+    if count < 1024 * 1024 { return decimal(Double(count) / 1024) + " KiB" }
+    return decimal(Double(count) / 1_048_576) + " MiB"
+  }
+
+  static func duration(_ microseconds: Int64) -> String {
+    if microseconds < 1000 { return "\(microseconds) µs" }
+    if microseconds < 1_000_000 { return decimal(Double(microseconds) / 1000) + " ms" }
+    return decimal(Double(microseconds) / 1_000_000) + " s"
+  }
+
+  private static func decimal(_ value: Double) -> String {
+    let tenths = (value * 10).rounded() / 10
+    return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+  }
+
+  private static func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+  }
+}

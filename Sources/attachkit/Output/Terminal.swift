@@ -1,0 +1,46 @@
+import Glibc
+
+/// Writing to the terminal or a pipe, without Foundation.
+enum Terminal {
+  /// Writes text to standard output.
+  static func out(_ text: String) { write(1, text) }
+
+  /// Writes text to standard error.
+  static func error(_ text: String) { write(2, text) }
+
+  /// Whether a descriptor is a terminal.
+  static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+  /// Whether colour may be used on a descriptor (a terminal, and `NO_COLOR` unset).
+  static func allowsColor(_ fd: Int32) -> Bool {
+    isTerminal(fd) && (getenv("NO_COLOR").map { String(cString: $0).isEmpty } ?? true)
+  }
+
+  /// Text with control characters escaped, so input (URLs, file names) cannot steer a terminal.
+  static func safe(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+      if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+        out += "\\u{" + String(scalar.value, radix: 16) + "}"
+      } else {
+        out.unicodeScalars.append(scalar)
+      }
+    }
+    return out
+  }
+
+  private static func write(_ fd: Int32, _ text: String) {
+    var bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+      let written = bytes.withUnsafeMutableBytes {
+        Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset)
+      }
+      if written < 0 {
+        if errno == EINTR { continue }
+        return
+      }
+      offset += written
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// Runs the built `attachkit` binary (it sits next to the test bundle) as a child process.
+enum CLI {
+  struct Result {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+
+    /// The stdout lines parsed as JSON objects.
+    var jsonLines: [[String: Any]] {
+      stdout.split(separator: "\n").compactMap {
+        (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+      }
+    }
+  }
+
+  static var binaryDirectory: String {
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+    var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+    // …/debug/AttachmentKitPackageTests.xctest is the bundle itself on Linux
+    if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+    return directory.path
+  }
+
+  static var attachkit: String { binaryDirectory + "/attachkit" }
+
+  /// Runs `attachkit` with arguments and optional standard input; waits for it.
+  static func run(
+    _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
+  ) throws -> Result {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: attachkit)
+    process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env["NO_COLOR"] = "1"
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let out = Pipe()
+    let err = Pipe()
+    let input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try input.fileHandleForWriting.close()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Result(
+      status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+      stderr: String(decoding: errData, as: UTF8.self))
+  }
+}
+
+/// A fresh directory for one test.
+struct Scratch {
+  let path: String
+  init() throws {
+    path = FileManager.default.temporaryDirectory.path + "/attachkit-cli-" + UUID().uuidString.prefix(8)
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  }
+  func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+enum Media {
+  static let directory: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Samples/media").path
+
+  static func bytes(_ name: String) throws -> [UInt8] {
+    Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name)))
+  }
+}
+
+extension CLI {
+  /// Starts `attachkit` with stdout and stderr going to files (no pipe can fill up), and
+  /// returns the running process.
+  static func spawn(_ arguments: [String], stdout: String, stderr: String = "/dev/null") throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: attachkit)
+    process.arguments = arguments
+    _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+    process.standardOutput = FileHandle(forWritingAtPath: stdout)
+    process.standardError =
+      stderr == "/dev/null" ? FileHandle.nullDevice : FileHandle(forWritingAtPath: stderr)
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    return process
+  }
+
+  /// The JSON objects of a JSON-lines file.
+  static func jsonLines(ofFile path: String) -> [[String: Any]] {
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
+  }
+}

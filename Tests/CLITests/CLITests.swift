@@ -1,0 +1,161 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The built `attachkit` binary end to end: JSON lines, tables and exit codes.
+@Suite("attachkit command line", .serialized)
+struct CLITests {
+  @Test("fetch: accepted, rejected and failed inputs give their JSON lines and exit codes")
+  func fetchOutcomes() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/ok", body: try Media.bytes("jpeg-exif.jpg"), contentType: "application/octet-stream")
+    server.serve("/web.jpg", body: try Media.bytes("webp-lossy.webp"), contentType: "image/jpeg")
+    let cache = ["--cache-dir", scratch.path + "/cache"]
+
+    // accepted
+    let ok = try CLI.run(["fetch", "--json"] + cache + [server.url("/ok")])
+    #expect(ok.status == 0)
+    let line = try #require(ok.jsonLines.first)
+    #expect(line["outcome"] as? String == "accepted")
+    #expect(line["source"] as? String == "network")
+    #expect(line["type"] as? String == "jpeg")
+    #expect(line["uti"] as? String == "public.jpeg")
+    #expect(line["extension"] as? String == "jpg")
+    #expect((line["path"] as? String)?.hasSuffix(".jpg") == true)
+    #expect((line["sha256"] as? String)?.count == 64)
+    #expect(line["bytes"] as? Int == 825)
+    #expect(line["width"] as? Int == 64)
+    #expect((line["timings"] as? [String: Any])?["totalMs"] != nil)
+    #expect(line["error"] == nil)
+
+    // the same again: a cache hit
+    let hit = try CLI.run(["fetch", "--json"] + cache + [server.url("/ok")])
+    #expect(hit.jsonLines.first?["source"] as? String == "cache")
+
+    // rejected: the bytes are WebP
+    let rejected = try CLI.run(["fetch", "--json"] + cache + [server.url("/web.jpg")])
+    #expect(rejected.status == 1)
+    let refusal = try #require(rejected.jsonLines.first)
+    #expect(refusal["outcome"] as? String == "rejected")
+    let error = try #require(refusal["error"] as? [String: Any])
+    #expect(error["code"] as? String == "unsupported_type")
+    #expect(error["detected"] as? String == "image/webp")
+
+    // failed: 404
+    let failed = try CLI.run(["fetch", "--json"] + cache + [server.url("/status/404")])
+    #expect(failed.status == 1)
+    #expect(failed.jsonLines.first?["outcome"] as? String == "failed")
+    #expect((failed.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "http_status")
+  }
+
+  @Test("prefetch: results in input order, duplicates share one download, table and summary")
+  func prefetchOrderAndTable() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let names = ["png-rgba.png", "gif-animated.gif", "mp3-no-tag.mp3", "wav-pcm16.wav", "mov-qt.mov"]
+    for name in names { server.serve("/m/\(name)", body: try Media.bytes(name)) }
+    server.route("/m/slow.jpg") { _, writer in  // finishes last, but is listed first
+      usleep(300_000)
+      _ = writer.respond(status: 200, body: (try? Media.bytes("jpeg-baseline.jpg")) ?? [])
+    }
+    let list =
+      ([server.url("/m/slow.jpg")] + names.map { server.url("/m/\($0)") } + [server.url("/m/png-rgba.png")])
+      .joined(separator: "\n") + "\n# a comment\n\n"
+
+    let result = try CLI.run(["prefetch", "--json", "--cache-dir", scratch.path + "/c", "-"], stdin: list)
+
+    #expect(result.status == 0)
+    let inputs = result.jsonLines.compactMap { $0["input"] as? String }
+    #expect(
+      inputs.map { String($0.split(separator: "/").last ?? "") } == ["slow.jpg"] + names + ["png-rgba.png"])
+    #expect(server.requestCount(path: "/m/png-rgba.png") == 1)
+    #expect(result.stderr.contains("7 accepted, 0 refused, 0 failed"))
+
+    let table = try CLI.run(["prefetch", "--cache-dir", scratch.path + "/c", "-"], stdin: list)
+    #expect(table.stdout.contains("OUTCOME"))
+    #expect(table.stdout.contains("7 cache hits"))
+    #expect(table.stdout.contains("p50"))
+  }
+
+  @Test("usage errors exit 2 with a one-line message and a hint; an unusable cache exits 3")
+  func usageAndCacheErrors() throws {
+    let bad = try CLI.run(["prefetch", "--concurrency", "zero"])
+    #expect(bad.status == 2)
+    #expect(bad.stderr.contains("--concurrency"))
+    #expect(bad.stderr.contains("--help"))
+    let unknown = try CLI.run(["fetch", "--jsn", "http://x/"])
+    #expect(unknown.status == 2)
+    #expect(unknown.stderr.contains("did you mean '--json'"))
+    let unreadable = try CLI.run(["prefetch", "/nonexistent/list.txt"])
+    #expect(unreadable.status == 2)
+
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let file = scratch.path + "/not-a-directory"
+    #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+    let unusable = try CLI.run(["fetch", "--cache-dir", file, "http://127.0.0.1:1/a.jpg"])
+    #expect(unusable.status == 3)
+    let shared = scratch.path + "/shared"
+    try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+    chmod(shared, 0o777)
+    let worldWritable = try CLI.run(["cache", "stats", "--cache-dir", shared])
+    #expect(worldWritable.status == 3)
+    #expect(worldWritable.stderr.contains("writable by everyone"))
+  }
+
+  @Test("help and version")
+  func helpAndVersion() throws {
+    let help = try CLI.run(["--help"])
+    #expect(help.status == 0)
+    for word in ["fetch", "prefetch", "validate", "cache", "EXIT CODES"] {
+      #expect(help.stdout.contains(word))
+    }
+    let command = try CLI.run(["help", "prefetch"])
+    #expect(command.stdout.contains("--concurrency"))
+    let version = try CLI.run(["--version"])
+    #expect(version.stdout.hasPrefix("attachkit "))
+  }
+
+  @Test("validate: one JSON line per file; exit 1 when any is refused")
+  func validate() throws {
+    let files = ["jpeg-baseline.jpg", "html-error-page.html", "truncated-png-no-iend.png"].map {
+      Media.directory + "/" + $0
+    }
+    let result = try CLI.run(["validate", "--json"] + files)
+    #expect(result.status == 1)
+    let lines = result.jsonLines
+    #expect(lines.count == 3)
+    #expect(lines[0]["outcome"] as? String == "accepted")
+    #expect(lines[0]["source"] as? String == "file")
+    #expect((lines[1]["error"] as? [String: Any])?["detected"] as? String == "text/html")
+    #expect((lines[2]["error"] as? [String: Any])?["code"] as? String == "truncated")
+    let good = try CLI.run(["validate", files[0]])
+    #expect(good.status == 0)
+  }
+
+  @Test("cache verify --json reports entries, corrupt and removed")
+  func cacheVerify() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/a.gif", body: try Media.bytes("gif-static.gif"))
+    let cache = ["--cache-dir", scratch.path + "/c"]
+    _ = try CLI.run(["fetch"] + cache + [server.url("/a.gif")])
+    let verify = try CLI.run(["cache", "verify", "--json"] + cache)
+    #expect(verify.status == 0)
+    let report = try #require(verify.jsonLines.first)
+    #expect(report["entries"] as? Int == 1)
+    #expect(report["corrupt"] as? Int == 0)
+    #expect(report["removed"] as? Int == 0)
+    let cleared = try CLI.run(["cache", "clear", "--json"] + cache)
+    #expect((cleared.jsonLines.first?["removed"] as? Int ?? 0) >= 2)
+    let stats = try CLI.run(["cache", "stats", "--json"] + cache)
+    #expect(stats.jsonLines.first?["entries"] as? Int == 0)
+  }
+}
