@@ -10,11 +10,14 @@ let package = Package(
   ],
   targets: [
     // System libraries: a module map and a shim header each (typed wrappers, no logic).
+    // libcurl and libmagic supply headers only: the library opens them with dlopen on first
+    // use, so a cache hit never maps them (about 6 ms of process start); see
+    // Sources/AttachmentKit/Fetch/Libcurl.swift. Their headers sit on the default include path.
     .systemLibrary(
-      name: "CCurl", pkgConfig: "libcurl",
+      name: "CCurl",
       providers: [.apt(["libcurl4-openssl-dev"])]),
     .systemLibrary(
-      name: "CMagic", pkgConfig: "libmagic",
+      name: "CMagic",
       providers: [.apt(["libmagic-dev"])]),
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",

@@ -55,7 +55,7 @@ enum CurlCodeMapping {
     case CURLE_GOT_NOTHING:
       return AttachmentError(.networkError, "The server closed the connection without answering.")
     default:
-      let name = String(cString: curl_easy_strerror(code))
+      let name = curlErrorText(code)
       return AttachmentError(.networkError, "The transfer failed: \(name)\(suffix).")
     }
   }

@@ -25,8 +25,9 @@ final class CurlEngine: @unchecked Sendable {
   /// Starts the engine's thread. Returns `nil` when libcurl cannot make a multi handle or the
   /// thread cannot start.
   init?(configuration: DownloaderConfiguration) {
-    LibcurlGlobal.initializeOnce()
-    guard let multi = curl_multi_init() else { return nil }
+    guard Libcurl.shared != nil, LibcurlGlobal.initializeOnce(), let multi = curl_multi_init() else {
+      return nil
+    }
     self.multi = multi
     _ = ak_multi_setopt_long(
       multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
@@ -99,7 +100,7 @@ final class CurlEngine: @unchecked Sendable {
     }
     let code = curl_multi_add_handle(multi, easy)
     guard code == CURLM_OK else {
-      let name = String(cString: curl_multi_strerror(code))
+      let name = curlMultiErrorText(code)
       transfer.completion.answer(
         .failure(AttachmentError(.networkError, "libcurl would not start the transfer: \(name).")))
       transfer.releaseResources()

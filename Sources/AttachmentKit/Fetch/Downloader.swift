@@ -50,7 +50,9 @@ public final class Downloader: Sendable {
       throw AttachmentError(.deadlineExceeded, "The deadline passed before the download started.")
     }
     guard let engine else {
-      throw AttachmentError(.networkError, "The download engine could not start (libcurl).")
+      throw AttachmentError(
+        .networkError,
+        "The download engine could not start: libcurl.so.4 could not be loaded (apt: libcurl4).")
     }
     let (path, descriptor) = try TemporaryFile.create(in: request.directory)
     let transfer = Transfer(

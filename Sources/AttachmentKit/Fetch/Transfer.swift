@@ -126,7 +126,7 @@ final class Transfer: @unchecked Sendable {
     check(ak_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me))
 
     if let failure = failures.first {
-      let name = String(cString: curl_easy_strerror(failure))
+      let name = curlErrorText(failure)
       return AttachmentError(.networkError, "libcurl refused an option: \(name).")
     }
     return nil

@@ -70,6 +70,18 @@ public final class AttachmentPipeline: Sendable {
     return try outcome.get()
   }
 
+  /// The attachment for `url` if the cache holds a fresh, size-checked copy, without any
+  /// network, task or thread: the cheapest possible answer. `nil` means ask
+  /// ``attachment(for:deadline:reload:)``.
+  public func cachedAttachment(for url: String) -> Attachment? {
+    let start = ContinuousClock.now
+    guard let key = URLKey(url), let entry = cache.entry(for: key) else { return nil }
+    let now = FileSystem.now()
+    guard entry.isFresh(at: now) else { return nil }
+    cache.touch(entry, now: now)
+    return answer(entry, url: url, source: .cache, start: start)
+  }
+
   /// The attachment for `url` within `timeout` from now: a convenience for
   /// ``attachment(for:deadline:)`` with the same results and errors.
   public func attachment(

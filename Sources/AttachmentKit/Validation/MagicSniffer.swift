@@ -3,8 +3,9 @@ import Synchronization
 
 /// libmagic's opinion of the first bytes of a file, as a MIME type.
 ///
-/// The database (`/usr/lib/file/magic.mgc`, memory-mapped) is loaded once per process, on the
-/// first call, never before: a cache hit never pays for it. A `magic_t` is not thread-safe and
+/// libmagic itself is opened with `dlopen`, and its database (`/usr/lib/file/magic.mgc`,
+/// memory-mapped) loaded, once per process on the first call, never before: a cache hit never
+/// pays for either. A `magic_t` is not thread-safe and
 /// keeps its answer inside itself, so one cookie sits behind a lock and the answer is copied
 /// before the lock is released.
 enum MagicSniffer {
@@ -26,7 +27,9 @@ enum MagicSniffer {
         cookie = load()
       }
       guard let cookie else { return nil }
-      guard let answer = magic_buffer(cookie.pointer, window.baseAddress, window.count) else {
+      guard let buffer = Libmagic.shared?.buffer,
+        let answer = buffer(cookie.pointer, window.baseAddress, window.count)
+      else {
         return nil
       }
       return String(cString: answer)
@@ -38,13 +41,39 @@ enum MagicSniffer {
   static var isLoaded: Bool { cookie.withLock { $0 != nil } }
 
   private static func load() -> Cookie? {
-    guard let cookie = magic_open(MAGIC_MIME_TYPE | MAGIC_NO_CHECK_COMPRESS | MAGIC_NO_CHECK_ELF) else {
-      return nil
-    }
-    guard magic_load(cookie, nil) == 0 else {
-      magic_close(cookie)
+    guard let library = Libmagic.shared,
+      let cookie = library.open(MAGIC_MIME_TYPE | MAGIC_NO_CHECK_COMPRESS | MAGIC_NO_CHECK_ELF)
+    else { return nil }
+    guard library.load(cookie, nil) == 0 else {
+      library.close(cookie)
       return nil
     }
     return Cookie(pointer: cookie)
+  }
+}
+
+/// libmagic's four functions, resolved at run time.
+private struct Libmagic: @unchecked Sendable {
+  static let shared: Libmagic? = Libmagic()
+
+  let open: @convention(c) (Int32) -> OpaquePointer?
+  let load: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32
+  let buffer: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> UnsafePointer<CChar>?
+  let close: @convention(c) (OpaquePointer?) -> Void
+
+  private init?() {
+    guard let library = SharedLibrary(["libmagic.so.1", "libmagic.so"]),
+      let open = library.function("magic_open", as: (@convention(c) (Int32) -> OpaquePointer?).self),
+      let load = library.function(
+        "magic_load", as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32).self),
+      let buffer = library.function(
+        "magic_buffer",
+        as: (@convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> UnsafePointer<CChar>?).self),
+      let close = library.function("magic_close", as: (@convention(c) (OpaquePointer?) -> Void).self)
+    else { return nil }
+    self.open = open
+    self.load = load
+    self.buffer = buffer
+    self.close = close
   }
 }

@@ -1,0 +1,264 @@
+import CCurl
+
+/// libcurl, loaded on first use with `dlopen`: linking it would map about 35 shared libraries
+/// (OpenSSL, nghttp2, LDAP, SSH…) into every process at start, cache hits included, for about
+/// 6 ms. The types and constants still come from `curl.h`; the functions are resolved here
+/// once, and the functions below (same names as libcurl's) call through the table.
+struct Libcurl: @unchecked Sendable {
+  /// The loaded library, or `nil` when `libcurl.so.4` is not installed.
+  static let shared: Libcurl? = Libcurl()
+
+  let globalInit: @convention(c) (Int) -> CURLcode
+  let versionInfo: @convention(c) (CURLversion) -> UnsafeMutablePointer<curl_version_info_data>?
+  let easyInit: @convention(c) () -> UnsafeMutableRawPointer?
+  let easyCleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void
+  let easyStrerror: @convention(c) (CURLcode) -> UnsafePointer<CChar>?
+  let easySetopt: UnsafeMutableRawPointer
+  let easyGetinfo: UnsafeMutableRawPointer
+  let slistAppend:
+    @convention(c) (UnsafeMutablePointer<curl_slist>?, UnsafePointer<CChar>?) -> UnsafeMutablePointer<
+      curl_slist
+    >?
+  let slistFreeAll: @convention(c) (UnsafeMutablePointer<curl_slist>?) -> Void
+  let multiInit: @convention(c) () -> UnsafeMutableRawPointer?
+  let multiCleanup: @convention(c) (UnsafeMutableRawPointer?) -> CURLMcode
+  let multiSetopt: UnsafeMutableRawPointer
+  let multiAdd: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLMcode
+  let multiRemove: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLMcode
+  let multiPerform: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> CURLMcode
+  let multiInfoRead:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<CURLMsg>?
+  let multiPoll:
+    @convention(c) (
+      UnsafeMutableRawPointer?, UnsafeMutablePointer<curl_waitfd>?, UInt32, Int32,
+      UnsafeMutablePointer<Int32>?
+    ) -> CURLMcode
+  let multiWakeup: @convention(c) (UnsafeMutableRawPointer?) -> CURLMcode
+  let multiStrerror: @convention(c) (CURLMcode) -> UnsafePointer<CChar>?
+
+  private init?() {
+    guard let library = SharedLibrary(["libcurl.so.4", "libcurl.so"]),
+      let globalInit = library.function("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self),
+      let versionInfo = library.function(
+        "curl_version_info",
+        as: (@convention(c) (CURLversion) -> UnsafeMutablePointer<curl_version_info_data>?).self),
+      let easyInit = library.function(
+        "curl_easy_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
+      let easyCleanup = library.function(
+        "curl_easy_cleanup", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
+      let easyStrerror = library.function(
+        "curl_easy_strerror", as: (@convention(c) (CURLcode) -> UnsafePointer<CChar>?).self),
+      let easySetopt = library.symbol("curl_easy_setopt"),
+      let easyGetinfo = library.symbol("curl_easy_getinfo"),
+      let slistAppend = library.function(
+        "curl_slist_append",
+        as: (@convention(c) (UnsafeMutablePointer<curl_slist>?, UnsafePointer<CChar>?) ->
+          UnsafeMutablePointer<
+            curl_slist
+          >?).self),
+      let slistFreeAll = library.function(
+        "curl_slist_free_all", as: (@convention(c) (UnsafeMutablePointer<curl_slist>?) -> Void).self),
+      let multiInit = library.function(
+        "curl_multi_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
+      let multiCleanup = library.function(
+        "curl_multi_cleanup", as: (@convention(c) (UnsafeMutableRawPointer?) -> CURLMcode).self),
+      let multiSetopt = library.symbol("curl_multi_setopt"),
+      let multiAdd = library.function(
+        "curl_multi_add_handle",
+        as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLMcode).self),
+      let multiRemove = library.function(
+        "curl_multi_remove_handle",
+        as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLMcode).self),
+      let multiPerform = library.function(
+        "curl_multi_perform",
+        as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> CURLMcode).self),
+      let multiInfoRead = library.function(
+        "curl_multi_info_read",
+        as: (@convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<
+          CURLMsg
+        >?).self),
+      let multiPoll = library.function(
+        "curl_multi_poll",
+        as: (@convention(c) (
+          UnsafeMutableRawPointer?, UnsafeMutablePointer<curl_waitfd>?, UInt32, Int32,
+          UnsafeMutablePointer<Int32>?
+        ) -> CURLMcode).self),
+      let multiWakeup = library.function(
+        "curl_multi_wakeup", as: (@convention(c) (UnsafeMutableRawPointer?) -> CURLMcode).self),
+      let multiStrerror = library.function(
+        "curl_multi_strerror", as: (@convention(c) (CURLMcode) -> UnsafePointer<CChar>?).self)
+    else { return nil }
+    self.globalInit = globalInit
+    self.versionInfo = versionInfo
+    self.easyInit = easyInit
+    self.easyCleanup = easyCleanup
+    self.easyStrerror = easyStrerror
+    self.easySetopt = easySetopt
+    self.easyGetinfo = easyGetinfo
+    self.slistAppend = slistAppend
+    self.slistFreeAll = slistFreeAll
+    self.multiInit = multiInit
+    self.multiCleanup = multiCleanup
+    self.multiSetopt = multiSetopt
+    self.multiAdd = multiAdd
+    self.multiRemove = multiRemove
+    self.multiPerform = multiPerform
+    self.multiInfoRead = multiInfoRead
+    self.multiPoll = multiPoll
+    self.multiWakeup = multiWakeup
+    self.multiStrerror = multiStrerror
+  }
+}
+
+// The libcurl functions the engine uses, under their own names, calling through the table.
+// The engine starts only when `Libcurl.shared` loaded, so the fallbacks below (a failure code,
+// a nil handle) are reached only if called without it.
+
+private let failed = CURLE_FAILED_INIT
+
+func curl_global_init(_ flags: Int) -> CURLcode { Libcurl.shared?.globalInit(flags) ?? failed }
+
+func curl_version_info(_ age: CURLversion) -> UnsafeMutablePointer<curl_version_info_data>? {
+  Libcurl.shared?.versionInfo(age)
+}
+
+func curl_easy_init() -> UnsafeMutableRawPointer? { Libcurl.shared?.easyInit() }
+
+func curl_easy_cleanup(_ easy: UnsafeMutableRawPointer?) { Libcurl.shared?.easyCleanup(easy) }
+
+func curlErrorText(_ code: CURLcode) -> String {
+  Libcurl.shared?.easyStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)"
+}
+
+func curl_slist_append(
+  _ list: UnsafeMutablePointer<curl_slist>?, _ line: String
+) -> UnsafeMutablePointer<curl_slist>? {
+  Libcurl.shared?.slistAppend(list, line) ?? list
+}
+
+func curl_slist_free_all(_ list: UnsafeMutablePointer<curl_slist>?) { Libcurl.shared?.slistFreeAll(list) }
+
+func curl_multi_init() -> UnsafeMutableRawPointer? { Libcurl.shared?.multiInit() }
+
+@discardableResult
+func curl_multi_cleanup(_ multi: UnsafeMutableRawPointer?) -> CURLMcode {
+  Libcurl.shared?.multiCleanup(multi) ?? CURLM_INTERNAL_ERROR
+}
+
+func curl_multi_add_handle(_ multi: UnsafeMutableRawPointer?, _ easy: UnsafeMutableRawPointer?) -> CURLMcode {
+  Libcurl.shared?.multiAdd(multi, easy) ?? CURLM_INTERNAL_ERROR
+}
+
+@discardableResult
+func curl_multi_remove_handle(_ multi: UnsafeMutableRawPointer?, _ easy: UnsafeMutableRawPointer?)
+  -> CURLMcode
+{
+  Libcurl.shared?.multiRemove(multi, easy) ?? CURLM_INTERNAL_ERROR
+}
+
+@discardableResult
+func curl_multi_perform(_ multi: UnsafeMutableRawPointer?, _ running: UnsafeMutablePointer<Int32>?)
+  -> CURLMcode
+{
+  Libcurl.shared?.multiPerform(multi, running) ?? CURLM_INTERNAL_ERROR
+}
+
+func curl_multi_info_read(
+  _ multi: UnsafeMutableRawPointer?, _ left: UnsafeMutablePointer<Int32>?
+) -> UnsafeMutablePointer<CURLMsg>? {
+  Libcurl.shared?.multiInfoRead(multi, left)
+}
+
+@discardableResult
+func curl_multi_poll(
+  _ multi: UnsafeMutableRawPointer?, _ fds: UnsafeMutablePointer<curl_waitfd>?, _ count: UInt32,
+  _ timeoutMilliseconds: Int32, _ ready: UnsafeMutablePointer<Int32>?
+) -> CURLMcode {
+  Libcurl.shared?.multiPoll(multi, fds, count, timeoutMilliseconds, ready) ?? CURLM_INTERNAL_ERROR
+}
+
+@discardableResult
+func curl_multi_wakeup(_ multi: UnsafeMutableRawPointer?) -> CURLMcode {
+  Libcurl.shared?.multiWakeup(multi) ?? CURLM_INTERNAL_ERROR
+}
+
+func curlMultiErrorText(_ code: CURLMcode) -> String {
+  Libcurl.shared?.multiStrerror(code).map { String(cString: $0) } ?? "libcurl multi error \(code.rawValue)"
+}
+
+// Typed wrappers for the variadic calls.
+
+func ak_easy_setopt_long(_ easy: UnsafeMutableRawPointer?, _ option: CURLoption, _ value: Int) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_setopt_long(table.easySetopt, easy, option, value)
+}
+
+func ak_easy_setopt_off_t(_ easy: UnsafeMutableRawPointer?, _ option: CURLoption, _ value: curl_off_t)
+  -> CURLcode
+{
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_setopt_off_t(table.easySetopt, easy, option, value)
+}
+
+func ak_easy_setopt_string(_ easy: UnsafeMutableRawPointer?, _ option: CURLoption, _ value: String)
+  -> CURLcode
+{
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_setopt_string(table.easySetopt, easy, option, value)  // libcurl copies strings
+}
+
+func ak_easy_setopt_pointer(
+  _ easy: UnsafeMutableRawPointer?, _ option: CURLoption, _ value: UnsafeMutableRawPointer?
+) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_setopt_pointer(table.easySetopt, easy, option, value)
+}
+
+func ak_easy_setopt_slist(
+  _ easy: UnsafeMutableRawPointer?, _ option: CURLoption, _ value: UnsafeMutablePointer<curl_slist>?
+) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_setopt_slist(table.easySetopt, easy, option, value)
+}
+
+func ak_easy_setopt_data_callback(
+  _ easy: UnsafeMutableRawPointer?, _ option: CURLoption, _ value: ak_curl_data_callback?
+) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_setopt_data_callback(table.easySetopt, easy, option, value)
+}
+
+func ak_easy_setopt_opensocket_callback(
+  _ easy: UnsafeMutableRawPointer?, _ value: ak_curl_opensocket_callback_t?
+) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_setopt_opensocket_callback(table.easySetopt, easy, value)
+}
+
+func ak_easy_getinfo_long(
+  _ easy: UnsafeMutableRawPointer?, _ info: CURLINFO, _ value: UnsafeMutablePointer<Int>
+) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_getinfo_long(table.easyGetinfo, easy, info, value)
+}
+
+func ak_easy_getinfo_off_t(
+  _ easy: UnsafeMutableRawPointer?, _ info: CURLINFO, _ value: UnsafeMutablePointer<curl_off_t>
+) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_getinfo_off_t(table.easyGetinfo, easy, info, value)
+}
+
+func ak_easy_getinfo_string(
+  _ easy: UnsafeMutableRawPointer?, _ info: CURLINFO,
+  _ value: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_getinfo_string(table.easyGetinfo, easy, info, value)
+}
+
+func ak_multi_setopt_long(_ multi: UnsafeMutableRawPointer?, _ option: CURLMoption, _ value: Int) -> CURLMcode
+{
+  guard let table = Libcurl.shared else { return CURLM_INTERNAL_ERROR }
+  return ak_call_multi_setopt_long(table.multiSetopt, multi, option, value)
+}
