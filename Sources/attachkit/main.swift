@@ -1,5 +1,7 @@
 // attachkit: the command line. Routes the words to a command, runs it, exits with its status.
+// Synchronous on purpose: a cache hit answers before any task, thread or libcurl is started.
 import ArgumentParsing
+import Dispatch
 import Glibc
 
 let router = CommandRouter(root: RootCommand.self)
@@ -13,7 +15,25 @@ let commands: [String: any RunnableCommand.Type] = [
   "cache clear": CacheCommand.Clear.self,
 ]
 
-func main() async -> Int32 {
+/// Runs an async command to completion from synchronous code.
+func runToCompletion(_ command: any RunnableCommand.Type, _ arguments: ParsedArguments) -> Int32 {
+  final class Box: @unchecked Sendable { var status: Int32 = 0 }
+  let box = Box()
+  let done = DispatchSemaphore(value: 0)
+  Task {
+    do throws(UsageError) {
+      box.status = try await command.run(arguments).rawValue
+    } catch {
+      Terminal.error(error.description + "\n")
+      box.status = ExitCode.usage.rawValue
+    }
+    done.signal()
+  }
+  done.wait()
+  return box.status
+}
+
+func main() -> Int32 {
   do throws(UsageError) {
     switch try router.parse(CommandLine.arguments.dropFirst()) {
     case .help(let text):
@@ -27,7 +47,8 @@ func main() async -> Int32 {
         Terminal.out((router.helpText(for: path) ?? "") + "\n")
         return ExitCode.usage.rawValue
       }
-      return try await command.run(arguments).rawValue
+      if let status = try command.runWithoutTasks(arguments) { return status.rawValue }
+      return runToCompletion(command, arguments)
     }
   } catch {
     Terminal.error(error.description + "\n")
@@ -35,4 +56,4 @@ func main() async -> Int32 {
   }
 }
 
-exit(await main())
+exit(main())

@@ -71,4 +71,12 @@ enum ExitCode: Int32 {
 protocol RunnableCommand: ParsableCommand {
   /// Runs with parsed arguments and returns the exit status.
   static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode
+
+  /// Answers synchronously when the command can (a cache hit), before any task or thread
+  /// starts; `nil` means call ``run(_:)``.
+  static func runWithoutTasks(_ arguments: ParsedArguments) throws(UsageError) -> ExitCode?
+}
+
+extension RunnableCommand {
+  static func runWithoutTasks(_ arguments: ParsedArguments) throws(UsageError) -> ExitCode? { nil }
 }

@@ -21,6 +21,23 @@ enum FetchCommand: RunnableCommand {
       .positional(name: "url", valueName: "URL", help: "The URLs to fetch.", repeating: true),
     ]
 
+  /// The lean path: when every URL is a fresh cache hit, answer without starting libcurl,
+  /// tasks or threads (a hit through the command line must beat `curl` on loopback).
+  static func runWithoutTasks(_ arguments: ParsedArguments) throws(UsageError) -> ExitCode? {
+    let urls = arguments.positionals("url")
+    guard !urls.isEmpty, !arguments.flag("no-cache") else { return nil }
+    let configuration = try CommonOptions.pipelineConfiguration(arguments)
+    guard let pipeline = try? AttachmentPipeline(configuration: configuration) else { return nil }
+    var hits: [Attachment] = []
+    for url in urls {
+      guard let hit = pipeline.cachedAttachment(for: url) else { return nil }
+      hits.append(hit)
+    }
+    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"), title: "fetch")
+    for (url, attachment) in zip(urls, hits) { report.add(ResultRecord(input: url, attachment: attachment)) }
+    return report.finish()
+  }
+
   static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
     let urls = arguments.positionals("url")
     guard !urls.isEmpty else { throw arguments.usageError("fetch needs a URL") }
