@@ -34,6 +34,7 @@ enum CLI {
     process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     env["NO_COLOR"] = "1"
+    env["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"  // the test server is on loopback
     for (key, value) in environment { env[key] = value }
     process.environment = env
     let out = Pipe()
@@ -80,6 +81,9 @@ extension CLI {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: attachkit)
     process.arguments = arguments
+    var env = ProcessInfo.processInfo.environment
+    env["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"  // the test server is on loopback
+    process.environment = env
     _ = FileManager.default.createFile(atPath: stdout, contents: nil)
     process.standardOutput = FileHandle(forWritingAtPath: stdout)
     process.standardError =

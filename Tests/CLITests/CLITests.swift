@@ -108,6 +108,26 @@ struct CLITests {
     #expect(worldWritable.stderr.contains("writable by everyone"))
   }
 
+  @Test("loopback is refused with blocked_address unless private networks are allowed")
+  func privateNetworkGuard() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/a.png", body: try Media.bytes("png-gray.png"))
+    let cache = ["--cache-dir", scratch.path + "/c"]
+    let blocked = try CLI.run(
+      ["fetch", "--json"] + cache + [server.url("/a.png")],
+      environment: ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "0"])
+    #expect(blocked.status == 1)
+    #expect((blocked.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "blocked_address")
+    #expect(blocked.jsonLines.first?["outcome"] as? String == "failed")
+    let allowed = try CLI.run(
+      ["fetch", "--json", "--allow-private-networks"] + cache + [server.url("/a.png")],
+      environment: ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "0"])
+    #expect(allowed.status == 0)
+  }
+
   @Test("help and version")
   func helpAndVersion() throws {
     let help = try CLI.run(["--help"])

@@ -52,6 +52,9 @@ extension AttachmentError.Code {
   public static let dnsFailed = Self(rawValue: "dns_failed")
   /// No connection could be made (refused, unreachable, or the connect timeout passed).
   public static let connectFailed = Self(rawValue: "connect_failed")
+  /// The URL (or a redirect, or its DNS answer) leads to a loopback, private or link-local
+  /// address and private networks are not allowed.
+  public static let blockedAddress = Self(rawValue: "blocked_address")
   /// The TLS handshake failed, including an untrusted or invalid certificate.
   public static let tlsFailed = Self(rawValue: "tls_failed")
   /// The final response had a status that is not a success (see ``AttachmentError/httpStatus``).

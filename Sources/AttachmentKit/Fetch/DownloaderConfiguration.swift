@@ -32,6 +32,12 @@ public struct DownloaderConfiguration: Sendable, Equatable {
   /// Certificate verification itself is always on and cannot be turned off.
   public var certificateAuthorityFile: String? = nil
 
+  /// Whether transfers may connect to loopback, private, link-local and other non-public
+  /// addresses. Default: `false` — such connections fail with `blocked_address`, checked on
+  /// the address actually connected to (after DNS, on every redirect). Turn it on only for
+  /// trusted URLs (tests and tools on loopback do).
+  public var allowPrivateNetworks = false
+
   /// The `User-Agent` header sent with every request.
   public var userAgent: String = "AttachmentKit/0.1"
 

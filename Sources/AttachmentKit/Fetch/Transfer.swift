@@ -28,6 +28,8 @@ final class Transfer: @unchecked Sendable {
   private var inspecting: Bool
   /// Why a callback stopped the transfer, when it did.
   private(set) var abortReason: AttachmentError?
+  /// The last peer address the address policy refused (libcurl may then try another).
+  private var blockedAddress: String?
 
   /// Makes a transfer whose body is written to the already open `fileDescriptor` at
   /// `temporaryFile`. The transfer owns the descriptor from now on.
@@ -110,6 +112,10 @@ final class Transfer: @unchecked Sendable {
     check(ak_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent))
     check(ak_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
     check(ak_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+    if !configuration.allowPrivateNetworks {
+      check(ak_easy_setopt_opensocket_callback(easy, transferOpenSocketCallback))
+      check(ak_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, me))
+    }
 
     // Identity only: no Accept-Encoding from libcurl, so no unbounded decompression.
     var lines = ["Accept-Encoding: identity"]
@@ -139,6 +145,20 @@ final class Transfer: @unchecked Sendable {
   }
 
   // MARK: - Callbacks (engine thread; never throw, never trap)
+
+  /// Opens a socket for libcurl unless the peer address is refused; returns -1 to refuse.
+  func openSocket(purpose: curlsocktype, address: UnsafeMutablePointer<curl_sockaddr>) -> Int32 {
+    let refusal = withUnsafeMutablePointer(to: &address.pointee.addr) { pointer in
+      AddressPolicy.refusal(for: pointer)
+    }
+    if let refusal {
+      blockedAddress = refusal
+      return -1
+    }
+    return socket(
+      address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue),
+      address.pointee.protocol)
+  }
 
   /// Takes one header line; returns false to stop the transfer.
   func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -238,6 +258,12 @@ final class Transfer: @unchecked Sendable {
   /// Builds the caller's answer once libcurl reports the transfer done with `code`.
   func outcome(code: CURLcode, now: ContinuousClock.Instant) -> Result<Download, AttachmentError> {
     if let abortReason { return .failure(abortReason) }
+    if let blockedAddress, code == CURLE_COULDNT_CONNECT {
+      return .failure(
+        AttachmentError(
+          .blockedAddress,
+          "The URL leads to \(blockedAddress); private networks are not allowed (see allowPrivateNetworks)."))
+    }
     guard code == CURLE_OK else {
       let detail = String(cString: errorBuffer)
       return .failure(
@@ -324,4 +350,13 @@ private func transferWriteCallback(
   let length = size * count
   let bytes = UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : length)
   return transfer.receiveBody(bytes) ? length : 0
+}
+
+private func transferOpenSocketCallback(
+  _ context: UnsafeMutableRawPointer?, _ purpose: curlsocktype,
+  _ address: UnsafeMutablePointer<curl_sockaddr>?
+) -> Int32 {
+  guard let context, let address else { return -1 }
+  let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+  return transfer.openSocket(purpose: purpose, address: address)
 }

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import AttachmentKit
+import Glibc
 
 /// Options several commands share, declared once with their help.
 enum CommonOptions {
@@ -14,6 +15,9 @@ enum CommonOptions {
   static let deadline = ArgumentSpec.option(
     long: "deadline", valueName: "SECONDS",
     help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
+  static let allowPrivateNetworks = ArgumentSpec.flag(
+    long: "allow-private-networks",
+    help: "Allow loopback, private and link-local addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1).")
   static let limits: [ArgumentSpec] = [
     .option(long: "max-image-bytes", valueName: "BYTES", help: "Largest image (default 10MB)."),
     .option(long: "max-audio-bytes", valueName: "BYTES", help: "Largest audio file (default 5MB)."),
@@ -54,6 +58,8 @@ enum CommonOptions {
     var configuration = PipelineConfiguration(
       cacheDirectory: arguments.string("cache-dir") ?? CacheConfiguration.defaultDirectory())
     configuration.limits = try limits(arguments)
+    configuration.downloader.allowPrivateNetworks =
+      arguments.flag("allow-private-networks") || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
     return configuration
   }
 }
@@ -79,4 +85,13 @@ protocol RunnableCommand: ParsableCommand {
 
 extension RunnableCommand {
   static func runWithoutTasks(_ arguments: ParsedArguments) throws(UsageError) -> ExitCode? { nil }
+}
+
+/// Environment switches.
+enum Environment {
+  /// Whether a variable is set to `1`, `true` or `yes`.
+  static func flag(_ name: String) -> Bool {
+    guard let value = getenv(name) else { return false }
+    return ["1", "true", "yes"].contains(String(cString: value).lowercased())
+  }
 }

@@ -13,7 +13,10 @@ enum FetchCommand: RunnableCommand {
     sections: [CommonOptions.exitCodes])
 
   static let arguments: [ArgumentSpec] =
-    [CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline]
+    [
+      CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
+      CommonOptions.allowPrivateNetworks,
+    ]
     + CommonOptions.limits + [
       .flag(
         long: "no-cache",

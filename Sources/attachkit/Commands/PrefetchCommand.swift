@@ -17,7 +17,10 @@ enum PrefetchCommand: RunnableCommand {
     sections: [CommonOptions.exitCodes])
 
   static let arguments: [ArgumentSpec] =
-    [CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline]
+    [
+      CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
+      CommonOptions.allowPrivateNetworks,
+    ]
     + CommonOptions.limits + [
       .option(long: "concurrency", short: "j", valueName: "N", help: "Downloads at once (default 8)."),
       .positional(

@@ -20,7 +20,7 @@ struct DownloaderTests {
     defer { scratch.remove() }
 
     // When it is downloaded
-    let downloader = Downloader()
+    let downloader = Downloader(configuration: .loopback)
     let download = try await downloader.download(
       DownloadRequest(url: server.url("/files/blob"), directory: scratch.path), timeout: .seconds(5))
 
@@ -53,7 +53,7 @@ struct DownloaderTests {
     let scratch = try ScratchDirectory("redir")
     defer { scratch.remove() }
 
-    let download = try await Downloader().download(
+    let download = try await Downloader(configuration: .loopback).download(
       DownloadRequest(url: server.url("/redirect/4/files/a"), directory: scratch.path),
       timeout: .seconds(5))
 
@@ -73,7 +73,7 @@ struct DownloaderTests {
 
     var request = DownloadRequest(url: server.url("/files/v"), directory: scratch.path)
     request.ifNoneMatch = "\"abc\""
-    let download = try await Downloader().download(request, timeout: .seconds(5))
+    let download = try await Downloader(configuration: .loopback).download(request, timeout: .seconds(5))
 
     #expect(download.isNotModified)
     #expect(download.file == nil)
@@ -89,7 +89,7 @@ struct DownloaderTests {
     let scratch = try ScratchDirectory("gzip")
     defer { scratch.remove() }
 
-    let download = try await Downloader().download(
+    let download = try await Downloader(configuration: .loopback).download(
       DownloadRequest(url: server.url("/fault/gzip"), directory: scratch.path), timeout: .seconds(5))
 
     let file = try #require(download.file)
@@ -107,7 +107,7 @@ struct DownloaderTests {
     server.serve("/files/shared", body: body)
     let scratch = try ScratchDirectory("many")
     defer { scratch.remove() }
-    var configuration = DownloaderConfiguration()
+    var configuration = DownloaderConfiguration.loopback
     configuration.maximumConnectionsPerHost = 8
     let downloader = Downloader(configuration: configuration)
 

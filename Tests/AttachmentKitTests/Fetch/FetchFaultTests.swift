@@ -50,7 +50,7 @@ struct FetchFaultTests {
     server.serve("/files/a", body: Array("hello".utf8))
     let scratch = try ScratchDirectory("fault")
     defer { scratch.remove() }
-    var configuration = DownloaderConfiguration()
+    var configuration = DownloaderConfiguration.loopback
     if let lowSpeed = fault.lowSpeed { configuration.lowSpeedLimit = lowSpeed }
     let downloader = Downloader(configuration: configuration)
     var request = DownloadRequest(url: server.url(fault.path), directory: scratch.path)
@@ -88,7 +88,7 @@ struct FetchFaultTests {
     let scratch = try ScratchDirectory("404")
     defer { scratch.remove() }
     do {
-      _ = try await Downloader().download(
+      _ = try await Downloader(configuration: .loopback).download(
         DownloadRequest(url: server.url("/status/404"), directory: scratch.path), timeout: .seconds(3))
       Issue.record("expected http_status")
     } catch {
@@ -107,7 +107,7 @@ struct FetchFaultTests {
     defer { scratch.remove() }
     let (outcome, seconds) = await measure { () async -> AttachmentError? in
       do {
-        _ = try await Downloader().download(
+        _ = try await Downloader(configuration: .loopback).download(
           DownloadRequest(url: server.url("/fault/huge-length"), directory: scratch.path),
           timeout: .seconds(5))
         return nil
@@ -119,7 +119,7 @@ struct FetchFaultTests {
 
   @Test("URLs that are not http(s) or not URLs fail before any connection")
   func badURLs() async throws {
-    let downloader = Downloader()
+    let downloader = Downloader(configuration: .loopback)
     let cases: [(String, AttachmentError.Code)] = [
       ("ftp://127.0.0.1/file.jpg", .unsupportedScheme),
       ("file:///etc/passwd", .unsupportedScheme),
@@ -144,7 +144,7 @@ struct FetchFaultTests {
     let scratch = try ScratchDirectory("refused")
     defer { scratch.remove() }
     do {
-      _ = try await Downloader().download(
+      _ = try await Downloader(configuration: .loopback).download(
         DownloadRequest(url: "http://127.0.0.1:\(port)/a.jpg", directory: scratch.path),
         timeout: .seconds(3))
       Issue.record("expected connect_failed")
@@ -160,7 +160,7 @@ struct FetchFaultTests {
     defer { server.stop() }
     let scratch = try ScratchDirectory("cancel")
     defer { scratch.remove() }
-    let downloader = Downloader()
+    let downloader = Downloader(configuration: .loopback)
     let task = Task { () async throws -> Download in
       try await downloader.download(
         DownloadRequest(url: server.url("/fault/trickle"), directory: scratch.path),

@@ -78,7 +78,7 @@ struct TLSTests {
   func trustedCA() async throws {
     let server = try await offThePool { try TLSServer() }
     defer { server.stop() }
-    var configuration = DownloaderConfiguration()
+    var configuration = DownloaderConfiguration.loopback
     configuration.certificateAuthorityFile = server.certificate
     let scratch = try ScratchDirectory("tls-ok")
     defer { scratch.remove() }
@@ -100,7 +100,7 @@ struct TLSTests {
     let scratch = try ScratchDirectory("tls-bad")
     defer { scratch.remove() }
     do {
-      _ = try await Downloader().download(
+      _ = try await Downloader(configuration: .loopback).download(
         DownloadRequest(url: "https://127.0.0.1:\(server.port)/hello.txt", directory: scratch.path),
         timeout: .seconds(5))
       Issue.record("expected tls_failed")

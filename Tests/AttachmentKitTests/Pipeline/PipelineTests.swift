@@ -17,6 +17,7 @@ struct PipelineTests {
       server = try TestHTTPServer.start()
       scratch = try ScratchDirectory("pipeline")
       var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
+      configuration.downloader.allowPrivateNetworks = true  // the test server is on loopback
       configure(&configuration)
       pipeline = try AttachmentPipeline(configuration: configuration)
     }
@@ -204,7 +205,7 @@ struct PipelineTests {
 
     // When it is downloaded with the streaming sniffer
     do {
-      _ = try await Downloader().download(
+      _ = try await Downloader(configuration: .loopback).download(
         DownloadRequest(url: server.url("/image.jpg"), directory: scratch.path, inspector: counter),
         timeout: .seconds(5))
       Issue.record("expected unsupported_type")

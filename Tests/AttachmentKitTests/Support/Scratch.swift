@@ -1,5 +1,7 @@
 import Foundation
 
+@testable import AttachmentKit
+
 /// A fresh directory under the system temp folder for one test, removed by `remove()`.
 struct ScratchDirectory {
   let path: String
@@ -53,5 +55,14 @@ func measure<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
 func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
   try await withCheckedThrowingContinuation { continuation in
     Thread { continuation.resume(with: Result { try body() }) }.start()
+  }
+}
+
+extension DownloaderConfiguration {
+  /// The default configuration with private networks allowed: the test server is on loopback.
+  static var loopback: DownloaderConfiguration {
+    var configuration = DownloaderConfiguration()
+    configuration.allowPrivateNetworks = true
+    return configuration
   }
 }
