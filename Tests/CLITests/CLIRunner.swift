@@ -85,6 +85,7 @@ extension CLI {
     env["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"  // the test server is on loopback
     process.environment = env
     _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+    if stderr != "/dev/null" { _ = FileManager.default.createFile(atPath: stderr, contents: nil) }
     process.standardOutput = FileHandle(forWritingAtPath: stdout)
     process.standardError =
       stderr == "/dev/null" ? FileHandle.nullDevice : FileHandle(forWritingAtPath: stderr)

@@ -1,0 +1,67 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// A full disk fails the store cleanly and the cache works again once space is freed.
+@Suite("Disk full", .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+struct DiskFullTests {
+  /// A valid 16-bit mono PCM WAV of `dataBytes` bytes of samples.
+  static func wav(dataBytes: Int) -> [UInt8] {
+    func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+    func le16(_ value: Int) -> [UInt8] { (0..<2).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+    var bytes = Array("RIFF".utf8) + le32(36 + dataBytes) + Array("WAVEfmt ".utf8)
+    bytes += le32(16) + le16(1) + le16(1) + le32(8000) + le32(16000) + le16(2) + le16(16)
+    bytes += Array("data".utf8) + le32(dataBytes)
+    bytes += testBytes(count: dataBytes, seed: UInt64(dataBytes))
+    return bytes
+  }
+
+  @Test("on a full tmpfs a fetch fails with io_error, leaves no temp file, and works after space is freed")
+  func diskFull() async throws {
+    // Given a cache on a 1 MiB tmpfs (skipped where mounting is not allowed)
+    let scratch = try ScratchDirectory("diskfull")
+    defer { scratch.remove() }
+    let mountPoint = scratch.path + "/small"
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    let mount = Process()
+    mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+    mount.arguments = ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", mountPoint]
+    mount.standardError = FileHandle.nullDevice
+    try mount.run()
+    mount.waitUntilExit()
+    try #require(mount.terminationStatus == 0, "cannot mount a tmpfs here (needs root)")
+    defer {
+      let umount = Process()
+      umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+      umount.arguments = [mountPoint]
+      try? umount.run()
+      umount.waitUntilExit()
+    }
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    server.serve("/big.wav", body: Self.wav(dataBytes: 2_000_000), contentType: "audio/wav")
+    server.serve("/small.wav", body: Self.wav(dataBytes: 100_000), contentType: "audio/wav")
+    var configuration = PipelineConfiguration(cacheDirectory: mountPoint + "/cache")
+    configuration.downloader.allowPrivateNetworks = true
+    let pipeline = try AttachmentPipeline(configuration: configuration)
+
+    // When a body larger than the disk arrives
+    do {
+      _ = try await pipeline.attachment(for: server.url("/big.wav"), timeout: .seconds(5))
+      Issue.record("expected io_error")
+    } catch {
+      // Then it fails with io_error and leaves nothing behind
+      #expect(error.code == .ioError, "\(error)")
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cache/v1/tmp").isEmpty)
+
+    // And with the space back, the cache works
+    let small = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
+    #expect(small.source == .network)
+    let again = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
+    #expect(again.source == .cache)
+    #expect(try pipeline.cache.verify().corrupt == 0)
+  }
+}

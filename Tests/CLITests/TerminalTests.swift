@@ -1,0 +1,94 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// What a person at a terminal sees: the progress bar on a pseudo-terminal (and not on a
+/// pipe), NO_COLOR, and Ctrl-C.
+@Suite("attachkit at a terminal", .serialized)
+struct TerminalTests {
+  /// Runs a shell command line under `script`, which gives it a pseudo-terminal, and returns
+  /// everything it wrote to the terminal.
+  static func runOnTerminal(_ command: String, environment: [String: String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+    process.arguments = ["-qfec", command, "/dev/null"]
+    var env = ProcessInfo.processInfo.environment
+    env["NO_COLOR"] = nil  // only what the test asks for
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  @Test("prefetch draws a progress bar on a terminal, in colour unless NO_COLOR, and none on a pipe")
+  func progressBar() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let names = ["png-rgba.png", "gif-static.gif", "wav-pcm16.wav", "mp3-no-tag.mp3"]
+    for name in names { server.serve("/\(name)", body: try Media.bytes(name)) }
+    let list = scratch.path + "/urls.txt"
+    try names.map { server.url("/\($0)") }.joined(separator: "\n").write(
+      toFile: list, atomically: true, encoding: .utf8)
+    let base = "'\(CLI.attachkit)' prefetch --cache-dir '\(scratch.path)/c"
+    let env = ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "1"]
+
+    var colour = env
+    colour["NO_COLOR"] = nil
+    let terminal = try Self.runOnTerminal(
+      "\(base)1' '\(list)'", environment: colour.merging(["TERM": "xterm"]) { $1 })
+    #expect(terminal.contains("\r\u{1B}[2K"))  // redrawn in place
+    #expect(terminal.contains("4/4"))
+    #expect(terminal.contains("ETA"))
+    #expect(terminal.contains("\u{1B}[36m"))
+
+    let plain = try Self.runOnTerminal(
+      "\(base)2' '\(list)'", environment: env.merging(["NO_COLOR": "1"]) { $1 })
+    #expect(plain.contains("4/4"))
+    #expect(!plain.contains("\u{1B}[36m"))
+
+    let piped = try CLI.run(["prefetch", "--cache-dir", scratch.path + "/c3", list])
+    #expect(!piped.stderr.contains("\u{1B}"))
+    #expect(!piped.stdout.contains("\u{1B}"))
+    #expect(piped.stdout.contains("4 accepted"))
+  }
+
+  @Test(
+    "Ctrl-C stops prefetch cleanly: in-flight downloads cancelled, summary printed, exit 130, no temp files")
+  func interrupt() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/fast.png", body: try Media.bytes("png-rgba.png"))
+    let urls = [server.url("/fast.png")] + (0..<6).map { server.url("/fault/trickle?\($0)") }
+    let list = scratch.path + "/urls.txt"
+    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    let cache = scratch.path + "/c"
+
+    let process = try CLI.spawn(
+      ["prefetch", "--json", "--deadline", "20", "--cache-dir", cache, list], stdout: scratch.path + "/out",
+      stderr: scratch.path + "/err")
+    usleep(800_000)  // the trickles are mid-body by now
+    let interruptedAt = Date()
+    kill(process.processIdentifier, SIGINT)
+    process.waitUntilExit()
+    let took = Date().timeIntervalSince(interruptedAt)
+
+    #expect(process.terminationStatus == 130)
+    #expect(took < 1.0)
+    let lines = CLI.jsonLines(ofFile: scratch.path + "/out")
+    #expect(lines.first?["outcome"] as? String == "accepted")
+    let summary = (try? String(contentsOfFile: scratch.path + "/err", encoding: .utf8)) ?? ""
+    #expect(summary.contains("interrupted"))
+    let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/v1/tmp")) ?? []
+    #expect(leftovers.isEmpty, "\(leftovers)")
+  }
+}
