@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// Writes one response on a connection, for route handlers.
 ///
@@ -35,7 +34,7 @@ public final class ResponseWriter: Sendable {
   public let request: RecordedRequest
   private let socket: SocketHandle
   private let isServerStopped: @Sendable () -> Bool
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Creates a writer for `request` on `socket`.
   init(request: RecordedRequest, socket: SocketHandle, isServerStopped: @escaping @Sendable () -> Bool) {

@@ -28,7 +28,7 @@ struct ServerState {
 /// the routes and the counters. Threads hold the core, not the public server object,
 /// so dropping the last `TestHTTPServer` reference still stops everything.
 final class ServerCore: Sendable {
-  let state = Mutex(ServerState())
+  let state = Locked(ServerState())
   private let stoppedFlag = Atomic(false)
   private let listener: SocketHandle
   private let acceptLoopEnded = DispatchSemaphore(value: 0)

@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// An error raised while starting a `TestHTTPServer`.
 public struct TestHTTPServerError: Error, CustomStringConvertible, Sendable {
@@ -24,11 +23,11 @@ let pollReadHangUp: Int16 = 0x2000
 /// thread may call `shutdown()`. Both go through the lock, so a shutdown never hits a
 /// descriptor number that has already been closed and reused.
 final class SocketHandle: Sendable {
-  private let descriptor: Mutex<Int32>
+  private let descriptor: Locked<Int32>
 
   /// Wraps an open descriptor.
   init(fd: Int32) {
-    descriptor = Mutex(fd)
+    descriptor = Locked(fd)
   }
 
   /// The descriptor, or -1 once closed.

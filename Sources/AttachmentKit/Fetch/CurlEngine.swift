@@ -1,6 +1,5 @@
 import CCurl
 import Glibc
-import Synchronization
 
 /// One libcurl multi handle driven by one dedicated thread.
 ///
@@ -18,7 +17,7 @@ final class CurlEngine: @unchecked Sendable {
   private let multi: UnsafeMutableRawPointer
   /// Commands for the engine thread, and whether the multi handle is gone (after which
   /// nothing may touch it, not even `curl_multi_wakeup`).
-  private let commands = Mutex<(queue: [Command], closed: Bool)>(([], false))
+  private let commands = Locked<(queue: [Command], closed: Bool)>(([], false))
   /// Live transfers by easy handle address. Engine thread only.
   private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
 

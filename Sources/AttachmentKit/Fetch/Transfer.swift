@@ -335,21 +335,25 @@ final class Transfer: @unchecked Sendable {
 private func transferHeaderCallback(
   _ pointer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
 ) -> Int {
-  guard let context else { return 0 }
-  let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-  let length = size * count
-  let bytes = UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : length)
-  return transfer.receiveHeader(bytes) ? length : 0
+  deliver(pointer, size * count, to: context) { $0.receiveHeader($1) }
 }
 
 private func transferWriteCallback(
   _ pointer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
 ) -> Int {
+  deliver(pointer, size * count, to: context) { $0.receiveBody($1) }
+}
+
+/// Hands a data callback's bytes to the transfer; returns what libcurl expects: the length
+/// taken, or 0 to stop the transfer.
+private func deliver(
+  _ pointer: UnsafeMutablePointer<CChar>?, _ length: Int, to context: UnsafeMutableRawPointer?,
+  _ take: (Transfer, UnsafeRawBufferPointer) -> Bool
+) -> Int {
   guard let context else { return 0 }
   let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-  let length = size * count
   let bytes = UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : length)
-  return transfer.receiveBody(bytes) ? length : 0
+  return take(transfer, bytes) ? length : 0
 }
 
 private func transferOpenSocketCallback(

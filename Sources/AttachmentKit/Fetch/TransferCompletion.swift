@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// The one-time answer to a transfer's caller.
 ///
@@ -15,7 +14,7 @@ final class TransferCompletion: Sendable {
     case delivered
   }
 
-  private let state = Mutex<State>(.waiting)
+  private let state = Locked<State>(.waiting)
   private let temporaryFile: String
 
   /// Makes a completion for a transfer whose body goes to `temporaryFile`.

@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// The one call an extension (or the command line) makes: a URL in, a validated local file
 /// out, from the cache when possible, under an absolute deadline.
@@ -175,7 +174,7 @@ public final class AttachmentPipeline: Sendable {
 /// Starts the downloader (its engine thread and libcurl's global state) on first use.
 private final class LazyDownloader: Sendable {
   private let configuration: DownloaderConfiguration
-  private let box = Mutex<Downloader?>(nil)
+  private let box = Locked<Downloader?>(nil)
 
   init(configuration: DownloaderConfiguration) {
     self.configuration = configuration

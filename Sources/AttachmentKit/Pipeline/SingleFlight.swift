@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Coalesces concurrent work per key: N callers for one key share one run of the work.
 ///
 /// Each caller waits on its own continuation, so a caller that is cancelled (or whose own
@@ -9,8 +7,8 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   typealias Outcome = Result<Value, AttachmentError>
 
   private final class Flight: Sendable {
-    let waiters = Mutex<[Int: CheckedContinuation<Outcome, Never>]>([:])
-    let task = Mutex<Task<Void, Never>?>(nil)
+    let waiters = Locked<[Int: CheckedContinuation<Outcome, Never>]>([:])
+    let task = Locked<Task<Void, Never>?>(nil)
   }
 
   private struct State {
@@ -18,7 +16,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     var nextWaiter = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Runs `work` for `key`, or joins the run already under way, and returns its outcome.
   /// Returns `cancelled` if the calling task is cancelled, and `deadline_exceeded` at

@@ -1,5 +1,4 @@
 import CMagic
-import Synchronization
 
 /// libmagic's opinion of the first bytes of a file, as a MIME type.
 ///
@@ -16,7 +15,7 @@ enum MagicSniffer {
   /// A libmagic handle; only ever used under the lock below.
   private struct Cookie: @unchecked Sendable { let pointer: OpaquePointer }
 
-  private static let cookie = Mutex<Cookie?>(nil)
+  private static let cookie = Locked<Cookie?>(nil)
 
   /// The MIME type libmagic gives `bytes` (only the first ``windowBytes`` are looked at), or
   /// `nil` when the database cannot be loaded.

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Refuses a wrong download early: sniffs the first bytes as they stream in and stops the
 /// transfer as soon as they cannot become an accepted attachment, or the body passes its
 /// type's size limit.
@@ -17,7 +15,7 @@ public final class StreamingSniffer: ResponseInspector {
   }
 
   private let limits: ValidationLimits
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Makes a sniffer that enforces `limits` while bytes arrive.
   public init(limits: ValidationLimits = ValidationLimits()) {

@@ -52,6 +52,18 @@ enum CommonOptions {
     return .milliseconds(Int64((seconds * 1000).rounded()))
   }
 
+  /// Opens the pipeline the options describe, or prints why the cache is unusable and
+  /// returns `nil` (the caller exits 3).
+  static func openPipeline(_ arguments: ParsedArguments) throws(UsageError) -> AttachmentPipeline? {
+    let configuration = try pipelineConfiguration(arguments)
+    do {
+      return try AttachmentPipeline(configuration: configuration)
+    } catch {
+      Terminal.error("attachkit: \(error.message)\n")
+      return nil
+    }
+  }
+
   /// The pipeline configuration from the options.
   static func pipelineConfiguration(_ arguments: ParsedArguments) throws(UsageError) -> PipelineConfiguration
   {

@@ -44,15 +44,8 @@ enum FetchCommand: RunnableCommand {
   static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
     let urls = arguments.positionals("url")
     guard !urls.isEmpty else { throw arguments.usageError("fetch needs a URL") }
-    let configuration = try CommonOptions.pipelineConfiguration(arguments)
     let timeout = try CommonOptions.deadline(arguments)
-    let pipeline: AttachmentPipeline
-    do {
-      pipeline = try AttachmentPipeline(configuration: configuration)
-    } catch {
-      Terminal.error("attachkit: \(error.message)\n")
-      return .cacheUnusable
-    }
+    guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .cacheUnusable }
     let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"), title: "fetch")
     let results = await Batch.run(
       inputs: urls, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: arguments.flag("no-cache"),

@@ -31,20 +31,13 @@ enum PrefetchCommand: RunnableCommand {
   static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
     let concurrency = try arguments.int("concurrency", .positive) ?? 8
     let timeout = try CommonOptions.deadline(arguments)
-    let configuration = try CommonOptions.pipelineConfiguration(arguments)
     let source = arguments.positional("file") ?? "-"
     guard let text = readInput(source) else {
       throw arguments.usageError("cannot read '\(Terminal.safe(source))'")
     }
     let urls = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: " \t") }
       .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-    let pipeline: AttachmentPipeline
-    do {
-      pipeline = try AttachmentPipeline(configuration: configuration)
-    } catch {
-      Terminal.error("attachkit: \(error.message)\n")
-      return .cacheUnusable
-    }
+    guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .cacheUnusable }
     let json = arguments.flag("json")
     let quiet = arguments.flag("quiet")
     let report = Report(json: json, quiet: quiet, title: "prefetch")
