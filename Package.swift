@@ -7,6 +7,7 @@ let package = Package(
     .library(name: "AttachmentKit", targets: ["AttachmentKit"]),
     .executable(name: "attachkit", targets: ["attachkit"]),
     .executable(name: "sample-server", targets: ["SampleServer"]),
+    .executable(name: "extension-runner", targets: ["ExtensionRunner"]),
   ],
   targets: [
     // System libraries: a module map and a shim header each (typed wrappers, no logic).
@@ -41,6 +42,18 @@ let package = Package(
       name: "SampleServer",
       dependencies: ["TestSupport"],
       path: "Samples/SampleServer"),
+    // The Notification Service Extension sample: its logic (tested directly) and the command.
+    .target(
+      name: "ExtensionRunnerCore",
+      dependencies: ["AttachmentKit", "CCrypto", "ArgumentParsing"],
+      path: "Samples/ExtensionRunner/Core"),
+    .executableTarget(
+      name: "ExtensionRunner",
+      dependencies: ["ExtensionRunnerCore"],
+      path: "Samples/ExtensionRunner/CLI"),
+    .testTarget(
+      name: "ExtensionRunnerTests",
+      dependencies: ["ExtensionRunnerCore", "AttachmentKit", "TestSupport", "CCrypto"]),
     .testTarget(
       name: "CLITests",
       dependencies: ["TestSupport"]),

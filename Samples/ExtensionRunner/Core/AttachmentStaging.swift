@@ -1,0 +1,66 @@
+import Foundation
+
+/// Gives each notification its own copies of the attachment files.
+///
+/// iOS *moves* the file of a `UNNotificationAttachment` into its own store when the content is
+/// delivered, so an extension must never hand over a file it wants to keep: here, the cache's
+/// content file. Each notification gets a fresh directory under ``root``, and each attachment a
+/// copy named `N-IDENTIFIER.EXT` (the identifier reduced to safe characters) with the
+/// canonical extension, which is what iOS reads the type from when no hint is given.
+public struct AttachmentStaging: Sendable {
+  /// The directory under which each notification gets its own directory.
+  public let root: String
+
+  /// Stages under `root`.
+  public init(root: String) {
+    self.root = root
+  }
+
+  /// The default root: `$TMPDIR/extension-runner-UID` (`/tmp` when `TMPDIR` is unset).
+  public static func defaultRoot() -> String {
+    var base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+    return "\(base)/extension-runner-\(getuid())"
+  }
+
+  /// Makes a fresh directory for one notification (mode 0700) under ``root``, which must be a
+  /// real directory of this user that no one else can write to (`/tmp` is shared).
+  /// - Throws: the Foundation error when it cannot be made or ``root`` is not safe.
+  public func makeNotificationDirectory() throws -> String {
+    try FileManager.default.createDirectory(
+      atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    var info = stat()
+    guard lstat(root, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
+      info.st_mode & (S_IWGRP | S_IWOTH) == 0
+    else {
+      throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: root])
+    }
+    var template = Array("\(root)/notification-XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { buffer in
+      buffer.baseAddress.flatMap { mkdtemp($0) }
+    }
+    guard made != nil else {
+      throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: root])
+    }
+    return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// Copies `source` into `directory` as `POSITION-IDENTIFIER.EXT` and returns the copy's path.
+  /// - Throws: the Foundation error when the copy fails.
+  public static func stage(
+    _ source: String, position: Int, identifier: String, fileExtension: String, in directory: String
+  ) throws -> String {
+    let safe = String(identifier.unicodeScalars.prefix(64).map(Self.safeCharacter))
+    let destination = "\(directory)/\(position)-\(safe).\(fileExtension)"
+    try FileManager.default.copyItem(atPath: source, toPath: destination)
+    return destination
+  }
+
+  /// A character kept in file names: ASCII letters, digits, `-` and `_`; anything else is `_`.
+  private static func safeCharacter(_ scalar: Unicode.Scalar) -> Character {
+    switch scalar {
+    case "a"..."z", "A"..."Z", "0"..."9", "-", "_": Character(scalar)
+    default: "_"
+    }
+  }
+}

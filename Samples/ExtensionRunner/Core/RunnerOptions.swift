@@ -1,0 +1,169 @@
+import ArgumentParsing
+import AttachmentKit
+import Foundation
+
+/// `extension-runner`: the command declaration, its help page included.
+public enum RunnerCommand: ParsableCommand {
+  /// The name, overview and help sections.
+  public static let configuration = CommandConfiguration(
+    name: "extension-runner",
+    abstract: "Runs a Notification Service Extension's whole job on an APNs payload.",
+    discussion: """
+      Without aps.mutable-content 1 the content is delivered unchanged at once. Otherwise the \
+      encrypted_data field is decrypted first, then every attachment is fetched in parallel \
+      through AttachmentKit; at budget − margin the best attempt so far is delivered and the \
+      rest cancelled. The delivered content is printed as JSON on stdout, the trace on stderr.
+      """,
+    examples: [
+      "extension-runner Samples/payloads/image.json --base-url http://127.0.0.1:PORT",
+      "extension-runner --key-file Samples/payloads/sample.key Samples/payloads/encrypted.json",
+      "extension-runner --budget 3 --trace --base-url http://127.0.0.1:PORT Samples/payloads/hanging.json",
+    ],
+    sections: [
+      HelpSection(
+        title: "EXIT CODES",
+        body: """
+            0    content was delivered (also when steps failed: it falls back to the best attempt)
+            2    unusable arguments (bad option, unreadable payload or key file, payload not a JSON object)
+          """),
+      HelpSection(
+        title: "ENVIRONMENT",
+        body: """
+            ATTACHKIT_CACHE_DIR   the default cache directory
+            ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1   as --allow-private-networks
+            TMPDIR                where delivered attachment files are copied by default
+          """),
+    ])
+
+  /// The options, the flag and the payload.
+  public static let arguments: [ArgumentSpec] = [
+    .option(
+      long: "budget", valueName: "SECONDS",
+      help: "The extension's whole time, counted from start (default 30)."),
+    .option(
+      long: "expire-margin", valueName: "SECONDS",
+      help: "serviceExtensionTimeWillExpire comes this long before the budget ends (default 1)."),
+    .option(
+      long: "cache-dir", valueName: "DIR",
+      help: "The attachment cache (default: $ATTACHKIT_CACHE_DIR, else ~/.cache/attachkit)."),
+    .option(
+      long: "key-file", valueName: "FILE",
+      help: "The AES-256 key for encrypted_data: 64 hex digits, base64, or 32 raw bytes."),
+    .option(
+      long: "base-url", valueName: "URL",
+      help: "Replaces {BASE} in the payload's strings (sample payloads: the sample server's URL)."),
+    .option(
+      long: "attachment-keys", valueName: "KEYS",
+      help: "Comma-separated key paths holding attachment URLs, in order (default: "
+        + AttachmentLocator.defaultKeys.joined(separator: ",") + ")."),
+    .option(
+      long: "attachments-dir", valueName: "DIR",
+      help: "Where delivered files are copied, one directory per run (default: $TMPDIR/extension-runner-UID)."
+    ),
+    .flag(
+      long: "allow-private-networks",
+      help:
+        "Allow loopback and private addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1): for local servers."),
+    .flag(long: "trace", help: "Also put the trace in the JSON output, under \"trace\"."),
+    .positional(name: "payload", valueName: "PAYLOAD.json", help: "The APNs payload."),
+  ]
+}
+
+/// The settings of one run, read from the command line.
+public struct RunnerOptions: Sendable, Equatable {
+  /// The whole budget.
+  public var budget: Duration = .seconds(30)
+  /// How long before its end `serviceExtensionTimeWillExpire` is called.
+  public var expireMargin: Duration = .seconds(1)
+  /// The attachment cache.
+  public var cacheDirectory: String
+  /// The key file, when given.
+  public var keyFile: String?
+  /// The replacement of `{BASE}`, when given.
+  public var baseURL: String?
+  /// The attachment key paths.
+  public var attachmentKeys: [String] = AttachmentLocator.defaultKeys
+  /// Where delivered files are copied.
+  public var attachmentsDirectory: String
+  /// Whether the JSON output carries the trace.
+  public var includeTrace = false
+  /// Whether fetches may reach loopback and private addresses (the sample server, tests).
+  public var allowPrivateNetworks = false
+  /// The payload file.
+  public var payloadPath: String
+
+  /// Options with the defaults and `payloadPath`.
+  public init(payloadPath: String) {
+    self.payloadPath = payloadPath
+    cacheDirectory = CacheConfiguration.defaultDirectory()
+    attachmentsDirectory = AttachmentStaging.defaultRoot()
+  }
+
+  /// What the command line asks for.
+  public enum Parsed: Sendable, Equatable {
+    /// Run with these options.
+    case run(RunnerOptions)
+    /// Print this help text and exit 0.
+    case help(String)
+  }
+
+  /// The longest budget accepted, in seconds (a day; iOS gives about 30 s).
+  static let longestBudget = 86_400.0
+
+  /// Reads the words after the program name; `environment` supplies
+  /// `ATTACHKIT_ALLOW_PRIVATE_NETWORKS`.
+  /// - Throws: ``UsageError`` for anything unusable, with a message naming the option.
+  public static func parse(
+    _ words: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(UsageError) -> Parsed {
+    let arguments: ParsedArguments
+    switch try CommandRouter(root: RunnerCommand.self).parse(words) {
+    case .help(let text), .version(let text): return .help(text)
+    case .run(_, let parsed): arguments = parsed
+    }
+    guard let payload = arguments.positional("payload") else {
+      throw arguments.usageError("missing PAYLOAD.json")
+    }
+    var options = RunnerOptions(payloadPath: payload)
+    let budget = try arguments.double("budget", .positive) ?? 30
+    let margin = try arguments.double("expire-margin", .nonNegative) ?? 1
+    guard budget <= longestBudget else {
+      throw arguments.usageError("--budget expects at most \(Int(longestBudget)) seconds, got \(budget)")
+    }
+    guard margin < budget else {
+      throw arguments.usageError("--expire-margin (\(margin) s) must be less than --budget (\(budget) s)")
+    }
+    options.budget = .seconds(budget)
+    options.expireMargin = .seconds(margin)
+    if let directory = arguments.string("cache-dir") { options.cacheDirectory = directory }
+    if let directory = arguments.string("attachments-dir") { options.attachmentsDirectory = directory }
+    options.keyFile = arguments.string("key-file")
+    if let base = arguments.string("base-url") {
+      var trimmed = base
+      while trimmed.hasSuffix("/") { trimmed.removeLast() }
+      let lower = trimmed.lowercased()
+      guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
+        !trimmed.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "\\" })
+      else {
+        throw arguments.usageError(
+          "--base-url expects an http(s) URL such as http://127.0.0.1:8080, got '\(base)'")
+      }
+      options.baseURL = trimmed
+    }
+    if let keys = arguments.string("attachment-keys") {
+      let list = keys.split(separator: ",", omittingEmptySubsequences: false).map {
+        String($0).filter { !$0.isWhitespace }
+      }
+      guard !list.isEmpty, !list.contains(where: \.isEmpty) else {
+        throw arguments.usageError("--attachment-keys expects comma-separated key paths, got '\(keys)'")
+      }
+      options.attachmentKeys = list
+    }
+    options.includeTrace = arguments.flag("trace")
+    let fromEnvironment = environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"].map {
+      ["1", "true", "yes"].contains($0.lowercased())
+    }
+    options.allowPrivateNetworks = arguments.flag("allow-private-networks") || fromEnvironment == true
+    return .run(options)
+  }
+}

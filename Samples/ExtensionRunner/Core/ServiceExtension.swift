@@ -1,0 +1,305 @@
+import AttachmentKit
+import Foundation
+import Synchronization
+
+/// The Linux stand-in for `UNNotificationRequest`: an identifier and the original content.
+public struct NotificationRequest: Sendable {
+  /// The request identifier.
+  public var identifier: String
+  /// The content iOS built from the payload.
+  public var content: NotificationContent
+
+  /// Makes a request.
+  public init(identifier: String, content: NotificationContent) {
+    self.identifier = identifier
+    self.content = content
+  }
+}
+
+/// What the extension needs besides the request: where the cache is, which keys hold
+/// attachments, the decryption key, and until when fetching may go on.
+public struct ServiceConfiguration: Sendable {
+  /// The attachment pipeline's settings (cache directory, limits).
+  public var pipeline: PipelineConfiguration
+  /// Which payload keys hold attachment URLs.
+  public var locator = AttachmentLocator()
+  /// The payload key of the encrypted alert.
+  public var encryptedField = "encrypted_data"
+  /// The key for ``encryptedField``; without one an encrypted payload keeps its original text.
+  public var key: DecryptionKey?
+  /// Where delivered attachment files are copied.
+  public var staging: AttachmentStaging
+  /// The absolute deadline of every fetch: a backstop, since
+  /// ``NotificationService/serviceExtensionTimeWillExpire()`` cancels what is still running.
+  /// The runner uses the end of the budget; in iOS, about 28 s after `didReceive`.
+  public var fetchDeadline: ContinuousClock.Instant
+
+  /// Makes a configuration with the default keys and no decryption key.
+  public init(
+    pipeline: PipelineConfiguration, staging: AttachmentStaging, fetchDeadline: ContinuousClock.Instant
+  ) {
+    self.pipeline = pipeline
+    self.staging = staging
+    self.fetchDeadline = fetchDeadline
+  }
+}
+
+/// What the host (iOS, or ``ExtensionHost`` here) calls on a Notification Service Extension:
+/// the two overrides of `UNNotificationServiceExtension`.
+public protocol NotificationServiceExtension: Sendable {
+  /// Starts the work for `request`; `contentHandler` must receive content exactly once.
+  func didReceive(
+    _ request: NotificationRequest,
+    withContentHandler contentHandler: @escaping @Sendable (NotificationContent) -> Void)
+  /// Called shortly before the budget ends: deliver the best attempt now.
+  func serviceExtensionTimeWillExpire()
+  /// Returns once the work has wound down after delivery, or at `deadline`.
+  func waitUntilIdle(deadline: ContinuousClock.Instant) async
+}
+
+/// The Linux stand-in for a `UNNotificationServiceExtension` subclass, done right.
+///
+/// - ``didReceive(_:withContentHandler:)`` keeps the handler and a *best attempt* (a copy of the
+///   original content), then works in priority order: the critical step first (decrypting
+///   `encrypted_data` into the title, subtitle and body), then the optional ones (every
+///   attachment fetched in parallel through the `AttachmentPipeline`). Each step that succeeds
+///   improves the best attempt; each that fails leaves it as it was. When all are done the best
+///   attempt is delivered.
+/// - ``serviceExtensionTimeWillExpire()`` delivers the best attempt as it stands — whatever is
+///   done by then — and cancels the rest.
+///
+/// The content handler is called exactly once, whichever comes first, and on every path: a
+/// failure only means less was improved, never that nothing is delivered.
+public final class NotificationService: NotificationServiceExtension {
+  /// The `contentHandler` iOS passes to `didReceive`.
+  public typealias ContentHandler = @Sendable (NotificationContent) -> Void
+
+  /// Everything that changes, behind one lock: the handler (`nil` once delivered), the best
+  /// attempt, the attachments ready so far by payload position, the open fetch steps, the work.
+  private struct State {
+    var contentHandler: ContentHandler?
+    var bestAttempt: NotificationContent?
+    var staged: [Int: DeliveredAttachment] = [:]
+    var openFetches: [Int: (handle: Trace.Handle, url: String)] = [:]
+    var work: Task<Void, Never>?
+    var expired = false
+  }
+
+  private let configuration: ServiceConfiguration
+  private let trace: Trace
+  private let state = Mutex(State())
+  private let idle: AsyncStream<Void>
+  private let idleContinuation: AsyncStream<Void>.Continuation
+
+  /// Makes the extension; `trace` records each step.
+  public init(configuration: ServiceConfiguration, trace: Trace) {
+    self.configuration = configuration
+    self.trace = trace
+    (idle, idleContinuation) = AsyncStream<Void>.makeStream()
+  }
+
+  // MARK: - UNNotificationServiceExtension
+
+  /// Starts the work for `request`; `contentHandler` receives the content exactly once.
+  public func didReceive(
+    _ request: NotificationRequest, withContentHandler contentHandler: @escaping ContentHandler
+  ) {
+    state.withLock { state in
+      state.contentHandler = contentHandler
+      state.bestAttempt = request.content
+    }
+    let work = Task { [self] in
+      await process(request)
+      deliver(because: "all steps done")
+      idleContinuation.finish()
+    }
+    let expired = state.withLock { state in
+      state.work = work
+      return state.expired
+    }
+    if expired { work.cancel() }
+  }
+
+  /// Delivers the best attempt now and cancels the work still running.
+  public func serviceExtensionTimeWillExpire() {
+    let (work, open) = state.withLock { state in
+      state.expired = true
+      return (state.work, state.openFetches)
+    }
+    for (handle, url) in open.values {
+      trace.end(handle, .cancelled, detail: "time will expire: delivered without it (\(url))")
+    }
+    deliver(because: "time will expire: best attempt")
+    work?.cancel()
+  }
+
+  /// Waits until the cancelled or finished work has wound down, or until `deadline`.
+  public func waitUntilIdle(deadline: ContinuousClock.Instant) async {
+    guard state.withLock({ $0.work != nil }) else { return }
+    let idle = idle
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for await _ in idle {}
+      }
+      group.addTask {
+        try? await Task.sleep(until: deadline, clock: .continuous)
+      }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+
+  // MARK: - Delivery
+
+  /// Calls the content handler with the best attempt, the first time only.
+  private func deliver(because reason: String) {
+    let taken = state.withLock { state -> (ContentHandler, NotificationContent)? in
+      guard let handler = state.contentHandler, let content = state.bestAttempt else { return nil }
+      state.contentHandler = nil
+      return (handler, content)
+    }
+    guard let (handler, content) = taken else { return }
+    let count = content.attachments.count
+    trace.note("deliver", .event, detail: "\(reason): \(count) attachment\(count == 1 ? "" : "s")")
+    handler(content)
+  }
+
+  /// Changes the best attempt (nothing changes once it has been delivered).
+  private func improve(_ change: (inout NotificationContent) -> Void) {
+    state.withLock { state in
+      guard state.contentHandler != nil, var content = state.bestAttempt else { return }
+      change(&content)
+      state.bestAttempt = content
+    }
+  }
+
+  // MARK: - The work, in priority order
+
+  /// Runs the critical step, then the optional ones.
+  private func process(_ request: NotificationRequest) async {
+    let userInfo = request.content.userInfo
+    decrypt(userInfo)
+    if Task.isCancelled { return }
+    await fetchAttachments(userInfo)
+  }
+
+  /// The critical step: replaces the text with the decrypted `encrypted_data`, or keeps the
+  /// original text when anything about it fails.
+  private func decrypt(_ userInfo: [String: JSONValue]) {
+    let name = configuration.encryptedField
+    guard let field = userInfo[name] else {
+      trace.note("decrypt", .skipped, detail: "no \(name) field")
+      return
+    }
+    let step = trace.begin("decrypt")
+    guard let text = field.stringValue else {
+      trace.end(
+        step, .failed, detail: "\(name) is \(field.kindDescription), not a string: original text kept")
+      return
+    }
+    guard let key = configuration.key else {
+      trace.end(step, .failed, detail: "no key (--key-file): original text kept")
+      return
+    }
+    do {
+      let alert = try DecryptedAlert(plaintext: Decryptor.open(text, key: key))
+      improve { alert.apply(to: &$0) }
+      trace.end(step, .ok, detail: "AES-256-GCM: replaced " + alert.replacedFields.joined(separator: ", "))
+    } catch {
+      trace.end(step, .failed, detail: "\(error): original text kept")
+    }
+  }
+
+  /// The optional steps: every attachment, fetched in parallel.
+  private func fetchAttachments(_ userInfo: [String: JSONValue]) async {
+    let findings = configuration.locator.references(in: userInfo)
+    for problem in findings.problems {
+      trace.note("payload field", .failed, detail: problem)
+    }
+    for duplicate in findings.duplicates {
+      trace.note("attachment", .skipped, detail: duplicate)
+    }
+    guard !findings.references.isEmpty else {
+      let keys = configuration.locator.keys.joined(separator: ", ")
+      trace.note("attachments", .skipped, detail: "no attachment URL under \(keys)")
+      return
+    }
+    let opening = trace.begin("open cache")
+    let pipeline: AttachmentPipeline
+    do {
+      pipeline = try AttachmentPipeline(configuration: configuration.pipeline)
+    } catch {
+      trace.end(opening, .failed, detail: "\(error): delivered without attachments")
+      return
+    }
+    trace.end(opening, .ok, detail: configuration.pipeline.cache.directory)
+    let staging = trace.begin("delivery directory")
+    let directory: String
+    do {
+      directory = try configuration.staging.makeNotificationDirectory()
+    } catch {
+      trace.end(staging, .failed, detail: "\(error.localizedDescription): delivered without attachments")
+      return
+    }
+    trace.end(staging, .ok, detail: directory)
+    await withTaskGroup(of: Void.self) { group in
+      for (position, reference) in findings.references.enumerated() {
+        group.addTask {
+          await self.fetch(reference, position: position, pipeline: pipeline, directory: directory)
+        }
+      }
+    }
+  }
+
+  /// Fetches one attachment, copies it out of the cache and adds it to the best attempt.
+  private func fetch(
+    _ reference: AttachmentReference, position: Int, pipeline: AttachmentPipeline, directory: String
+  ) async {
+    let step = trace.begin("attachment \(reference.identifier)", detail: reference.url)
+    state.withLock { $0.openFetches[position] = (step, reference.url) }
+    defer { _ = state.withLock { $0.openFetches.removeValue(forKey: position) } }
+
+    let attachment: Attachment
+    do {
+      attachment = try await pipeline.attachment(for: reference.url, deadline: configuration.fetchDeadline)
+    } catch {
+      let outcome: StepOutcome = error.code == .cancelled ? .cancelled : .failed
+      let detected = error.detected.map { " (the bytes are \($0))" } ?? ""
+      trace.end(step, outcome, detail: "\(error.code.rawValue): \(error.message)\(detected) \(reference.url)")
+      return
+    }
+    if Task.isCancelled {
+      trace.end(step, .cancelled, detail: "fetched after delivery: not attached (\(reference.url))")
+      return
+    }
+    let path: String
+    do {
+      path = try AttachmentStaging.stage(
+        attachment.path, position: position + 1, identifier: reference.identifier,
+        fileExtension: attachment.validation.fileExtension, in: directory)
+    } catch {
+      trace.end(step, .failed, detail: "cannot copy the file: \(error.localizedDescription)")
+      return
+    }
+    let delivered = DeliveredAttachment(
+      identifier: reference.identifier, url: URL(fileURLWithPath: path).absoluteString,
+      typeHint: attachment.uti)
+    let added = state.withLock { state in
+      guard state.contentHandler != nil, var content = state.bestAttempt else { return false }
+      state.staged[position] = delivered
+      content.attachments = state.staged.keys.sorted().compactMap { state.staged[$0] }
+      state.bestAttempt = content
+      return true
+    }
+    guard added else {
+      try? FileManager.default.removeItem(atPath: path)
+      trace.end(step, .cancelled, detail: "fetched after delivery: not attached (\(reference.url))")
+      return
+    }
+    let milliseconds = Double(attachment.totalMicroseconds) / 1000
+    trace.end(
+      step, .ok,
+      detail: "\(attachment.uti), \(attachment.bytes) B from the \(attachment.source.rawValue) "
+        + "in \(String(format: "%.1f", milliseconds)) ms")
+  }
+}

@@ -1,0 +1,198 @@
+import AttachmentKit
+import ExtensionRunnerCore
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// The budget: time-will-expire delivers the best attempt, nothing is delivered after the budget,
+/// and something is always delivered.
+@Suite("Budget and time-will-expire", .serialized)
+struct BudgetTests {
+  @Test("hanging media: the original content is delivered at budget − margin, within budget + 100 ms")
+  func hangingMedia() async throws {
+    // Given a payload whose only media never answers
+    let fixture = try RunnerFixture("hang")
+    defer { fixture.close() }
+
+    // When the binary runs it with a 1.5 s budget and a 0.5 s margin
+    let run = try await fixture.runBinary(
+      fixture.commonArguments + [
+        "--budget", "1.5", "--expire-margin", "0.5", "--trace", Repository.payload("hanging.json"),
+      ])
+
+    // Then the content reached stdout within the budget (+100 ms), counted from the spawn,
+    #expect(run.status == 0)
+    let delivered = try #require(run.delivered)
+    #expect(delivered < .milliseconds(1600), "delivered after \(run.deliveredMilliseconds) ms")
+    // and the process did not linger (it waits for the cancelled work at most until the budget)
+    #expect(run.elapsed < .milliseconds(2000), "exited after \(run.milliseconds) ms")
+    // The content is the original, without attachment,
+    let output = try run.output()
+    #expect(output.title == "Breaking news")
+    #expect(output.body == "The media server never answers: the text still arrives in time.")
+    #expect(output.attachments.isEmpty)
+    // delivered by the best attempt at time-will-expire (~1000 ms on the runner's clock, which
+    // counts from the process start), not before, the fetch cancelled.
+    let trace = try #require(output.trace)
+    let deliver = try #require(trace.last { $0.name == "deliver" })
+    #expect(deliver.detail.hasPrefix("time will expire"))
+    #expect(deliver.startMs >= 1000 && deliver.startMs < 1100, "delivered at \(deliver.startMs) ms")
+    let fetch = try #require(trace.first { $0.name.hasPrefix("attachment ") })
+    #expect(fetch.outcome == "cancelled")
+    #expect(fixture.server.requestCount(path: "/fault/never") == 1)
+    print(
+      "hanging media (budget 1.5 s, margin 0.5 s): runner delivered at \(deliver.startMs) ms, "
+        + "stdout after \(run.deliveredMilliseconds) ms, exit after \(run.milliseconds) ms from spawn")
+  }
+
+  @Test("hanging media with no margin: delivered within budget + 100 ms")
+  func hangingMediaNoMargin() async throws {
+    let fixture = try RunnerFixture("hang0")
+    defer { fixture.close() }
+
+    let run = try await fixture.runBinary(
+      fixture.commonArguments + ["--budget", "1", "--expire-margin", "0", Repository.payload("hanging.json")])
+
+    #expect(run.status == 0)
+    let delivered = try #require(run.delivered)
+    #expect(delivered < .milliseconds(1100), "delivered after \(run.deliveredMilliseconds) ms")
+    #expect(run.elapsed < .milliseconds(1500), "exited after \(run.milliseconds) ms")
+    #expect(try run.output().attachments.isEmpty)
+    #expect(try run.output().title == "Breaking news")
+    print(
+      "hanging media (budget 1 s, margin 0): stdout after \(run.deliveredMilliseconds) ms, "
+        + "exit after \(run.milliseconds) ms from spawn")
+  }
+
+  @Test("at time-will-expire the best attempt carries whatever is done by then")
+  func partialBestAttempt() async throws {
+    // Given a payload with one quick image and one hanging one, and an encrypted body
+    let fixture = try RunnerFixture("partial")
+    defer { fixture.close() }
+    let key = Sealing.randomBytes(32)
+    let keyFile = try fixture.write("k.key", Sealing.hex(key))
+    let sealed = try Sealing.sealAlert(title: "Decrypted title", body: "Decrypted body", key: key)
+    let payload = try fixture.write(
+      "partial.json",
+      """
+      {"aps": {"alert": {"title": "T", "body": "B"}, "mutable-content": 1},
+       "encrypted_data": "\(sealed)",
+       "attachments": [{"url": "{BASE}/fault/never", "id": "slow"},
+                       {"url": "{BASE}/media/png-rgba.png", "id": "quick"}]}
+      """)
+
+    // When the binary runs it with a 1.2 s budget
+    let run = try await fixture.runBinary(
+      fixture.commonArguments + ["--budget", "1.2", "--expire-margin", "0.4", "--key-file", keyFile, payload])
+
+    // Then the decrypted text and the quick image are delivered at time-will-expire, the hanging one dropped
+    #expect(run.status == 0)
+    let output = try run.output()
+    #expect(output.title == "Decrypted title")
+    #expect(output.body == "Decrypted body")
+    #expect(output.attachments.map(\.identifier) == ["quick"])
+    #expect(output.attachments.map(\.typeHint) == ["public.png"])
+    #expect(try #require(run.delivered) < .milliseconds(1300), "took \(run.deliveredMilliseconds) ms")
+    #expect(run.standardError.contains("time-will-expire"))
+  }
+
+  @Test("an extension that never calls its handler: the system shows the original at the budget")
+  func systemFallback() async throws {
+    // Given an extension that ignores both calls
+    let start = ContinuousClock.now
+    let host = ExtensionHost(start: start, budget: .milliseconds(600), expireMargin: .milliseconds(200))
+    let payload = NotificationPayload(userInfo: [
+      "aps": .object(["alert": .object(["title": .string("Original")]), "mutable-content": .integer(1)])
+    ])
+
+    // When the host delivers through it
+    let delivery = await host.deliver(payload, to: SilentExtension(), trace: Trace(origin: start))
+
+    // Then the original content is shown by the system at the budget, not later
+    #expect(delivery.route == .systemFallback)
+    #expect(delivery.content.title == "Original")
+    #expect(delivery.elapsed >= .milliseconds(600))
+    #expect(delivery.elapsed < .milliseconds(700))
+  }
+
+  @Test("an extension that calls its handler twice: only the first content counts")
+  func handlerTwice() async {
+    let start = ContinuousClock.now
+    let host = ExtensionHost(start: start, budget: .seconds(5), expireMargin: .seconds(1))
+    let payload = NotificationPayload(userInfo: ["aps": .object(["mutable-content": .integer(1)])])
+    let delivery = await host.deliver(payload, to: DoubleDeliveringExtension(), trace: Trace(origin: start))
+    #expect(delivery.route == .finished)
+    #expect(delivery.content.title == "first")
+  }
+
+  @Test(
+    "the service calls its content handler exactly once when finishing and expiring race", arguments: 0..<25)
+  func handlerOnce(_ iteration: Int) async throws {
+    // Given a service whose work is quick (no attachments, no encryption)
+    let scratch = FileManager.default.temporaryDirectory.path + "/extension-runner-once-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    let configuration = ServiceConfiguration(
+      pipeline: PipelineConfiguration(cacheDirectory: scratch + "/cache"),
+      staging: AttachmentStaging(root: scratch + "/delivered"), fetchDeadline: .now + .seconds(5))
+    let service = NotificationService(configuration: configuration, trace: Trace())
+    let calls = Mutex(0)
+    let request = NotificationRequest(identifier: "r", content: NotificationContent(title: "t"))
+
+    // When didReceive and time-will-expire (twice) race
+    service.didReceive(request) { _ in calls.withLock { $0 += 1 } }
+    if iteration.isMultiple(of: 2) { await Task.yield() }
+    service.serviceExtensionTimeWillExpire()
+    service.serviceExtensionTimeWillExpire()
+    await service.waitUntilIdle(deadline: .now + .seconds(2))
+
+    // Then the handler ran once
+    #expect(calls.withLock { $0 } == 1)
+  }
+
+  @Test("an unusable cache still delivers the content, without attachments")
+  func unusableCache() async throws {
+    let fixture = try RunnerFixture("badcache")
+    defer { fixture.close() }
+    let notADirectory = try fixture.write("cache-file", "not a directory")
+    let run = try await fixture.runBinary(
+      [
+        "--base-url", fixture.server.baseURL, "--cache-dir", notADirectory, "--attachments-dir",
+        fixture.attachmentsDirectory, "--trace", Repository.payload("image.json"),
+      ])
+    #expect(run.status == 0)
+    let output = try run.output()
+    #expect(output.title == "Photo from Ana")
+    #expect(output.attachments.isEmpty)
+    #expect(output.trace?.contains { $0.name == "open cache" && $0.outcome == "failed" } == true)
+  }
+}
+
+/// An extension that never delivers: the host must show the original content itself.
+struct SilentExtension: NotificationServiceExtension {
+  /// Ignores the request and never calls the handler.
+  func didReceive(
+    _ request: NotificationRequest,
+    withContentHandler contentHandler: @escaping @Sendable (NotificationContent) -> Void
+  ) {}
+  /// Ignores the warning too.
+  func serviceExtensionTimeWillExpire() {}
+  /// Has nothing to wind down.
+  func waitUntilIdle(deadline: ContinuousClock.Instant) async {}
+}
+
+/// An extension that calls its handler twice.
+struct DoubleDeliveringExtension: NotificationServiceExtension {
+  /// Delivers "first", then "second".
+  func didReceive(
+    _ request: NotificationRequest,
+    withContentHandler contentHandler: @escaping @Sendable (NotificationContent) -> Void
+  ) {
+    contentHandler(NotificationContent(title: "first"))
+    contentHandler(NotificationContent(title: "second"))
+  }
+  /// Has delivered already.
+  func serviceExtensionTimeWillExpire() {}
+  /// Has nothing to wind down.
+  func waitUntilIdle(deadline: ContinuousClock.Instant) async {}
+}

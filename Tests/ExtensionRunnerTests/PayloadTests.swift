@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+
+@testable import ExtensionRunnerCore
+
+/// Reading payloads without trusting them, finding attachments, and reading the command line.
+@Suite("Payloads, attachment keys and arguments")
+struct PayloadTests {
+  /// Parses JSON text that the test knows is an object.
+  func payload(_ text: String) throws -> NotificationPayload {
+    try NotificationPayload.read(Data(text.utf8))
+  }
+
+  @Test("the alert as an object, as a string, and mutable-content as iOS reads it")
+  func alertForms() throws {
+    let full = try payload(
+      """
+      {"aps": {"alert": {"title": "t", "subtitle": "s", "body": "b"},
+               "category": "c", "mutable-content": 1}}
+      """)
+    #expect(
+      (full.title, full.subtitle, full.body, full.category, full.isMutable) == ("t", "s", "b", "c", true))
+    #expect(full.problems.isEmpty)
+    let plain = try payload(#"{"aps": {"alert": "just a body", "mutable-content": 0}}"#)
+    #expect((plain.title, plain.body, plain.isMutable) == ("", "just a body", false))
+    #expect(try payload(#"{"aps": {}}"#).isMutable == false)
+    #expect(try payload(#"{}"#).isMutable == false)
+  }
+
+  @Test("fields of the wrong type are ignored and noted, never trusted")
+  func wrongTypes() throws {
+    let odd = try payload(
+      #"{"aps": {"alert": {"title": 7, "body": ["x"]}, "category": null, "mutable-content": "1"}}"#)
+    #expect((odd.title, odd.body, odd.category, odd.isMutable) == ("", "", "", false))
+    #expect(odd.problems.count == 4)
+    #expect(try payload(#"{"aps": "nope"}"#).problems == ["aps is a string, not an object: ignored"])
+    #expect(try payload(#"{"aps": {"alert": 3}}"#).problems.count == 1)
+  }
+
+  @Test("what is not a JSON object is not a payload")
+  func notAPayload() {
+    #expect(throws: NotificationPayload.ReadError.notJSON) { try NotificationPayload.read(Data("{".utf8)) }
+    #expect(throws: NotificationPayload.ReadError.notAnObject("an array")) {
+      try NotificationPayload.read(Data("[]".utf8))
+    }
+  }
+
+  @Test("{BASE} is replaced in every string; a leftover one is noted")
+  func basePlaceholder() throws {
+    let text = #"{"a": "{BASE}/x", "b": [{"url": "{BASE}/y"}]}"#
+    let replaced = try NotificationPayload.read(Data(text.utf8), baseURL: "http://h:1")
+    #expect(replaced.userInfo["a"] == .string("http://h:1/x"))
+    #expect(replaced.userInfo["b"] == .array([.object(["url": .string("http://h:1/y")])]))
+    #expect(replaced.problems.isEmpty)
+    #expect(try NotificationPayload.read(Data(text.utf8)).problems.count == 1)
+  }
+
+  @Test("attachment URLs under the usual keys, in key order, each URL once, identifiers unique")
+  func locator() throws {
+    let found = try AttachmentLocator().references(
+      in: payload(
+        """
+        {"attachments": [{"url": "u4", "id": "a"}, {"url": "u1"}, "u5", {"url": "u6", "id": "a"},
+                         42, {"id": "x"}],
+         "fcm_options": {"image": "u3"}, "media_url": "u2", "image-url": "u1", "attachment-url": " "}
+        """
+      ).userInfo)
+    #expect(found.references.map(\.url) == ["u1", "u2", "u3", "u4", "u5", "u6"])
+    #expect(
+      found.references.map(\.identifier) == [
+        "attachment-1", "attachment-2", "attachment-3", "a", "attachment-5", "a-2",
+      ])
+    #expect(found.references[2].origin == "fcm_options.image")
+    #expect(found.references[3].origin == "attachments[0].url")
+    #expect(found.duplicates == ["attachments[1].url repeats an earlier URL: fetched once"])
+    #expect(found.problems.count == 3)  // the blank string, the number, the object without url
+  }
+
+  @Test("the key list is configurable, nested paths included")
+  func customKeys() throws {
+    let userInfo = try payload(#"{"data": {"media": {"url": "m", "id": 7}}, "image-url": "i"}"#).userInfo
+    let found = AttachmentLocator(keys: ["data.media"]).references(in: userInfo)
+    #expect(found.references == [AttachmentReference(identifier: "7", url: "m", origin: "data.media.url")])
+    #expect(AttachmentLocator(keys: ["data.missing", "nothing"]).references(in: userInfo).references.isEmpty)
+  }
+
+  @Test("--attachment-keys reaches the run")
+  func customKeysInARun() async throws {
+    let fixture = try RunnerFixture("keys")
+    defer { fixture.close() }
+    let payload = try fixture.write(
+      "p.json",
+      """
+      {"aps": {"mutable-content": 1}, "data": {"pic": "{BASE}/media/gif-static.gif"},
+       "image-url": "{BASE}/x"}
+      """
+    )
+    let run = await fixture.runInProcess(
+      fixture.commonArguments + ["--attachment-keys", "data.pic", payload])
+    #expect(run.status == 0)
+    #expect(try run.output().attachments.map(\.typeHint) == ["com.compuserve.gif"])
+    #expect(fixture.server.requestCount(path: "/x") == 0)
+  }
+
+  @Test("the JSON output keeps userInfo and carries the trace only with --trace")
+  func outputShape() async throws {
+    let fixture = try RunnerFixture("shape")
+    defer { fixture.close() }
+    let payload = try fixture.write(
+      "p.json", #"{"aps": {"alert": "hi"}, "n": 1, "f": 1.5, "t": true, "z": null, "l": [1, "a"]}"#)
+    let plain = await fixture.runInProcess([payload])
+    let traced = await fixture.runInProcess(["--trace", payload])
+    #expect(try plain.output().trace == nil)
+    #expect(try traced.output().trace?.isEmpty == false)
+    let userInfo = try plain.userInfo()
+    #expect(userInfo["n"] as? Int == 1)
+    #expect(userInfo["f"] as? Double == 1.5)
+    #expect(userInfo["l"] as? [Any] != nil)
+    #expect(plain.standardOutput.contains(#""t" : true"#))
+    #expect(plain.standardOutput.contains(#""z" : null"#))
+    #expect(try plain.output().body == "hi")
+  }
+
+  @Test("unusable arguments exit 2", arguments: UsageCase.allCases)
+  func usage(_ usage: UsageCase) async throws {
+    let fixture = try RunnerFixture("usage")
+    defer { fixture.close() }
+    let image = Repository.payload("image.json")
+    let arguments: [String]
+    switch usage {
+    case .noPayload: arguments = []
+    case .twoPayloads: arguments = [image, image]
+    case .unknownOption: arguments = ["--budgte", "3", image]
+    case .zeroBudget: arguments = ["--budget", "0", image]
+    case .hugeBudget: arguments = ["--budget", "1e300", image]
+    case .negativeMargin: arguments = ["--expire-margin=-1", image]
+    case .marginOverBudget: arguments = ["--budget", "2", "--expire-margin", "2", image]
+    case .badBaseURL: arguments = ["--base-url", "ftp://x", image]
+    case .emptyKeys: arguments = ["--attachment-keys", "a,,b", image]
+    case .missingPayload: arguments = [fixture.scratch + "/absent.json"]
+    case .payloadNotJSON: arguments = [try fixture.write("p.json", "aps: 1")]
+    case .payloadNotObject: arguments = [try fixture.write("p.json", "[]")]
+    case .payloadTooLarge: arguments = ["/dev/zero"]
+    case .payloadIsADirectory: arguments = [fixture.scratch]
+    case .keyFileMissing: arguments = ["--key-file", fixture.scratch + "/absent", image]
+    case .keyFileNotAKey: arguments = ["--key-file", try fixture.write("k", "too short"), image]
+    }
+    let run = await fixture.runInProcess(arguments)
+    #expect(run.status == 2)
+    #expect(run.standardOutput.isEmpty)
+    #expect(run.standardError.hasPrefix("extension-runner: "))
+    #expect(fixture.requestsReceived == 0)
+  }
+
+  /// Command lines that must be refused.
+  enum UsageCase: String, CaseIterable, Sendable {
+    case noPayload, twoPayloads, unknownOption, zeroBudget, hugeBudget, negativeMargin, marginOverBudget
+    case badBaseURL, emptyKeys, missingPayload, payloadNotJSON, payloadNotObject, payloadTooLarge
+    case payloadIsADirectory, keyFileMissing, keyFileNotAKey
+  }
+
+  @Test("private networks: off by default, on with the flag or ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
+  func privateNetworkOption() throws {
+    func allowed(_ words: [String], _ environment: [String: String]) throws -> Bool {
+      guard case .run(let options) = try RunnerOptions.parse(words + ["p.json"], environment: environment)
+      else { return false }
+      return options.allowPrivateNetworks
+    }
+    #expect(try allowed([], [:]) == false)
+    #expect(try allowed(["--allow-private-networks"], [:]))
+    #expect(try allowed([], ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "1"]))
+    #expect(try allowed([], ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "yes"]))
+    #expect(try allowed([], ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "0"]) == false)
+  }
+
+  @Test("the budget counts from the process start read from /proc/self/stat")
+  func processStart() {
+    let line = "4242 (odd) name (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 123 45"
+    #expect(ProcessStart.startTime(fromStat: line) == 987_654)
+    #expect(ProcessStart.startTime(fromStat: "12 (short) S 1 2") == nil)
+    let now = ContinuousClock.now
+    let start = ProcessStart.instant(now: now)
+    #expect(start <= now)
+    #expect(now - start < .seconds(1))
+  }
+
+  @Test("--help prints the help and exits 0")
+  func help() async throws {
+    let fixture = try RunnerFixture("help")
+    defer { fixture.close() }
+    let run = await fixture.runInProcess(["--help"])
+    #expect(run.status == 0)
+    #expect(run.standardOutput.contains("--expire-margin SECONDS"))
+  }
+}
