@@ -1,7 +1,7 @@
 import AttachmentKit
 import ExtensionRunnerCore
 import Foundation
-import Synchronization
+import PosixLock
 import TestSupport
 import Testing
 
@@ -136,7 +136,7 @@ struct BudgetTests {
       pipeline: PipelineConfiguration(cacheDirectory: scratch + "/cache"),
       staging: AttachmentStaging(root: scratch + "/delivered"), fetchDeadline: .now + .seconds(5))
     let service = NotificationService(configuration: configuration, trace: Trace())
-    let calls = Mutex(0)
+    let calls = Locked(0)
     let request = NotificationRequest(identifier: "r", content: NotificationContent(title: "t"))
 
     // When didReceive and time-will-expire (twice) race

@@ -1,4 +1,5 @@
 import Glibc
+import PosixLock
 
 /// Writes one response on a connection, for route handlers.
 ///

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import PosixLock
 import Synchronization
 
 /// A route handler: answers one request through the writer, on the connection's thread.

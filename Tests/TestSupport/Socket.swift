@@ -1,4 +1,5 @@
 import Glibc
+import PosixLock
 
 /// An error raised while starting a `TestHTTPServer`.
 public struct TestHTTPServerError: Error, CustomStringConvertible, Sendable {

@@ -1,4 +1,4 @@
-import Synchronization
+import PosixLock
 
 /// What was delivered, by which path, and when.
 public struct Delivery: Sendable {
@@ -101,7 +101,7 @@ final class DeliveryGate: Sendable {
 
   private let start: ContinuousClock.Instant
   private let trace: Trace
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let stream: AsyncStream<Delivery>
   private let continuation: AsyncStream<Delivery>.Continuation
 

@@ -1,6 +1,6 @@
 import AttachmentKit
 import Foundation
-import Synchronization
+import PosixLock
 
 /// The Linux stand-in for `UNNotificationRequest`: an identifier and the original content.
 public struct NotificationRequest: Sendable {
@@ -87,7 +87,7 @@ public final class NotificationService: NotificationServiceExtension {
 
   private let configuration: ServiceConfiguration
   private let trace: Trace
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let idle: AsyncStream<Void>
   private let idleContinuation: AsyncStream<Void>.Continuation
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PosixLock
 
 /// How a step of the extension's work ended.
 public enum StepOutcome: String, Sendable, Encodable {
@@ -41,7 +41,7 @@ public final class Trace: Sendable {
 
   /// The instant all times are measured from.
   public let origin: ContinuousClock.Instant
-  private let steps = Mutex<[TraceStep]>([])
+  private let steps = Locked<[TraceStep]>([])
 
   /// Starts a trace whose times count from `origin` (the runner's start).
   public init(origin: ContinuousClock.Instant = .now) {

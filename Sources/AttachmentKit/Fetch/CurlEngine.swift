@@ -1,5 +1,6 @@
 import CCurl
 import Glibc
+import PosixLock
 
 /// One libcurl multi handle driven by one dedicated thread.
 ///

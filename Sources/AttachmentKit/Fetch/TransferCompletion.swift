@@ -1,4 +1,5 @@
 import Glibc
+import PosixLock
 
 /// The one-time answer to a transfer's caller.
 ///

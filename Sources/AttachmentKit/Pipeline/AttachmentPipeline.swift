@@ -1,4 +1,5 @@
 import Glibc
+import PosixLock
 
 /// The one call an extension (or the command line) makes: a URL in, a validated local file
 /// out, from the cache when possible, under an absolute deadline.

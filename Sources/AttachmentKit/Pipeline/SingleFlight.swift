@@ -1,3 +1,5 @@
+import PosixLock
+
 /// Coalesces concurrent work per key: N callers for one key share one run of the work.
 ///
 /// Each caller waits on its own continuation, so a caller that is cancelled (or whose own

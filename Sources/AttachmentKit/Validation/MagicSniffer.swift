@@ -1,4 +1,5 @@
 import CMagic
+import PosixLock
 
 /// libmagic's opinion of the first bytes of a file, as a MIME type.
 ///

@@ -1,3 +1,5 @@
+import PosixLock
+
 /// Refuses a wrong download early: sniffs the first bytes as they stream in and stops the
 /// transfer as soon as they cannot become an accepted attachment, or the body passes its
 /// type's size limit.

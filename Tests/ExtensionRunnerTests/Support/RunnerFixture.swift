@@ -1,6 +1,6 @@
 import ExtensionRunnerCore
 import Foundation
-import Synchronization
+import PosixLock
 import TestSupport
 import Testing
 
@@ -190,8 +190,8 @@ struct RunnerFixture {
 
   /// Runs the runner in this process, through the same entry point the binary uses.
   func runInProcess(_ arguments: [String]) async -> RunResult {
-    let out = Mutex("")
-    let err = Mutex("")
+    let out = Locked("")
+    let err = Locked("")
     let output = RunnerOutput(
       standardOutput: { text in out.withLock { $0 += text } },
       standardError: { text in err.withLock { $0 += text } })
