@@ -1,0 +1,42 @@
+/// The brief's goals, checked against one run.
+enum Goals {
+  /// Every goal with what was measured; `met` is `nil` when the run did not measure it.
+  static func check(_ report: Report) -> [GoalCheck] {
+    var checks: [GoalCheck] = []
+    func latency(_ key: String, _ percentile: Double, atMost limit: Double, _ goal: String) {
+      guard let row = report.latency(key) else {
+        checks.append(GoalCheck(goal: goal, measured: "not measured", met: nil))
+        return
+      }
+      let value = row.distribution.percentile(percentile)
+      checks.append(GoalCheck(goal: goal, measured: Format.seconds(value), met: value <= limit))
+    }
+    func ratio(_ key: String, atMost limit: Double, strictly: Bool = false, _ goal: String) {
+      guard let row = report.ratio(key) else {
+        checks.append(GoalCheck(goal: goal, measured: "not measured", met: nil))
+        return
+      }
+      let met = strictly ? row.ratio < limit : row.ratio <= limit
+      checks.append(GoalCheck(goal: goal, measured: Format.ratio(row.ratio), met: met))
+    }
+    func value(_ key: String, atMost limit: Double, _ goal: String) {
+      guard let row = report.value(key) else {
+        checks.append(GoalCheck(goal: goal, measured: "not measured", met: nil))
+        return
+      }
+      checks.append(GoalCheck(goal: goal, measured: Format.value(row), met: row.value <= limit))
+    }
+    latency("hit", 50, atMost: 50e-6, "in-process hit p50 ≤ 50 µs")
+    latency("hit", 99, atMost: 500e-6, "in-process hit p99 ≤ 500 µs")
+    ratio("curl_45m_ratio", atMost: 1.1, "cold 45 MiB within 1.1× of curl (p50 wall time)")
+    ratio("urlsession_45m_ratio", atMost: 1.0, strictly: true, "cold 45 MiB ahead of URLSession")
+    ratio("batch_c16_ratio_curl", atMost: 1.0, "batch c=16 at least as fast as curl --parallel")
+    value("refuse_html_bytes", atMost: 65_536, "HTML page refused after ≤ 64 KiB (worst run)")
+    latency("deadline_overshoot", 99, atMost: 0.050, "deadline overshoot p99 ≤ 50 ms")
+    value("growth_rss_45m_mib", atMost: 2 * 1_048_576, "RSS growth during a 45 MiB download ≤ 2 MiB")
+    value(
+      "growth_rss_45m_warm_mib", atMost: 2 * 1_048_576,
+      "same, after a 100 KiB WAV first (libcurl loaded, libmagic pages in)")
+    return checks
+  }
+}

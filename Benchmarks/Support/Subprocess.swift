@@ -1,0 +1,109 @@
+import Glibc
+
+/// Runs child processes with `posix_spawnp` (no shell, little overhead, so timing a `curl`
+/// run measures curl and not the launcher).
+enum Subprocess {
+  /// What a finished child left: its exit status and, when captured, its standard output.
+  struct Outcome {
+    /// The exit code, or 128 + signal number when a signal ended it.
+    var status: Int32
+    /// Standard output, when asked for (empty otherwise).
+    var output: [UInt8]
+  }
+
+  /// Starts `arguments` (the first one looked up in `PATH`) and returns its process id.
+  /// Standard output goes to `outputDescriptor` when given, and standard error too when
+  /// `mergeErrors` is set (else it is inherited).
+  /// - Throws: ``BenchError`` when the process cannot start.
+  static func spawn(
+    _ arguments: [String], outputDescriptor: Int32? = nil, mergeErrors: Bool = false
+  ) throws -> pid_t {
+    guard let program = arguments.first else { throw BenchError("no program to run") }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    if let outputDescriptor {
+      posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 1)
+      if mergeErrors { posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 2) }
+    }
+    // The calling thread may be a pool thread with signals blocked (libdispatch blocks them)
+    // and SIGPIPE ignored (libcurl): the child starts with an empty mask and default actions,
+    // or nginx would never see the SIGTERM that stops it.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+    argv.append(nil)
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    let code = posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
+    guard code == 0 else {
+      throw BenchError("cannot start \(program): \(String(cString: strerror(code)))")
+    }
+    return pid
+  }
+
+  /// Waits for `pid` to end and returns its status (exit code, or 128 + signal).
+  static func wait(_ pid: pid_t) -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+      if errno != EINTR { return -1 }
+    }
+    if status & 0x7F == 0 { return (status >> 8) & 0xFF }
+    return 128 + (status & 0x7F)
+  }
+
+  /// Runs `arguments` to completion, optionally capturing standard output (at most 1 MiB),
+  /// and standard error with it when `mergeErrors` is set.
+  /// - Throws: ``BenchError`` when the process cannot start.
+  static func run(
+    _ arguments: [String], captureOutput: Bool = false, mergeErrors: Bool = false
+  ) throws -> Outcome {
+    guard captureOutput else {
+      return Outcome(status: wait(try spawn(arguments)), output: [])
+    }
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { throw BenchError("pipe failed") }
+    _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+    _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+    let pid: pid_t
+    do {
+      pid = try spawn(arguments, outputDescriptor: fds[1], mergeErrors: mergeErrors)
+    } catch {
+      close(fds[0])
+      close(fds[1])
+      throw error
+    }
+    close(fds[1])
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 16_384)
+    while output.count < 1 << 20 {
+      let count = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 { break }
+      output += buffer[0..<count]
+    }
+    close(fds[0])
+    return Outcome(status: wait(pid), output: output)
+  }
+
+  /// The first line of `arguments`' output (standard error included), or `nil` when it
+  /// cannot run.
+  static func firstLine(of arguments: [String]) -> String? {
+    guard let outcome = try? run(arguments, captureOutput: true, mergeErrors: true),
+      outcome.status == 0
+    else {
+      return nil
+    }
+    let text = String(decoding: outcome.output, as: UTF8.self)
+    return text.split(separator: "\n").first.map(String.init)
+  }
+}
