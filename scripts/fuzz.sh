@@ -15,9 +15,12 @@ mkdir -p "$out"
 
 build_media() {
   mapfile -t sources < <(find Sources/AttachmentKit -name '*.swift' | sort)
+  mkdir -p "$out/modules"
+  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name PosixLock -emit-module \
+    -emit-module-path "$out/modules/PosixLock.swiftmodule" -c Sources/PosixLock/*.swift -o "$out/modules/PosixLock.o"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentKit \
-    -I Sources/CCurl -I Sources/CMagic -I Sources/CCrypto -lcrypto -ldl \
-    "${sources[@]}" Tests/Fuzz/MediaFuzzer.swift -o "$out/fuzz-media"
+    -I "$out/modules" -I Sources/CCurl -I Sources/CMagic -I Sources/CCrypto -lcrypto -ldl \
+    "${sources[@]}" Tests/Fuzz/MediaFuzzer.swift "$out/modules/PosixLock.o" -o "$out/fuzz-media"
 }
 
 build_parser() {
