@@ -77,6 +77,10 @@ struct FetchFaultTests {
         #expect(error.httpStatus != nil)
       }
     }
+    let milliseconds =
+      Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    let got = outcome.failureCode?.rawValue ?? "success"
+    print("fault \(fault.path): \(got) after \(Int(milliseconds.rounded())) ms (deadline \(fault.timeout))")
     #expect(elapsed <= fault.timeout + .milliseconds(250))
     #expect(scratch.leftovers().isEmpty)
   }
@@ -198,5 +202,12 @@ struct FetchFaultTests {
     let tls = CurlCodeMapping.error(
       for: CURLE_PEER_FAILED_VERIFICATION, detail: "", bodyBytes: 0, deadlinePassed: false)
     #expect(tls.code == .tlsFailed)
+  }
+}
+
+extension Result where Failure == AttachmentError {
+  fileprivate var failureCode: AttachmentError.Code? {
+    if case .failure(let error) = self { return error.code }
+    return nil
   }
 }
