@@ -128,6 +128,25 @@ struct CLITests {
     #expect(allowed.status == 0)
   }
 
+  @Test("credentials in URLs are never printed; control characters are escaped")
+  func redaction() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/a.gif", body: try Media.bytes("gif-static.gif"))
+    let url = "http://user:s3cret@127.0.0.1:\(server.port)/a.gif"
+    let cache = ["--cache-dir", scratch.path + "/c"]
+    for arguments in [["fetch", "--json"], ["fetch"]] {
+      let result = try CLI.run(arguments + cache + [url])
+      #expect(result.status == 0)
+      #expect(!result.stdout.contains("s3cret") && !result.stderr.contains("s3cret"))
+      #expect(result.stdout.contains("http://***@127.0.0.1"))
+    }
+    let hostile = try CLI.run(["validate", "/nonexistent/\u{1B}[31mred"])
+    #expect(!hostile.stdout.contains("\u{1B}") && !hostile.stderr.contains("\u{1B}"))
+  }
+
   @Test("help and version")
   func helpAndVersion() throws {
     let help = try CLI.run(["--help"])

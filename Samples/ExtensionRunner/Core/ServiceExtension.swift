@@ -255,8 +255,8 @@ public final class NotificationService: NotificationServiceExtension {
   private func fetch(
     _ reference: AttachmentReference, position: Int, pipeline: AttachmentPipeline, directory: String
   ) async {
-    let step = trace.begin("attachment \(reference.identifier)", detail: reference.url)
-    state.withLock { $0.openFetches[position] = (step, reference.url) }
+    let step = trace.begin("attachment \(reference.identifier)", detail: Redaction.redact(reference.url))
+    state.withLock { $0.openFetches[position] = (step, Redaction.redact(reference.url)) }
     defer { _ = state.withLock { $0.openFetches.removeValue(forKey: position) } }
 
     let attachment: Attachment
@@ -265,11 +265,14 @@ public final class NotificationService: NotificationServiceExtension {
     } catch {
       let outcome: StepOutcome = error.code == .cancelled ? .cancelled : .failed
       let detected = error.detected.map { " (the bytes are \($0))" } ?? ""
-      trace.end(step, outcome, detail: "\(error.code.rawValue): \(error.message)\(detected) \(reference.url)")
+      trace.end(
+        step, outcome,
+        detail: "\(error.code.rawValue): \(error.message)\(detected) \(Redaction.redact(reference.url))")
       return
     }
     if Task.isCancelled {
-      trace.end(step, .cancelled, detail: "fetched after delivery: not attached (\(reference.url))")
+      trace.end(
+        step, .cancelled, detail: "fetched after delivery: not attached (\(Redaction.redact(reference.url)))")
       return
     }
     let path: String
@@ -293,7 +296,8 @@ public final class NotificationService: NotificationServiceExtension {
     }
     guard added else {
       try? FileManager.default.removeItem(atPath: path)
-      trace.end(step, .cancelled, detail: "fetched after delivery: not attached (\(reference.url))")
+      trace.end(
+        step, .cancelled, detail: "fetched after delivery: not attached (\(Redaction.redact(reference.url)))")
       return
     }
     let milliseconds = Double(attachment.totalMicroseconds) / 1000

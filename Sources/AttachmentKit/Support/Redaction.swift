@@ -1,8 +1,8 @@
 /// Keeps credentials and control characters in URLs out of messages, logs and terminals.
-enum Redaction {
+public enum Redaction {
   /// `url` with any `user:password@` replaced by `***@` and control characters escaped as
   /// `\u{..}`, fit to print.
-  static func redact(_ url: String) -> String {
+  public static func redact(_ url: String) -> String {
     var text = url
     if let separator = text.firstRange(of: "://") {
       let afterScheme = separator.upperBound
@@ -17,7 +17,7 @@ enum Redaction {
 
   /// `text` with control characters (C0, DEL, C1) written as `\u{XX}` so they cannot steer a
   /// terminal.
-  static func escapeControlCharacters(_ text: String) -> String {
+  public static func escapeControlCharacters(_ text: String) -> String {
     guard text.unicodeScalars.contains(where: isControl) else { return text }
     var out = ""
     for scalar in text.unicodeScalars {

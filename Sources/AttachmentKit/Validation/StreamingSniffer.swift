@@ -49,12 +49,9 @@ public final class StreamingSniffer: ResponseInspector {
         return checkSize(end: end, state: state)
       }
       collect(chunk, at: offset, into: &state)
-      guard let tagLength = state.tagLength else { return .more }
+      guard state.tagLength != nil else { return .more }  // the first 10 bytes are not in yet
       let windowFull = state.window.count >= SniffWindow.maximumBytes
-      guard state.window.count >= MagicSniffer.windowBytes || windowFull else {
-        _ = tagLength
-        return .more
-      }
+      guard state.window.count >= MagicSniffer.windowBytes || windowFull else { return .more }
       return decide(&state, windowFull: windowFull, end: end)
     }
   }

@@ -36,7 +36,7 @@ enum FetchCommand: RunnableCommand {
       guard let hit = pipeline.cachedAttachment(for: url) else { return nil }
       hits.append(hit)
     }
-    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"), title: "fetch")
+    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
     for (url, attachment) in zip(urls, hits) { report.add(ResultRecord(input: url, attachment: attachment)) }
     return report.finish()
   }
@@ -46,7 +46,7 @@ enum FetchCommand: RunnableCommand {
     guard !urls.isEmpty else { throw arguments.usageError("fetch needs a URL") }
     let timeout = try CommonOptions.deadline(arguments)
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .cacheUnusable }
-    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"), title: "fetch")
+    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
     let results = await Batch.run(
       inputs: urls, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: arguments.flag("no-cache"),
       progress: nil, emit: { report.add($0) })

@@ -35,12 +35,14 @@ enum PrefetchCommand: RunnableCommand {
     guard let text = readInput(source) else {
       throw arguments.usageError("cannot read '\(Terminal.safe(source))'")
     }
-    let urls = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: " \t") }
-      .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    // One URL a line: the first word of each line, skipping blank lines and # comments.
+    let urls = text.split(whereSeparator: \.isNewline)
+      .compactMap { $0.split(whereSeparator: \.isWhitespace).first.map(String.init) }
+      .filter { !$0.hasPrefix("#") }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .cacheUnusable }
     let json = arguments.flag("json")
     let quiet = arguments.flag("quiet")
-    let report = Report(json: json, quiet: quiet, title: "prefetch")
+    let report = Report(json: json, quiet: quiet)
     let progress = Terminal.isTerminal(2) && !quiet ? ProgressBar(total: urls.count) : nil
     let results = await Batch.run(
       inputs: urls, concurrency: concurrency, pipeline: pipeline, timeout: timeout, reload: false,
@@ -66,14 +68,5 @@ enum PrefetchCommand: RunnableCommand {
       data.append(contentsOf: buffer[0..<count])
     }
     return String(decoding: data, as: UTF8.self)
-  }
-}
-
-extension StringProtocol {
-  func trimmingCharacters(in set: String) -> String {
-    var slice = self[...]
-    while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
-    while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
-    return String(slice)
   }
 }

@@ -19,7 +19,7 @@ enum ValidateCommand: RunnableCommand {
     let files = arguments.positionals("file")
     guard !files.isEmpty else { throw arguments.usageError("validate needs at least one FILE") }
     let validator = Validator(limits: try CommonOptions.limits(arguments))
-    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"), title: "validate")
+    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
     for file in files {
       let start = ContinuousClock.now
       do throws(AttachmentError) {

@@ -5,15 +5,13 @@ import AttachmentKit
 final class Report: @unchecked Sendable {
   private let json: Bool
   private let quiet: Bool
-  private let title: String
   private var records: [ResultRecord] = []
   private var printedHeader = false
   private let start = ContinuousClock.now
 
-  init(json: Bool, quiet: Bool, title: String) {
+  init(json: Bool, quiet: Bool) {
     self.json = json
     self.quiet = quiet
-    self.title = title
   }
 
   /// Prints one result (a JSON line, or a table row) at once.
@@ -25,7 +23,8 @@ final class Report: @unchecked Sendable {
     }
     if quiet {
       if record.outcome != .accepted, let error = record.error {
-        Terminal.error("\(Terminal.safe(record.input)): \(error.code.rawValue): \(error.message)\n")
+        let input = record.source == "file" ? Terminal.safe(record.input) : Terminal.safeURL(record.input)
+        Terminal.error("\(input): \(error.code.rawValue): \(error.message)\n")
       }
       return
     }
@@ -39,17 +38,14 @@ final class Report: @unchecked Sendable {
   /// Prints the summary (to stderr with --json, so stdout stays pure JSON lines) and returns
   /// the exit status.
   func finish(interrupted: Bool = false) -> ExitCode {
-    let accepted = records.filter { $0.outcome == .accepted }.count
-    let rejected = records.filter { $0.outcome == .rejected }.count
-    let failed = records.filter { $0.outcome == .failed }.count
+    let allAccepted = records.allSatisfy { $0.outcome == .accepted }
     if !quiet {
       let summary = Table.summary(
         records: records, wallMicroseconds: Self.elapsed(since: start), interrupted: interrupted)
       if json { Terminal.error(summary + "\n") } else { Terminal.out(summary + "\n") }
     }
     if interrupted { return .interrupted }
-    _ = accepted
-    return rejected + failed == 0 ? .success : .someFailed
+    return allAccepted ? .success : .someFailed
   }
 
   /// Microseconds since `start`.

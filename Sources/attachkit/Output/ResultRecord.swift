@@ -59,7 +59,7 @@ struct ResultRecord: Sendable {
   /// The JSON object: fields without a value are left out, never invented.
   var json: JSONValue {
     var object = JSONObject()
-    object.set("input", Terminal.safe(input))
+    object.set("input", source == "file" ? Terminal.safe(input) : Terminal.safeURL(input))
     object.set("outcome", outcome.rawValue)
     object.set("source", source)
     if let validation {

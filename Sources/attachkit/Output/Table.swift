@@ -18,7 +18,7 @@ enum Table {
     let time = duration(record.totalMicroseconds)
     var line = [
       pad(record.outcome.rawValue, 9), pad(type, 5), pad(size, 9), pad(source, 12), pad(time, 10),
-      Terminal.safe(record.input),
+      record.source == "file" ? Terminal.safe(record.input) : Terminal.safeURL(record.input),
     ].joined(separator: " ")
     if let error = record.error {
       line += "\n          ↳ \(error.code.rawValue): \(Terminal.safe(error.message))"

@@ -1,3 +1,4 @@
+import AttachmentKit
 import Glibc
 
 /// Writing to the terminal or a pipe, without Foundation.
@@ -17,17 +18,10 @@ enum Terminal {
   }
 
   /// Text with control characters escaped, so input (URLs, file names) cannot steer a terminal.
-  static func safe(_ text: String) -> String {
-    var out = ""
-    for scalar in text.unicodeScalars {
-      if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-        out += "\\u{" + String(scalar.value, radix: 16) + "}"
-      } else {
-        out.unicodeScalars.append(scalar)
-      }
-    }
-    return out
-  }
+  static func safe(_ text: String) -> String { Redaction.escapeControlCharacters(text) }
+
+  /// A URL fit to print: credentials redacted, control characters escaped.
+  static func safeURL(_ url: String) -> String { Redaction.redact(url) }
 
   private static func write(_ fd: Int32, _ text: String) {
     var bytes = Array(text.utf8)
