@@ -44,5 +44,11 @@ for target in "${targets[@]}"; do
   fi
   echo "== fuzzing $target for ${seconds}s"
   "$out/fuzz-$target" "$corpus" -max_total_time="$seconds" -max_len=131072 -timeout=10 \
-    -artifact_prefix="$out/$target/findings/" -print_final_stats=1 2>&1 | tail -25 | tee "$out/$target/last-run.txt"
+    -artifact_prefix="$out/$target/findings/" -print_final_stats=1 >"$out/$target/last-run.txt" 2>&1 || true
+  grep -E '^Done|stat::number_of_executed_units|stat::average_exec_per_sec' "$out/$target/last-run.txt" || true
+  "$out/fuzz-$target" "$corpus" -runs=0 2>&1 | grep -E 'DONE' | sed "s/^/coverage of the corpus: /" || true
+  findings=$(find "$out/$target/findings" -type f | wc -l)
+  echo "findings: $findings (in $out/$target/findings)"
+  [ "$findings" -eq 0 ] || status=1
 done
+exit "${status:-0}"
