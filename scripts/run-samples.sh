@@ -58,8 +58,15 @@ done
 
 echo
 echo "== 3. near-misses: each refused with its reason"
-for file in "${refused[@]}"; do echo "Samples/media/$file"; done | xargs "$bin/attachkit" validate --quiet 2>&1 \
-  | sed 's#^Samples/media/##' | awk -F': ' '{ printf "%-34s %-17s %s\n", $1, $2, substr($0, length($1) + length($2) + 5) }'
+# Every near-miss must be refused: validate exits 1 when any input is refused, and --quiet prints
+# one line per refusal ("FILE: CODE: reason").
+status=0
+"$bin/attachkit" validate --quiet "${refused[@]/#/Samples/media/}" 2>"$work/refusals.txt" || status=$?
+[ "$status" -eq 1 ] || { echo "validate exited $status on the near-misses (expected 1)" >&2; exit 1; }
+sed 's#^Samples/media/##' "$work/refusals.txt" \
+  | awk -F': ' '{ printf "%-34s %-17s %s\n", $1, $2, substr($0, length($1) + length($2) + 5) }'
+[ "$(wc -l <"$work/refusals.txt")" -eq "${#refused[@]}" ] \
+  || { echo "not every near-miss was refused" >&2; exit 1; }
 
 echo
 cold_summary=$(awk '/"outcome":"accepted"/ {a++} END {print a+0}' "$work/cold.jsonl")
