@@ -137,16 +137,7 @@ struct ListeningSocket {
     guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
       throw TestHTTPServerError(operation: "inet_pton(\(host))", code: 0)
     }
-    let size = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) }
-    }
-    guard bound == 0 else { throw TestHTTPServerError(operation: "bind", code: errno) }
-    var length = size
-    let named = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    guard named == 0 else { throw TestHTTPServerError(operation: "getsockname", code: errno) }
+    try bindAndName(fd, &address)
     return Int(UInt16(bigEndian: address.sin_port))
   }
 
@@ -157,7 +148,13 @@ struct ListeningSocket {
     guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
       throw TestHTTPServerError(operation: "inet_pton(\(host))", code: 0)
     }
-    let size = socklen_t(MemoryLayout<sockaddr_in6>.size)
+    try bindAndName(fd, &address)
+    return Int(UInt16(bigEndian: address.sin6_port))
+  }
+
+  /// Binds `fd` to `address` (any `sockaddr_*`), then reads back the address the kernel chose.
+  private static func bindAndName<Address>(_ fd: Int32, _ address: inout Address) throws {
+    let size = socklen_t(MemoryLayout<Address>.size)
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) }
     }
@@ -167,6 +164,5 @@ struct ListeningSocket {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
     guard named == 0 else { throw TestHTTPServerError(operation: "getsockname", code: errno) }
-    return Int(UInt16(bigEndian: address.sin6_port))
   }
 }
