@@ -147,6 +147,27 @@ struct CLITests {
     #expect(!hostile.stdout.contains("\u{1B}") && !hostile.stderr.contains("\u{1B}"))
   }
 
+  @Test("a cache hit loads neither libcurl nor libmagic (the dynamic loader's own log)")
+  func leanHitPath() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/lean.png", body: try Media.bytes("png-rgba.png"))
+    let arguments = ["fetch", "--cache-dir", scratch.path + "/c", server.url("/lean.png")]
+
+    let miss = try CLI.run(arguments, environment: ["LD_DEBUG": "libs"])
+    #expect(miss.status == 0)
+    #expect(miss.stderr.contains("libcurl.so"))  // the log works: a miss opens libcurl
+    #expect(miss.stderr.contains("libmagic.so"))
+
+    let hit = try CLI.run(arguments, environment: ["LD_DEBUG": "libs"])
+    #expect(hit.status == 0)
+    #expect(hit.stdout.contains("cache"))
+    #expect(!hit.stderr.contains("libcurl.so"))
+    #expect(!hit.stderr.contains("libmagic.so"))
+  }
+
   @Test("help and version")
   func helpAndVersion() throws {
     let help = try CLI.run(["--help"])
