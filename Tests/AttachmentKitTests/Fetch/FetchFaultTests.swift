@@ -183,6 +183,34 @@ struct FetchFaultTests {
     #expect(scratch.leftovers().isEmpty)
   }
 
+  @Test("the caller is answered at the deadline even while the engine thread is stuck")
+  func deadlineKeptWhenEngineIsStuck() async throws {
+    // Given an engine thread that blocks for 2 s inside a callback (as libcurl's cleanup can
+    // block on a hung resolver)
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    server.serve("/files/a", body: Array("hello".utf8))
+    let scratch = try ScratchDirectory("stuck")
+    defer { scratch.remove() }
+    let request = DownloadRequest(
+      url: server.url("/files/a"), directory: scratch.path, inspector: StallingInspector(seconds: 2))
+
+    // When the caller's deadline is 500 ms
+    let start = ContinuousClock.now
+    var code: AttachmentError.Code?
+    do {
+      _ = try await Downloader(configuration: .loopback).download(
+        request, deadline: start + .milliseconds(500))
+    } catch {
+      code = error.code
+    }
+
+    // Then it is answered at the deadline, and the body's file is already gone
+    #expect(code == .deadlineExceeded)
+    #expect(ContinuousClock.now - start < .milliseconds(750))
+    #expect(scratch.leftovers().isEmpty)
+  }
+
   @Test("curl codes map to the documented error codes")
   func codeMapping() {
     // dns_failed cannot be provoked on loopback without sending a query to a real resolver,
@@ -210,4 +238,16 @@ extension Result where Failure == AttachmentError {
     if case .failure(let error) = self { return error.code }
     return nil
   }
+}
+
+/// An inspector that blocks the engine thread, standing in for libcurl stuck in a call.
+struct StallingInspector: ResponseInspector {
+  let seconds: Double
+
+  func inspect(head: ResponseHead) -> InspectorVerdict {
+    usleep(UInt32(seconds * 1_000_000))
+    return .more
+  }
+
+  func inspect(body chunk: UnsafeRawBufferPointer, at offset: Int64) -> InspectorVerdict { .more }
 }
