@@ -30,11 +30,6 @@ struct CacheLayout: Sendable {
     return "\(content)/\(a)/\(b)/\(sha256).\(fileExtension)"
   }
 
-  /// The record file of a URL key.
-  func recordPath(for key: URLKey) -> String {
-    recordPath(digest: key.digest)
-  }
-
   /// The record file of a URL key digest.
   func recordPath(digest: String) -> String {
     "\(index)/\(digest.prefix(2))/\(digest)"

@@ -156,13 +156,4 @@ enum LibcurlGlobal {
   /// Runs `curl_global_init` and ignores `SIGPIPE`, once per process.
   @discardableResult
   static func initializeOnce() -> Bool { initialized }
-
-  /// The libcurl version string, such as `"7.88.1"`.
-  static var version: String {
-    initializeOnce()
-    guard let info = curl_version_info(CURLVERSION_TENTH), let text = info.pointee.version else {
-      return "unknown"
-    }
-    return String(cString: text)
-  }
 }

@@ -36,10 +36,6 @@ enum MagicSniffer {
     }
   }
 
-  /// Whether the database has been loaded in this process (tests use it to prove a cache hit
-  /// never loads it).
-  static var isLoaded: Bool { cookie.withLock { $0 != nil } }
-
   private static func load() -> Cookie? {
     guard let library = Libmagic.shared,
       let cookie = library.open(MAGIC_MIME_TYPE | MAGIC_NO_CHECK_COMPRESS | MAGIC_NO_CHECK_ELF)
