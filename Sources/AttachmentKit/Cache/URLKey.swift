@@ -39,12 +39,12 @@ struct URLKey: Hashable, Sendable {
       port = ""
     }
     normalized = "\(scheme)://\(userInfo)\(host.lowercased())\(port)\(pathAndQuery)"
+    let hasher = SHA256Hasher()
+    Array(normalized.utf8).withUnsafeBytes { hasher.update($0) }
+    digest = hasher.finalize() ?? String(repeating: "0", count: 64)
   }
 
   /// The SHA-256 of the normalized URL, 64 hex digits: the index record's file name.
-  var digest: String {
-    let hasher = SHA256Hasher()
-    Array(normalized.utf8).withUnsafeBytes { hasher.update($0) }
-    return hasher.finalize() ?? String(repeating: "0", count: 64)
-  }
+  /// Computed once here, since a lookup and a publish for the same key both need it.
+  let digest: String
 }
