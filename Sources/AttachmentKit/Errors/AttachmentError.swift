@@ -77,6 +77,9 @@ extension AttachmentError.Code {
   public static let ioError = Self(rawValue: "io_error")
   /// The caller's task was cancelled.
   public static let cancelled = Self(rawValue: "cancelled")
+  /// The configuration cannot be used as given (for example a proxy with the private-network
+  /// guard on, without accepting what the guard cannot check through it).
+  public static let invalidConfiguration = Self(rawValue: "invalid_configuration")
   /// The peer answered with something that is not valid HTTP, or the transfer failed in a way
   /// no other code describes.
   public static let networkError = Self(rawValue: "network_error")

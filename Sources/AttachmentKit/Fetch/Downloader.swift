@@ -38,12 +38,18 @@ public final class Downloader: Sendable {
   /// - Throws: ``AttachmentError`` with `invalid_url`, `unsupported_scheme`, `dns_failed`,
   ///   `connect_failed`, `tls_failed`, `http_status`, `too_many_redirects`,
   ///   `deadline_exceeded`, `too_slow`, `too_large`, `headers_too_large`, `truncated`, `empty`,
-  ///   `io_error`, `cancelled` (task cancellation), `network_error`, or whatever the request's
+  ///   `io_error`, `cancelled` (task cancellation), `network_error`, `blocked_address`,
+  ///   `invalid_configuration` (a proxy the caller has not accepted; see
+  ///   ``DownloaderConfiguration/Proxy``), or whatever the request's
   ///   inspector rejected with. On any failure no file is left behind.
   public func download(
     _ request: DownloadRequest, deadline: ContinuousClock.Instant
   ) async throws(AttachmentError) -> Download {
     if let problem = URLCheck.problem(with: request.url) { throw problem }
+    if let problem = ProxyPolicy.configurationProblem(configuration) { throw problem }
+    if ProxyPolicy.checksHosts(configuration), let refusal = ProxyPolicy.refusal(url: request.url) {
+      throw refusal
+    }
     if Task.isCancelled { throw AttachmentError.cancelledError() }
     let now = ContinuousClock.now
     guard deadline > now else {

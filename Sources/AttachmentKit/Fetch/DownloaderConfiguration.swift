@@ -38,6 +38,15 @@ public struct DownloaderConfiguration: Sendable, Equatable {
   /// trusted URLs (tests and tools on loopback do).
   public var allowPrivateNetworks = false
 
+  /// A proxy every request goes through, or `nil` (the default) to connect directly.
+  ///
+  /// Proxy variables in the environment (`http_proxy`, `https_proxy`, `ALL_PROXY`,
+  /// `no_proxy`) are always ignored: only this setting sends traffic through a proxy, so an
+  /// egress proxy configured for other programs on the host cannot silently bypass the
+  /// private-network guard. Through a proxy the guard sees only the proxy's address; see
+  /// ``Proxy/acceptsUncheckedDestinations`` for what it still checks.
+  public var proxy: Proxy? = nil
+
   /// The `User-Agent` header sent with every request.
   public var userAgent: String = "AttachmentKit/0.1"
 
@@ -47,6 +56,31 @@ public struct DownloaderConfiguration: Sendable, Equatable {
 
   /// Makes the default configuration.
   public init() {}
+
+  /// A proxy for every request, and what the caller accepts about the address guard through it.
+  public struct Proxy: Sendable, Equatable {
+    /// The proxy's URL in libcurl's syntax: `http://host:port`, `https://host:port`,
+    /// `socks5h://host:port` (credentials may be given as `user:password@`).
+    public var url: String
+
+    /// Whether the caller accepts that the private-network guard cannot check where requests
+    /// really go. Default: `false`.
+    ///
+    /// Through a proxy, libcurl connects only to the proxy, and the proxy resolves the
+    /// destination's name itself, so the guard can no longer check the address connected to.
+    /// It still refuses, before any packet is sent and on every redirect, a URL whose host is
+    /// an IP literal in a refused range (in any spelling: dotted, decimal, hex, bracketed
+    /// IPv6) or a `localhost` name. It cannot refuse a DNS name that resolves to a private
+    /// address: only the proxy can. With ``DownloaderConfiguration/allowPrivateNetworks`` off,
+    /// a proxy without this acceptance makes every request fail with `invalid_configuration`.
+    public var acceptsUncheckedDestinations: Bool
+
+    /// Makes a proxy setting.
+    public init(url: String, acceptsUncheckedDestinations: Bool = false) {
+      self.url = url
+      self.acceptsUncheckedDestinations = acceptsUncheckedDestinations
+    }
+  }
 
   /// A minimum transfer speed held over a window of time.
   public struct LowSpeedLimit: Sendable, Equatable {

@@ -112,7 +112,10 @@ final class Transfer: @unchecked Sendable {
     check(ak_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent))
     check(ak_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
     check(ak_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
-    if !configuration.allowPrivateNetworks {
+    // An explicit proxy or none at all: "" keeps libcurl from reading proxy variables from the
+    // environment, which would route around the address guard.
+    check(ak_easy_setopt_string(easy, CURLOPT_PROXY, configuration.proxy?.url ?? ""))
+    if !configuration.allowPrivateNetworks && configuration.proxy == nil {
       check(ak_easy_setopt_opensocket_callback(easy, transferOpenSocketCallback))
       check(ak_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, me))
     }
@@ -187,7 +190,11 @@ final class Transfer: @unchecked Sendable {
   private func headersComplete() -> Bool {
     let status = currentStatus
     if (100..<200).contains(status) { return true }
-    if [301, 302, 303, 307, 308].contains(status), currentHeaders.location != nil {
+    if [301, 302, 303, 307, 308].contains(status), let location = currentHeaders.location {
+      // Through a proxy the socket check cannot see where a redirect leads: check its host.
+      if ProxyPolicy.checksHosts(configuration), let refusal = ProxyPolicy.refusal(url: location) {
+        return abort(refusal)
+      }
       return true  // libcurl follows it (and counts it against the redirect limit)
     }
     let head = ResponseHead(status: status, headers: currentHeaders)

@@ -2,10 +2,10 @@
 enum URLCheck {
   /// Why `url` cannot be fetched, or `nil` when it is an absolute http(s) URL with a host.
   static func problem(with url: String) -> AttachmentError? {
-    guard let separator = url.firstRange(of: "://") else {
+    guard let authority = URLAuthority(url) else {
       return AttachmentError(.invalidURL, "The URL is not absolute: \(Redaction.redact(url)).")
     }
-    let scheme = url[..<separator.lowerBound].lowercased()
+    let scheme = authority.scheme.lowercased()
     guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else {
       return AttachmentError(.invalidURL, "The URL has no valid scheme: \(Redaction.redact(url)).")
     }
@@ -16,11 +16,7 @@ enum URLCheck {
     if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
       return AttachmentError(.invalidURL, "The URL contains spaces or control characters.")
     }
-    let rest = url[separator.upperBound...]
-    let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-    let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-    let host = hostPort.hasPrefix("[") ? hostPort : (hostPort.split(separator: ":").first ?? "")
-    guard !host.isEmpty else {
+    guard !authority.host.isEmpty else {
       return AttachmentError(.invalidURL, "The URL has no host: \(Redaction.redact(url)).")
     }
     return nil

@@ -18,6 +18,18 @@ enum CommonOptions {
   static let allowPrivateNetworks = ArgumentSpec.flag(
     long: "allow-private-networks",
     help: "Allow loopback, private and link-local addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1).")
+  static let proxy: [ArgumentSpec] = [
+    .option(
+      long: "proxy", valueName: "URL",
+      help:
+        "Send every request through this proxy (http://, https://, socks5h://). Proxy variables in the environment are ignored."
+    ),
+    .flag(
+      long: "proxy-unchecked",
+      help:
+        "Accept that, through --proxy, the private-network guard checks only IP-literal and localhost hosts, not where names resolve."
+    ),
+  ]
   static let limits: [ArgumentSpec] = [
     .option(long: "max-image-bytes", valueName: "BYTES", help: "Largest image (default 10MB)."),
     .option(long: "max-audio-bytes", valueName: "BYTES", help: "Largest audio file (default 5MB)."),
@@ -59,7 +71,7 @@ enum CommonOptions {
     do {
       return try AttachmentPipeline(configuration: configuration)
     } catch {
-      Terminal.error("attachkit: \(error.message)\n")
+      Terminal.error("attachkit: \(Terminal.safe(error.message))\n")
       return nil
     }
   }
@@ -72,6 +84,17 @@ enum CommonOptions {
     configuration.limits = try limits(arguments)
     configuration.downloader.allowPrivateNetworks =
       arguments.flag("allow-private-networks") || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
+    if let proxy = arguments.string("proxy") {
+      configuration.downloader.proxy = DownloaderConfiguration.Proxy(
+        url: proxy, acceptsUncheckedDestinations: arguments.flag("proxy-unchecked"))
+      if !configuration.downloader.allowPrivateNetworks && !arguments.flag("proxy-unchecked") {
+        throw arguments.usageError(
+          "--proxy hides where requests really go from the private-network guard: add --proxy-unchecked to accept that"
+        )
+      }
+    } else if arguments.flag("proxy-unchecked") {
+      throw arguments.usageError("--proxy-unchecked needs --proxy")
+    }
     return configuration
   }
 }

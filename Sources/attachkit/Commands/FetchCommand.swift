@@ -17,7 +17,7 @@ enum FetchCommand: RunnableCommand {
       CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
       CommonOptions.allowPrivateNetworks,
     ]
-    + CommonOptions.limits + [
+    + CommonOptions.proxy + CommonOptions.limits + [
       .flag(
         long: "no-cache",
         help: "Skip the cache lookup and download again (the result still refreshes the cache)."),

@@ -21,7 +21,7 @@ enum PrefetchCommand: RunnableCommand {
       CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
       CommonOptions.allowPrivateNetworks,
     ]
-    + CommonOptions.limits + [
+    + CommonOptions.proxy + CommonOptions.limits + [
       .option(long: "concurrency", short: "j", valueName: "N", help: "Downloads at once (default 8)."),
       .positional(
         name: "file", valueName: "FILE", help: "A file of URLs, one per line ('-' for standard input).",
