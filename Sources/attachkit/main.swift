@@ -24,7 +24,7 @@ func runToCompletion(_ command: any RunnableCommand.Type, _ arguments: ParsedArg
     do throws(UsageError) {
       box.status = try await command.run(arguments).rawValue
     } catch {
-      Terminal.error(error.description + "\n")
+      Terminal.error(Terminal.safeLines(error.description) + "\n")
       box.status = ExitCode.usage.rawValue
     }
     done.signal()
@@ -51,7 +51,7 @@ func main() -> Int32 {
       return runToCompletion(command, arguments)
     }
   } catch {
-    Terminal.error(error.description + "\n")
+    Terminal.error(Terminal.safeLines(error.description) + "\n")
     return ExitCode.usage.rawValue
   }
 }

@@ -12,7 +12,8 @@ enum CurlCodeMapping {
   static func error(
     for code: CURLcode, detail: String, bodyBytes: Int64, deadlinePassed: Bool
   ) -> AttachmentError {
-    let suffix = detail.isEmpty ? "" : " (\(detail))"
+    // libcurl's text can quote the server (a redirect's scheme, a bad status line): escape it.
+    let suffix = detail.isEmpty ? "" : " (\(Redaction.escapeControlCharacters(detail)))"
     switch code {
     case CURLE_UNSUPPORTED_PROTOCOL:
       return AttachmentError(

@@ -4,19 +4,15 @@ public enum Redaction {
   /// `\u{..}`, fit to print.
   public static func redact(_ url: String) -> String {
     var text = url
-    if let separator = text.firstRange(of: "://") {
-      let afterScheme = separator.upperBound
-      let authorityEnd =
-        text[afterScheme...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
-      if let at = text[afterScheme..<authorityEnd].lastIndex(of: "@") {
-        text.replaceSubrange(afterScheme..<at, with: "***")
-      }
+    if let authority = URLAuthority(url), let userInfo = authority.userInfo {
+      text.replaceSubrange(userInfo.startIndex..<userInfo.endIndex, with: "***")
     }
     return escapeControlCharacters(text)
   }
 
-  /// `text` with control characters (C0, DEL, C1) written as `\u{XX}` so they cannot steer a
-  /// terminal.
+  /// `text` with control characters (C0, DEL, C1) and bidirectional formatting characters
+  /// written as `\u{XX}`, so they can neither steer a terminal nor reorder what a line shows.
+  /// (Invalid UTF-8 never reaches here: Swift strings hold it as U+FFFD.)
   public static func escapeControlCharacters(_ text: String) -> String {
     guard text.unicodeScalars.contains(where: isControl) else { return text }
     var out = ""
@@ -30,7 +26,13 @@ public enum Redaction {
     return out
   }
 
-  private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+  /// Whether a scalar must never be printed raw: C0, DEL and C1 controls, bidirectional marks
+  /// and overrides. Every output of the command line and the runner escapes these.
+  public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0..<0x20, 0x7F...0x9F: true
+    case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true  // bidi marks and overrides
+    default: false
+    }
   }
 }

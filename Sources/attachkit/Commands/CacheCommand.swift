@@ -66,7 +66,7 @@ enum CacheCommand: ParsableCommand {
       let cache = try AttachmentCache(configuration: CacheConfiguration(directory: directory))
       report = try body(cache)
     } catch {
-      Terminal.error("attachkit: \(error.message)\n")
+      Terminal.error("attachkit: \(Terminal.safe(error.message))\n")
       return .cacheUnusable
     }
     if arguments.flag("json") {

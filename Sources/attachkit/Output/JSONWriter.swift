@@ -1,3 +1,5 @@
+import AttachmentKit
+
 /// A JSON value with ordered object keys, written without Foundation.
 indirect enum JSONValue: Equatable {
   case string(String)
@@ -52,7 +54,10 @@ indirect enum JSONValue: Equatable {
       case "\r": out += "\\r"
       case "\t": out += "\\t"
       default:
-        if scalar.value < 0x20 || scalar.value == 0x7F {
+        // Controls and bidi overrides (as on the terminal), and the line and paragraph
+        // separators some JSON readers take for line ends: never raw, so no terminal or log
+        // viewer that shows the line can be steered by it.
+        if Redaction.isControl(scalar) || scalar.value == 0x2028 || scalar.value == 0x2029 {
           let hex = String(scalar.value, radix: 16)
           out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
         } else {

@@ -24,7 +24,7 @@ final class Report: @unchecked Sendable {
     if quiet {
       if record.outcome != .accepted, let error = record.error {
         let input = record.source == "file" ? Terminal.safe(record.input) : Terminal.safeURL(record.input)
-        Terminal.error("\(input): \(error.code.rawValue): \(error.message)\n")
+        Terminal.error("\(input): \(error.code.rawValue): \(Terminal.safe(error.message))\n")
       }
       return
     }

@@ -20,6 +20,13 @@ enum Terminal {
   /// Text with control characters escaped, so input (URLs, file names) cannot steer a terminal.
   static func safe(_ text: String) -> String { Redaction.escapeControlCharacters(text) }
 
+  /// Multi-line text (a usage message) with control characters escaped in each line, line
+  /// breaks kept.
+  static func safeLines(_ text: String) -> String {
+    text.split(separator: "\n", omittingEmptySubsequences: false).map { safe(String($0)) }.joined(
+      separator: "\n")
+  }
+
   /// A URL fit to print: credentials redacted, control characters escaped.
   static func safeURL(_ url: String) -> String { Redaction.redact(url) }
 
