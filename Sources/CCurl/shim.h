@@ -19,9 +19,6 @@ static inline CURLcode ak_call_setopt_long(void *fn, CURL *handle, CURLoption op
   return ((ak_easy_setopt_fn)fn)(handle, option, value);
 }
 
-static inline CURLcode ak_call_setopt_off_t(void *fn, CURL *handle, CURLoption option, curl_off_t value) {
-  return ((ak_easy_setopt_fn)fn)(handle, option, value);
-}
 
 static inline CURLcode ak_call_setopt_string(void *fn, CURL *handle, CURLoption option, const char *value) {
   return ((ak_easy_setopt_fn)fn)(handle, option, value);

@@ -193,13 +193,6 @@ func ak_easy_setopt_long(_ easy: UnsafeMutableRawPointer?, _ option: CURLoption,
   return ak_call_setopt_long(table.easySetopt, easy, option, value)
 }
 
-func ak_easy_setopt_off_t(_ easy: UnsafeMutableRawPointer?, _ option: CURLoption, _ value: curl_off_t)
-  -> CURLcode
-{
-  guard let table = Libcurl.shared else { return failed }
-  return ak_call_setopt_off_t(table.easySetopt, easy, option, value)
-}
-
 func ak_easy_setopt_string(_ easy: UnsafeMutableRawPointer?, _ option: CURLoption, _ value: String)
   -> CURLcode
 {

@@ -14,6 +14,7 @@ final class Transfer: @unchecked Sendable {
   private(set) var easy: UnsafeMutableRawPointer?
   private let configuration: DownloaderConfiguration
   private let bodyLimit: Int64
+  private let allowedAddresses: Set<[UInt8]>
   private var fileDescriptor: Int32
   private let hasher = SHA256Hasher()
   private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -44,6 +45,7 @@ final class Transfer: @unchecked Sendable {
     self.fileDescriptor = fileDescriptor
     self.completion = TransferCompletion(temporaryFile: temporaryFile)
     self.bodyLimit = min(request.maximumBodyBytes ?? .max, configuration.maximumBodyBytes)
+    self.allowedAddresses = AddressPolicy.addresses(configuration.allowedAddresses)
     self.inspecting = request.inspector != nil
     errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
   }
@@ -100,9 +102,9 @@ final class Transfer: @unchecked Sendable {
       check(ak_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, lowSpeed.bytesPerSecond))
       check(ak_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, seconds))
     }
-    if bodyLimit < .max {
-      check(ak_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(bodyLimit)))
-    }
+    // No CURLOPT_MAXFILESIZE_LARGE: it fires on Content-Length before the status is known (a
+    // 404 with a long body became too_large), and 7.88 ignores it without a length. The header
+    // callback checks a declared length after the status; the write callback counts bytes.
     check(ak_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, configuration.receiveBufferBytes))
     check(ak_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1))
     check(ak_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2))
@@ -152,7 +154,7 @@ final class Transfer: @unchecked Sendable {
   /// Opens a socket for libcurl unless the peer address is refused; returns -1 to refuse.
   func openSocket(purpose: curlsocktype, address: UnsafeMutablePointer<curl_sockaddr>) -> Int32 {
     let refusal = withUnsafeMutablePointer(to: &address.pointee.addr) { pointer in
-      AddressPolicy.refusal(for: pointer)
+      AddressPolicy.refusal(for: pointer, allowed: allowedAddresses)
     }
     if let refusal {
       blockedAddress = refusal
