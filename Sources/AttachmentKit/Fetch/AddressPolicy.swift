@@ -11,20 +11,45 @@ import Glibc
 /// (libcurl's open-socket callback), after DNS and on every redirect, so DNS rebinding and
 /// redirects cannot dodge it.
 enum AddressPolicy {
-  /// Why an address is refused, or `nil` when it is a public address.
-  static func refusal(for address: UnsafePointer<sockaddr>) -> String? {
+  /// Why an address is refused, or `nil` when it is a public address or one of `allowed`
+  /// (addresses as ``bytes(of:)`` gives them).
+  static func refusal(for address: UnsafePointer<sockaddr>, allowed: Set<[UInt8]> = []) -> String? {
+    guard let bytes = bytes(of: address) else { return "a non-IP address family" }
+    if allowed.contains(bytes) { return nil }
+    return bytes.count == 4
+      ? refusal(ipv4: bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) : refusal(ipv6: bytes)
+  }
+
+  /// The address of a socket address: 4 bytes for IPv4, 16 for IPv6, `nil` for anything else.
+  static func bytes(of address: UnsafePointer<sockaddr>) -> [UInt8]? {
     switch Int32(address.pointee.sa_family) {
     case AF_INET:
-      return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-        refusal(ipv4: UInt32(bigEndian: pointer.pointee.sin_addr.s_addr))
+      address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+        withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
       }
     case AF_INET6:
-      return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-        refusal(ipv6: withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) })
+      address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+        withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
       }
     default:
-      return "a non-IP address family"
+      nil
     }
+  }
+
+  /// The bytes of IP address literals (`"10.1.2.3"`, `"fd00::5"`), in the form ``bytes(of:)``
+  /// gives; strings that are not addresses are skipped.
+  static func addresses(_ literals: [String]) -> Set<[UInt8]> {
+    var result: Set<[UInt8]> = []
+    for literal in literals {
+      var v4 = in_addr()
+      var v6 = in6_addr()
+      if inet_pton(AF_INET, literal, &v4) == 1 {
+        result.insert(withUnsafeBytes(of: v4) { Array($0) })
+      } else if inet_pton(AF_INET6, literal, &v6) == 1 {
+        result.insert(withUnsafeBytes(of: v6) { Array($0) })
+      }
+    }
+    return result
   }
 
   /// IPv4 ranges that are not public unicast, with the reason given for each (RFC 6890 and

@@ -38,6 +38,13 @@ public struct DownloaderConfiguration: Sendable, Equatable {
   /// trusted URLs (tests and tools on loopback do).
   public var allowPrivateNetworks = false
 
+  /// Exact IP addresses the private-network guard lets through although they are not public,
+  /// such as an origin or CDN inside your own network (`"10.1.2.3"`, `"fd00::5"`). Default:
+  /// none. Each is matched against the address actually connected to, so a redirect or a DNS
+  /// answer that leads anywhere else is still refused. Strings that are not IP addresses are
+  /// ignored.
+  public var allowedAddresses: [String] = []
+
   /// A proxy every request goes through, or `nil` (the default) to connect directly.
   ///
   /// Proxy variables in the environment (`http_proxy`, `https_proxy`, `ALL_PROXY`,
