@@ -85,40 +85,46 @@ struct FetchFaultTests {
     #expect(scratch.leftovers().isEmpty)
   }
 
-  @Test("a 404's status is reported, and its body is not downloaded")
-  func httpStatusCarriesCode() async throws {
+  @Test(
+    "a 404's status, and a declared length over the limit, are refused from the head: the client leaves before any body byte",
+    arguments: [
+      (404, "1048576", AttachmentError.Code.httpStatus),
+      (200, "1000000000000", AttachmentError.Code.tooLarge),
+    ])
+  func refusedFromTheHead(status: Int, declaredLength: String, code: AttachmentError.Code) async throws {
+    // Given a route that sends only the head, then waits for the client to hang up: its body
+    // would come only once the client asked for it by waiting, so a client that decides from
+    // the head alone is the only one that can finish before the deadline.
     let server = try TestHTTPServer.start()
     defer { server.stop() }
-    let scratch = try ScratchDirectory("404")
-    defer { scratch.remove() }
-    do {
-      _ = try await Downloader(configuration: .loopback).download(
-        DownloadRequest(url: server.url("/status/404"), directory: scratch.path), timeout: .seconds(3))
-      Issue.record("expected http_status")
-    } catch {
-      #expect(error.code == .httpStatus)
-      #expect(error.httpStatus == 404)
-      #expect(error.detected == "text/html")
+    let hungUp = Flag()
+    server.route("/head-only") { _, writer in
+      _ = writer.writeHead(
+        status: status, headers: [("Content-Type", "text/html"), ("Content-Length", declaredLength)])
+      writer.waitForClientToClose()
+      hungUp.set()
     }
-    #expect(scratch.contents().isEmpty)
-  }
+    let scratch = try ScratchDirectory("head")
+    defer { scratch.remove() }
 
-  @Test("a declared length over the limit is refused before the body")
-  func declaredLengthRefusedEarly() async throws {
-    let server = try TestHTTPServer.start()
-    defer { server.stop() }
-    let scratch = try ScratchDirectory("huge")
-    defer { scratch.remove() }
-    let (outcome, seconds) = await measure { () async -> AttachmentError? in
-      do {
-        _ = try await Downloader(configuration: .loopback).download(
-          DownloadRequest(url: server.url("/fault/huge-length"), directory: scratch.path),
-          timeout: .seconds(5))
-        return nil
-      } catch let error as AttachmentError { return error } catch { return nil }
+    // When it is downloaded with a 1 MiB body limit
+    var request = DownloadRequest(url: server.url("/head-only"), directory: scratch.path)
+    request.maximumBodyBytes = 1 << 19
+    var caught: AttachmentError?
+    do {
+      _ = try await Downloader(configuration: .loopback).download(request, timeout: .seconds(5))
+    } catch {
+      caught = error
     }
-    #expect(outcome?.code == .tooLarge)
-    #expect(seconds < 1.0)  // the route sends its body slowly: refusing took no body
+
+    // Then it is refused with its code and status, and the server saw the client leave
+    #expect(caught?.code == code, "\(String(describing: caught))")
+    if code == .httpStatus {
+      #expect(caught?.httpStatus == 404)
+      #expect(caught?.detected == "text/html")
+    }
+    #expect(await hungUp.wait(upTo: .seconds(3)), "the client never hung up")
+    #expect(scratch.leftovers().isEmpty)
   }
 
   @Test("URLs that are not http(s) or not URLs fail before any connection")
@@ -131,6 +137,10 @@ struct FetchFaultTests {
       ("http://", .invalidURL),
       ("http:///path", .invalidURL),
       ("http://exa mple.com/a.jpg", .invalidURL),
+      ("http://example.com/a\u{1B}[31m.jpg", .invalidURL),
+      ("http://example.com/a\t.jpg", .invalidURL),
+      ("http://example.com/a\u{7F}.jpg", .invalidURL),
+      ("http://example.com/a\r\nX-Injected: 1", .invalidURL),
     ]
     for (url, code) in cases {
       do {
@@ -170,7 +180,8 @@ struct FetchFaultTests {
         DownloadRequest(url: server.url("/fault/trickle"), directory: scratch.path),
         timeout: .seconds(20))
     }
-    try await Task.sleep(for: .milliseconds(600))  // bytes are arriving by now
+    // Cancel once body bytes are on disk (observed, not assumed): the transfer is mid-body.
+    #expect(await scratch.waitForLeftover(withAtLeast: 1, upTo: .seconds(5)), "no body byte arrived")
     let cancelledAt = ContinuousClock.now
     task.cancel()
     let result = await task.result
@@ -179,14 +190,18 @@ struct FetchFaultTests {
     case .success: Issue.record("expected cancelled")
     case .failure(let error): #expect((error as? AttachmentError)?.code == .cancelled)
     }
-    #expect(latency < .milliseconds(100))
+    // Prompt against a 20 s deadline and a body that would take 200 s: the documented headroom.
+    #expect(latency < .milliseconds(250))
     #expect(scratch.leftovers().isEmpty)
   }
 
-  @Test("the caller is answered at the deadline even while the engine thread is stuck")
+  @Test(
+    "the caller is answered at the deadline while the engine thread is stuck in a callback, and the transfer is torn down after"
+  )
   func deadlineKeptWhenEngineIsStuck() async throws {
-    // Given an engine thread that blocks for 2 s inside a callback (as libcurl's cleanup can
-    // block on a hung resolver)
+    // Given an engine thread that blocks for 2 s inside a header callback. (This stands in for
+    // libcurl stuck in a call, as its cleanup can be on a hung resolver; a real hung resolver
+    // cannot be made on loopback without sending a query to the machine's resolver.)
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     server.serve("/files/a", body: Array("hello".utf8))
@@ -205,10 +220,12 @@ struct FetchFaultTests {
       code = error.code
     }
 
-    // Then it is answered at the deadline, and the body's file is already gone
+    // Then it is answered at the deadline (+ 250 ms), and the body's file is already gone
     #expect(code == .deadlineExceeded)
     #expect(ContinuousClock.now - start < .milliseconds(750))
     #expect(scratch.leftovers().isEmpty)
+    // And once the callback returns, the engine tears the transfer down: its connection closes.
+    #expect(await server.waitForNoOpenConnections(upTo: .seconds(5)), "the transfer was never torn down")
   }
 
   @Test("curl codes map to the documented error codes")
@@ -230,6 +247,85 @@ struct FetchFaultTests {
     let tls = CurlCodeMapping.error(
       for: CURLE_PEER_FAILED_VERIFICATION, detail: "", bodyBytes: 0, deadlinePassed: false)
     #expect(tls.code == .tlsFailed)
+  }
+
+  @Test("a redirect to a refused address is blocked at the socket; an allowed address is not")
+  func redirectToBlockedAddress() async throws {
+    // Given a first server whose address is allowed, redirecting to a second loopback address
+    let first = try TestHTTPServer.start(host: "127.0.0.1")
+    defer { first.stop() }
+    let second = try TestHTTPServer.start(host: "127.0.0.2")
+    defer { second.stop() }
+    second.serve("/a.jpg", body: Array("second".utf8))
+    first.route("/hop") { _, writer in
+      _ = writer.respond(status: 302, headers: [("Location", second.url("/a.jpg"))])
+    }
+    let scratch = try ScratchDirectory("redirect-guard")
+    defer { scratch.remove() }
+    var configuration = DownloaderConfiguration()
+    configuration.allowedAddresses = ["127.0.0.1"]
+
+    // When the redirect is followed, Then the second address is refused before connecting
+    do {
+      _ = try await Downloader(configuration: configuration).download(
+        DownloadRequest(url: first.url("/hop"), directory: scratch.path), timeout: .seconds(5))
+      Issue.record("the redirect to 127.0.0.2 should be blocked")
+    } catch {
+      #expect(error.code == .blockedAddress, "\(error)")
+      #expect(error.message.contains("127.0.0.0/8"), "\(error.message)")
+    }
+    #expect(first.requestCount(path: "/hop") == 1)
+    #expect(second.totalConnections == 0)
+    #expect(scratch.leftovers().isEmpty)
+
+    // And with both addresses allowed, the same redirect is followed
+    configuration.allowedAddresses = ["127.0.0.1", "127.0.0.2", "not an address"]
+    let download = try await Downloader(configuration: configuration).download(
+      DownloadRequest(url: first.url("/hop"), directory: scratch.path), timeout: .seconds(5))
+    download.file.map { _ = unlink($0) }
+    #expect(download.bytesReceived == 6)
+  }
+}
+
+/// A one-way flag a server thread sets and a test awaits.
+final class Flag: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value = false
+
+  func set() { lock.withLock { value = true } }
+
+  /// Whether the flag was set within `limit` (polled every 10 ms).
+  func wait(upTo limit: Duration) async -> Bool {
+    await poll(upTo: limit) { self.lock.withLock { self.value } }
+  }
+}
+
+/// Polls `condition` every 10 ms until it holds or `limit` passes; returns whether it held.
+func poll(upTo limit: Duration, _ condition: @Sendable () -> Bool) async -> Bool {
+  let end = ContinuousClock.now + limit
+  while ContinuousClock.now < end {
+    if condition() { return true }
+    try? await Task.sleep(for: .milliseconds(10))
+  }
+  return condition()
+}
+
+extension ScratchDirectory {
+  /// Whether a temporary body file with at least `bytes` bytes appears within `limit`.
+  func waitForLeftover(withAtLeast bytes: Int, upTo limit: Duration) async -> Bool {
+    await poll(upTo: limit) {
+      self.leftovers().contains { name in
+        var info = stat()
+        return stat(self.path + "/" + name, &info) == 0 && Int(info.st_size) >= bytes
+      }
+    }
+  }
+}
+
+extension TestHTTPServer {
+  /// Whether every connection to the server has closed within `limit`.
+  func waitForNoOpenConnections(upTo limit: Duration) async -> Bool {
+    await poll(upTo: limit) { self.openConnectionCount == 0 }
   }
 }
 

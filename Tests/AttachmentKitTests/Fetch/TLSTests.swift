@@ -14,13 +14,16 @@ struct TLSTests {
     let port: Int
     var certificate: String { scratch.path + "/cert.pem" }
 
-    init() throws {
+    /// Starts a server whose self-signed certificate names `subjectAltName` (by default the
+    /// address the tests connect to).
+    init(subjectAltName: String = "IP:127.0.0.1") throws {
       scratch = try ScratchDirectory("tls")
+      let commonName = subjectAltName.split(separator: ":").last.map(String.init) ?? "127.0.0.1"
       try Self.run(
         "/usr/bin/openssl",
         [
-          "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", scratch.path + "/key.pem", "-out",
+          "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=\(commonName)",
+          "-addext", "subjectAltName=\(subjectAltName)", "-keyout", scratch.path + "/key.pem", "-out",
           scratch.path + "/cert.pem",
         ])
       try Data("secure hello".utf8).write(to: URL(fileURLWithPath: scratch.path + "/hello.txt"))
@@ -104,6 +107,28 @@ struct TLSTests {
         DownloadRequest(url: "https://127.0.0.1:\(server.port)/hello.txt", directory: scratch.path),
         timeout: .seconds(5))
       Issue.record("expected tls_failed")
+    } catch {
+      #expect(error.code == .tlsFailed, "\(error)")
+    }
+    #expect(scratch.contents().isEmpty)
+  }
+
+  @Test("a trusted certificate for another host name fails with tls_failed: the host is verified")
+  func hostnameMismatch() async throws {
+    // Given a certificate the client trusts (it is in the CA file) but issued for another name
+    let server = try await offThePool { try TLSServer(subjectAltName: "DNS:media.example.com") }
+    defer { server.stop() }
+    var configuration = DownloaderConfiguration.loopback
+    configuration.certificateAuthorityFile = server.certificate
+    let scratch = try ScratchDirectory("tls-name")
+    defer { scratch.remove() }
+
+    // When it is fetched by address, Then verification of the host name refuses it
+    do {
+      _ = try await Downloader(configuration: configuration).download(
+        DownloadRequest(url: "https://127.0.0.1:\(server.port)/hello.txt", directory: scratch.path),
+        timeout: .seconds(5))
+      Issue.record("expected tls_failed for a certificate naming another host")
     } catch {
       #expect(error.code == .tlsFailed, "\(error)")
     }
