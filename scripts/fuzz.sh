@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (swiftc -sanitize=fuzzer,address) and runs each for a bounded
 # time. Usage: scripts/fuzz.sh [SECONDS per target, default 60] [media|parser ...]
-# Seeds: Samples/media for the media target, a few command lines for the parser. Findings
-# (crash-*, leak-*, timeout-*) land in fuzz-out/TARGET/ and each becomes a regression test.
+# Seeds: Samples/media for the media target, a few command lines for the parser. An input that
+# takes over 2 s (-timeout) or over 1 GiB (-rss_limit_mb) is a finding like a crash, so work
+# amplification is caught, not only memory errors. Findings (crash-*, leak-*, timeout-*, oom-*)
+# land in fuzz-out/TARGET/findings/ and each becomes a regression test. Exits 1 when any fuzzer
+# found something or exited abnormally.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -35,7 +38,7 @@ for target in "${targets[@]}"; do
   corpus="$out/$target/corpus"
   mkdir -p "$corpus" "$out/$target/findings"
   if [ "$target" = media ]; then
-    cp -n Samples/media/* "$corpus/" 2>/dev/null || true
+    find Samples/media -maxdepth 1 -type f ! -name '*.md' ! -name '*.tsv' -exec cp -n -t "$corpus/" {} +
   else
     printf 'fetch\0--json\0http://x/a.jpg' >"$corpus/fetch"
     printf 'prefetch\0-j\08\0-' >"$corpus/prefetch"
@@ -43,12 +46,19 @@ for target in "${targets[@]}"; do
     printf 'help\0cache\0stats' >"$corpus/help"
   fi
   echo "== fuzzing $target for ${seconds}s"
-  "$out/fuzz-$target" "$corpus" -max_total_time="$seconds" -max_len=131072 -timeout=10 \
-    -artifact_prefix="$out/$target/findings/" -print_final_stats=1 >"$out/$target/last-run.txt" 2>&1 || true
-  grep -E '^Done|stat::number_of_executed_units|stat::average_exec_per_sec' "$out/$target/last-run.txt" || true
-  "$out/fuzz-$target" "$corpus" -runs=0 2>&1 | grep -E 'DONE' | sed "s/^/coverage of the corpus: /" || true
+  fuzz_status=0
+  "$out/fuzz-$target" "$corpus" -max_total_time="$seconds" -max_len=131072 -timeout=2 -rss_limit_mb=1024 \
+    -artifact_prefix="$out/$target/findings/" -print_final_stats=1 >"$out/$target/last-run.txt" 2>&1 \
+    || fuzz_status=$?
+  grep -E '^Done|stat::number_of_executed_units|stat::average_exec_per_sec' "$out/$target/last-run.txt" \
+    || echo "no final statistics: the fuzzer stopped early"
+  "$out/fuzz-$target" "$corpus" -runs=0 >"$out/$target/coverage.txt" 2>&1 || fuzz_status=$?
+  { grep -E 'DONE|INITED' "$out/$target/coverage.txt" || echo "unknown"; } | tail -1 | sed "s/^/coverage of the corpus: /"
   findings=$(find "$out/$target/findings" -type f | wc -l)
-  echo "findings: $findings (in $out/$target/findings)"
-  [ "$findings" -eq 0 ] || status=1
+  echo "findings: $findings (in $out/$target/findings); fuzzer exit status $fuzz_status"
+  if [ "$findings" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
+    tail -20 "$out/$target/last-run.txt" >&2
+    status=1
+  fi
 done
 exit "${status:-0}"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages AttachmentKit builds and tests with, when they are missing.
-# Needs root (or sudo) only when something is missing.
+# Needs root (or sudo) only when something is missing. Extra package names given as arguments
+# are installed too (CI adds the tools its gates use).
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl)
+packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

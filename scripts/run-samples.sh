@@ -15,7 +15,7 @@ bin=$(swift build -c release --show-bin-path)
 work=$(mktemp -d)
 server=""
 cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  if [ -n "$server" ] && kill "$server" 2>/dev/null; then wait "$server" 2>/dev/null; fi
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -36,10 +36,14 @@ printf '%s\n' "${accepted[@]/#/$base/media/}" >"$work/urls.txt"
 cache="$work/cache"
 export ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1  # the sample server is on loopback
 echo
+# Both passes must accept every sample (prefetch exits 0 only then); the table is printed before
+# failing, so a regression shows which sample it is.
 echo "== 1. cold: ${#accepted[@]} samples into a fresh cache"
-"$bin/attachkit" prefetch --cache-dir "$cache" --json "$work/urls.txt" >"$work/cold.jsonl" || true
+cold_status=0
+"$bin/attachkit" prefetch --cache-dir "$cache" --json "$work/urls.txt" >"$work/cold.jsonl" || cold_status=$?
 echo "== 2. hot: the same list again"
-"$bin/attachkit" prefetch --cache-dir "$cache" --json "$work/urls.txt" >"$work/hot.jsonl" || true
+hot_status=0
+"$bin/attachkit" prefetch --cache-dir "$cache" --json "$work/urls.txt" >"$work/hot.jsonl" || hot_status=$?
 
 field() { sed -n "s/.*\"$1\":\\(\"[^\"]*\"\\|[0-9.]*\\).*/\\1/p" | tr -d '"'; }
 echo
@@ -69,6 +73,11 @@ sed 's#^Samples/media/##' "$work/refusals.txt" \
   || { echo "not every near-miss was refused" >&2; exit 1; }
 
 echo
-cold_summary=$(awk '/"outcome":"accepted"/ {a++} END {print a+0}' "$work/cold.jsonl")
-hits=$(grep -c '"source":"cache"' "$work/hot.jsonl" || true)
-echo "summary: ${cold_summary}/${#accepted[@]} samples accepted cold, ${hits}/${#accepted[@]} answered from the cache on the second pass, ${#refused[@]} near-misses refused; budget 30 s per notification."
+count() { awk -v pattern="$1" 'index($0, pattern) {n++} END {print n+0}' "$2"; }
+cold_accepted=$(count '"outcome":"accepted"' "$work/cold.jsonl")
+hits=$(count '"source":"cache"' "$work/hot.jsonl")
+echo "summary: ${cold_accepted}/${#accepted[@]} samples accepted cold, ${hits}/${#accepted[@]} answered from the cache on the second pass, ${#refused[@]} near-misses refused; budget 30 s per notification."
+[ "$cold_status" -eq 0 ] && [ "$cold_accepted" -eq "${#accepted[@]}" ] \
+  || { echo "the cold pass did not accept every sample (prefetch exited $cold_status)" >&2; exit 1; }
+[ "$hot_status" -eq 0 ] && [ "$hits" -eq "${#accepted[@]}" ] \
+  || { echo "the second pass did not answer every sample from the cache (prefetch exited $hot_status)" >&2; exit 1; }
