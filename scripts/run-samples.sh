@@ -15,10 +15,17 @@ bin=$(swift build -c release --show-bin-path)
 work=$(mktemp -d)
 server=""
 cleanup() {
-  if [ -n "$server" ] && kill "$server" 2>/dev/null; then wait "$server" 2>/dev/null; fi
+  local status=$?
+  set +e # stopping the server (it exits on SIGTERM with 143) never changes the job's outcome
+  if [ -n "$server" ]; then
+    kill "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+  fi
   rm -rf "$work"
+  exit "$status"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 "$bin/sample-server" Samples/media >"$work/base" &
 server=$!
