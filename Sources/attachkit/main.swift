@@ -15,18 +15,13 @@ let commands: [String: any RunnableCommand.Type] = [
   "cache clear": CacheCommand.Clear.self,
 ]
 
-/// Runs an async command to completion from synchronous code.
-func runToCompletion(_ command: any RunnableCommand.Type, _ arguments: ParsedArguments) -> Int32 {
+/// Runs a command's remaining work to completion from synchronous code.
+func runToCompletion(_ work: @escaping @Sendable () async -> ExitCode) -> Int32 {
   final class Box: @unchecked Sendable { var status: Int32 = 0 }
   let box = Box()
   let done = DispatchSemaphore(value: 0)
   Task {
-    do throws(UsageError) {
-      box.status = try await command.run(arguments).rawValue
-    } catch {
-      Terminal.error(Terminal.safeLines(error.description) + "\n")
-      box.status = ExitCode.usage.rawValue
-    }
+    box.status = await work().rawValue
     done.signal()
   }
   done.wait()
@@ -34,6 +29,7 @@ func runToCompletion(_ command: any RunnableCommand.Type, _ arguments: ParsedArg
 }
 
 func main() -> Int32 {
+  _ = RunClock.start  // the summary's wall time counts from here
   do throws(UsageError) {
     switch try router.parse(CommandLine.arguments.dropFirst()) {
     case .help(let text):
@@ -47,8 +43,10 @@ func main() -> Int32 {
         Terminal.out((router.helpText(for: path) ?? "") + "\n")
         return ExitCode.usage.rawValue
       }
-      if let status = try command.runWithoutTasks(arguments) { return status.rawValue }
-      return runToCompletion(command, arguments)
+      switch try command.start(arguments) {
+      case .finished(let status): return status.rawValue
+      case .run(let work): return runToCompletion(work)
+      }
     }
   } catch {
     Terminal.error(Terminal.safeLines(error.description) + "\n")

@@ -14,8 +14,8 @@ enum CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       name: "stats", abstract: "Count entries, content files and bytes.", sections: [CommonOptions.exitCodes])
     static let arguments = CacheCommand.common
-    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
-      CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.stats() }
+    static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
+      .finished(CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.stats() })
     }
   }
 
@@ -25,8 +25,8 @@ enum CacheCommand: ParsableCommand {
       abstract: "Re-hash every entry; remove damaged ones, orphans and abandoned temporary files.",
       sections: [CommonOptions.exitCodes])
     static let arguments = CacheCommand.common
-    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
-      CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.verify() }
+    static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
+      .finished(CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.verify() })
     }
   }
 
@@ -39,11 +39,12 @@ enum CacheCommand: ParsableCommand {
       CacheCommand.common + [
         .option(long: "max-bytes", valueName: "BYTES", help: "The size limit for this run (default 512MiB).")
       ]
-    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+    static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
       let limit = try arguments.byteCount("max-bytes")
-      return CacheCommand.perform(arguments) { cache throws(AttachmentError) in
-        try cache.collectGarbage(maximumBytes: limit)
-      }
+      return .finished(
+        CacheCommand.perform(arguments) { cache throws(AttachmentError) in
+          try cache.collectGarbage(maximumBytes: limit)
+        })
     }
   }
 
@@ -51,8 +52,8 @@ enum CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       name: "clear", abstract: "Remove every entry and all content.", sections: [CommonOptions.exitCodes])
     static let arguments = CacheCommand.common
-    static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
-      CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.clear() }
+    static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
+      .finished(CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.clear() })
     }
   }
 

@@ -108,18 +108,22 @@ enum ExitCode: Int32 {
   case interrupted = 130
 }
 
-/// A command that can run.
+/// A command that can run, in two phases so that nothing is done twice and no input is judged
+/// before every option is.
 protocol RunnableCommand: ParsableCommand {
-  /// Runs with parsed arguments and returns the exit status.
-  static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode
-
-  /// Answers synchronously when the command can (a cache hit), before any task or thread
-  /// starts; `nil` means call ``run(_:)``.
-  static func runWithoutTasks(_ arguments: ParsedArguments) throws(UsageError) -> ExitCode?
+  /// Parses every option and opens what the command needs (one pipeline for the whole run),
+  /// synchronously, before any task or thread starts. Answers at once when it can (a cache
+  /// hit, a maintenance call); otherwise returns the work still to do.
+  /// - Throws: ``UsageError`` for any bad option or input, before anything was answered.
+  static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart
 }
 
-extension RunnableCommand {
-  static func runWithoutTasks(_ arguments: ParsedArguments) throws(UsageError) -> ExitCode? { nil }
+/// What ``RunnableCommand/start(_:)`` leaves: an answer, or work to run on a task.
+enum CommandStart {
+  /// Answered already, with this exit status.
+  case finished(ExitCode)
+  /// Work to run to completion; it returns the exit status.
+  case run(@Sendable () async -> ExitCode)
 }
 
 /// Environment switches.

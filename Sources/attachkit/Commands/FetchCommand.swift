@@ -24,32 +24,32 @@ enum FetchCommand: RunnableCommand {
       .positional(name: "url", valueName: "URL", help: "The URLs to fetch.", repeating: true),
     ]
 
-  /// The lean path: when every URL is a fresh cache hit, answer without starting libcurl,
-  /// tasks or threads (a hit through the command line must beat `curl` on loopback).
-  static func runWithoutTasks(_ arguments: ParsedArguments) throws(UsageError) -> ExitCode? {
-    let urls = arguments.positionals("url")
-    guard !urls.isEmpty, !arguments.flag("no-cache") else { return nil }
-    let configuration = try CommonOptions.pipelineConfiguration(arguments)
-    guard let pipeline = try? AttachmentPipeline(configuration: configuration) else { return nil }
-    var hits: [Attachment] = []
-    for url in urls {
-      guard let hit = pipeline.cachedAttachment(for: url) else { return nil }
-      hits.append(hit)
-    }
-    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
-    for (url, attachment) in zip(urls, hits) { report.add(ResultRecord(input: url, attachment: attachment)) }
-    return report.finish()
-  }
-
-  static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+  /// Parses every option, opens the one pipeline of the run, and answers at once when every
+  /// URL is a fresh cache hit: no libcurl, task or thread is started then (a hit through the
+  /// command line must beat `curl` on loopback). Otherwise the same pipeline fetches.
+  static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     let urls = arguments.positionals("url")
     guard !urls.isEmpty else { throw arguments.usageError("fetch needs a URL") }
     let timeout = try CommonOptions.deadline(arguments)
-    guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .cacheUnusable }
+    let reload = arguments.flag("no-cache")
     let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
-    let results = await Batch.run(
-      inputs: urls, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: arguments.flag("no-cache"),
-      progress: nil, emit: { report.add($0) })
-    return results.interrupted ? report.finish(interrupted: true) : report.finish()
+    guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
+    if !reload {
+      var hits: [ResultRecord] = []
+      for url in urls {
+        guard let hit = pipeline.cachedAttachment(for: url) else { break }
+        hits.append(ResultRecord(input: url, attachment: hit))
+      }
+      if hits.count == urls.count {
+        hits.forEach(report.add)
+        return .finished(report.finish())
+      }
+    }
+    return .run {
+      let results = await Batch.run(
+        inputs: urls, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: reload, progress: nil,
+        emit: { report.add($0) })
+      return report.finish(interrupted: results.interrupted)
+    }
   }
 }

@@ -28,7 +28,7 @@ enum PrefetchCommand: RunnableCommand {
         optional: true),
     ]
 
-  static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+  static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     let concurrency = try arguments.int("concurrency", .positive) ?? 8
     let timeout = try CommonOptions.deadline(arguments)
     let source = arguments.positional("file") ?? "-"
@@ -39,16 +39,17 @@ enum PrefetchCommand: RunnableCommand {
     let urls = text.split(whereSeparator: \.isNewline)
       .compactMap { $0.split(whereSeparator: \.isWhitespace).first.map(String.init) }
       .filter { !$0.hasPrefix("#") }
-    guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .cacheUnusable }
-    let json = arguments.flag("json")
+    guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
     let quiet = arguments.flag("quiet")
-    let report = Report(json: json, quiet: quiet)
+    let report = Report(json: arguments.flag("json"), quiet: quiet)
     let progress = Terminal.isTerminal(2) && !quiet ? ProgressBar(total: urls.count) : nil
-    let results = await Batch.run(
-      inputs: urls, concurrency: concurrency, pipeline: pipeline, timeout: timeout, reload: false,
-      progress: progress, emit: { report.add($0) })
-    progress?.clear()
-    return report.finish(interrupted: results.interrupted)
+    return .run {
+      let results = await Batch.run(
+        inputs: urls, concurrency: concurrency, pipeline: pipeline, timeout: timeout, reload: false,
+        progress: progress, emit: { report.add($0) })
+      progress?.clear()
+      return report.finish(interrupted: results.interrupted)
+    }
   }
 
   /// The whole text of a file, or of standard input for "-".

@@ -15,7 +15,7 @@ enum ValidateCommand: RunnableCommand {
       .positional(name: "file", valueName: "FILE", help: "Files to validate.", repeating: true)
     ]
 
-  static func run(_ arguments: ParsedArguments) async throws(UsageError) -> ExitCode {
+  static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     let files = arguments.positionals("file")
     guard !files.isEmpty else { throw arguments.usageError("validate needs at least one FILE") }
     let validator = Validator(limits: try CommonOptions.limits(arguments))
@@ -33,6 +33,6 @@ enum ValidateCommand: RunnableCommand {
             input: file, error: error, source: "file", totalMicroseconds: Report.elapsed(since: start)))
       }
     }
-    return report.finish()
+    return .finished(report.finish())
   }
 }
