@@ -3,29 +3,26 @@ import Glibc
 
 /// One request in flight: its easy handle, its body file, and what its callbacks have seen.
 ///
-/// Everything but ``completion`` is touched only on the engine's thread (the callbacks run
-/// there too), which is why the class can be `@unchecked Sendable`.
+/// The caller makes and configures it (``makeHandle(now:)``) before handing it to the engine;
+/// from then on everything but ``completion`` is touched only on the engine's thread (the
+/// callbacks run there too), which is why the class can be `@unchecked Sendable`. Its HTTP
+/// rules live in ``ResponseStateMachine``; its libcurl options in `TransferSetup.swift`.
 final class Transfer: @unchecked Sendable {
   let request: DownloadRequest
   let completion: TransferCompletion
   let deadline: ContinuousClock.Instant
   let temporaryFile: String
 
-  private(set) var easy: UnsafeMutableRawPointer?
-  private let configuration: DownloaderConfiguration
-  private let bodyLimit: Int64
+  var easy: UnsafeMutableRawPointer?
+  let configuration: DownloaderConfiguration
   private let allowedAddresses: Set<[UInt8]>
   private var fileDescriptor: Int32
   private let hasher = SHA256Hasher()
-  private var headerList: UnsafeMutablePointer<curl_slist>?
-  private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+  var headerList: UnsafeMutablePointer<curl_slist>?
+  let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
   // What the callbacks have seen.
-  private var headerBytes = 0
-  private var currentStatus = 0
-  private var currentHeaders = ResponseHeaders()
-  private var finalHead: ResponseHead?
-  private var bodyBytes: Int64 = 0
+  private var response: ResponseStateMachine
   private var inspecting: Bool
   /// Why a callback stopped the transfer, when it did.
   private(set) var abortReason: AttachmentError?
@@ -44,7 +41,11 @@ final class Transfer: @unchecked Sendable {
     self.temporaryFile = temporaryFile
     self.fileDescriptor = fileDescriptor
     self.completion = TransferCompletion(temporaryFile: temporaryFile)
-    self.bodyLimit = min(request.maximumBodyBytes ?? .max, configuration.maximumBodyBytes)
+    self.response = ResponseStateMachine(
+      rules: .init(
+        maximumBodyBytes: min(request.maximumBodyBytes ?? .max, configuration.maximumBodyBytes),
+        maximumHeaderBytes: configuration.maximumHeaderBytes, isConditional: request.isConditional,
+        checksRedirectHosts: ProxyPolicy.checksHosts(configuration)))
     self.allowedAddresses = AddressPolicy.addresses(configuration.allowedAddresses)
     self.inspecting = request.inspector != nil
     errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -55,7 +56,8 @@ final class Transfer: @unchecked Sendable {
     errorBuffer.deallocate()
   }
 
-  /// Closes the file and frees the easy handle and header list. Idempotent; engine thread only.
+  /// Closes the file and frees the easy handle and header list. Idempotent; called by the
+  /// engine once the transfer was submitted, or by the caller when set-up failed before that.
   func releaseResources() {
     if fileDescriptor >= 0 {
       close(fileDescriptor)
@@ -69,84 +71,6 @@ final class Transfer: @unchecked Sendable {
       curl_slist_free_all(headerList)
       self.headerList = nil
     }
-  }
-
-  // MARK: - Setting up
-
-  /// Creates and configures the easy handle. Returns an error when libcurl refuses an option
-  /// the engine cannot do without.
-  func makeHandle(now: ContinuousClock.Instant) -> AttachmentError? {
-    guard let easy = curl_easy_init() else {
-      return AttachmentError(.networkError, "libcurl could not create a transfer handle.")
-    }
-    self.easy = easy
-    let remaining = Self.milliseconds(deadline - now)
-    let connect = min(remaining, Self.milliseconds(configuration.connectTimeout))
-    let me = Unmanaged.passUnretained(self).toOpaque()
-
-    var failures: [CURLcode] = []
-    func check(_ code: CURLcode) { if code != CURLE_OK { failures.append(code) } }
-
-    check(ak_easy_setopt_string(easy, CURLOPT_URL, request.url))
-    check(ak_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me))
-    check(ak_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-    check(ak_easy_setopt_long(easy, CURLOPT_QUICK_EXIT, 1))
-    check(ak_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
-    check(ak_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
-    check(ak_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1))
-    check(ak_easy_setopt_long(easy, CURLOPT_MAXREDIRS, configuration.maximumRedirects))
-    check(ak_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, remaining))
-    check(ak_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connect))
-    if let lowSpeed = configuration.lowSpeedLimit {
-      let seconds = max(1, Int((lowSpeed.window + .milliseconds(999)).components.seconds))
-      check(ak_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, lowSpeed.bytesPerSecond))
-      check(ak_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, seconds))
-    }
-    // No CURLOPT_MAXFILESIZE_LARGE: it fires on Content-Length before the status is known (a
-    // 404 with a long body became too_large), and 7.88 ignores it without a length. The header
-    // callback checks a declared length after the status; the write callback counts bytes.
-    check(ak_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, configuration.receiveBufferBytes))
-    check(ak_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1))
-    check(ak_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2))
-    if let caFile = configuration.certificateAuthorityFile {
-      check(ak_easy_setopt_string(easy, CURLOPT_CAINFO, caFile))
-    }
-    check(ak_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent))
-    check(ak_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
-    check(ak_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
-    // An explicit proxy or none at all: "" keeps libcurl from reading proxy variables from the
-    // environment, which would route around the address guard.
-    check(ak_easy_setopt_string(easy, CURLOPT_PROXY, configuration.proxy?.url ?? ""))
-    if !configuration.allowPrivateNetworks && configuration.proxy == nil {
-      check(ak_easy_setopt_opensocket_callback(easy, transferOpenSocketCallback))
-      check(ak_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, me))
-    }
-
-    // Identity only: no Accept-Encoding from libcurl, so no unbounded decompression.
-    var lines = ["Accept-Encoding: identity"]
-    if let etag = request.ifNoneMatch { lines.append("If-None-Match: \(etag)") }
-    if let date = request.ifModifiedSince { lines.append("If-Modified-Since: \(date)") }
-    for line in lines where !line.contains("\r") && !line.contains("\n") {
-      headerList = curl_slist_append(headerList, line)
-    }
-    check(ak_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList))
-
-    check(ak_easy_setopt_data_callback(easy, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
-    check(ak_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me))
-    check(ak_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, transferWriteCallback))
-    check(ak_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me))
-
-    if let failure = failures.first {
-      let name = curlErrorText(failure)
-      return AttachmentError(.networkError, "libcurl refused an option: \(name).")
-    }
-    return nil
-  }
-
-  private static func milliseconds(_ duration: Duration) -> Int {
-    let (seconds, attoseconds) = duration.components
-    let ms = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-    return max(1, Int(clamping: ms))
   }
 
   // MARK: - Callbacks (engine thread; never throw, never trap)
@@ -167,74 +91,28 @@ final class Transfer: @unchecked Sendable {
 
   /// Takes one header line; returns false to stop the transfer.
   func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    headerBytes += bytes.count
-    if headerBytes > configuration.maximumHeaderBytes {
-      return abort(
-        AttachmentError(
-          .headersTooLarge,
-          "The response headers exceed \(configuration.maximumHeaderBytes) bytes."))
-    }
-    let line = HeaderLine(bytes)
-    switch line {
-    case .status(let status):
-      currentStatus = status
-      currentHeaders = ResponseHeaders()
-    case .field(let name, let value):
-      currentHeaders.append(name: name, value: value)
-    case .end:
-      return headersComplete()
-    case .other:
-      break
-    }
-    return true
-  }
-
-  private func headersComplete() -> Bool {
-    let status = currentStatus
-    if (100..<200).contains(status) { return true }
-    if [301, 302, 303, 307, 308].contains(status), let location = currentHeaders.location {
-      // Through a proxy the socket check cannot see where a redirect leads: check its host.
-      if ProxyPolicy.checksHosts(configuration), let refusal = ProxyPolicy.refusal(url: location) {
-        return abort(refusal)
-      }
-      return true  // libcurl follows it (and counts it against the redirect limit)
-    }
-    let head = ResponseHead(status: status, headers: currentHeaders)
-    finalHead = head
-    let success = (200..<300).contains(status) || (status == 304 && request.isConditional)
-    guard success else {
-      return abort(
-        AttachmentError(
-          .httpStatus, "The server answered HTTP \(status).", httpStatus: status,
-          detected: currentHeaders.contentType))
-    }
-    if let declared = currentHeaders.contentLength, declared > bodyLimit {
-      return abort(
-        AttachmentError(
-          .tooLarge, "The server declared \(declared) bytes, over the limit of \(bodyLimit).",
-          httpStatus: status))
-    }
-    if inspecting, status != 304, let inspector = request.inspector {
+    switch response.receive(HeaderLine(bytes), byteCount: bytes.count) {
+    case .proceed:
+      return true
+    case .fail(let error):
+      return abort(error)
+    case .finalHead(let head):
+      guard inspecting, head.status != 304, let inspector = request.inspector else { return true }
       switch inspector.inspect(head: head) {
-      case .more: break
-      case .enough: inspecting = false
+      case .more: return true
+      case .enough:
+        inspecting = false
+        return true
       case .reject(let error): return abort(error)
       }
     }
-    return true
   }
 
   /// Takes one chunk of the body; returns false to stop the transfer.
   func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
     if bytes.isEmpty { return true }
-    let offset = bodyBytes
-    bodyBytes += Int64(bytes.count)
-    if bodyBytes > bodyLimit {
-      return abort(
-        AttachmentError(
-          .tooLarge, "The body grew past the limit of \(bodyLimit) bytes.",
-          httpStatus: finalHead?.status))
-    }
+    let offset = response.bodyBytes
+    if let error = response.receiveBody(count: bytes.count) { return abort(error) }
     if inspecting, let inspector = request.inspector {
       switch inspector.inspect(body: bytes, at: offset) {
       case .more: break
@@ -277,21 +155,15 @@ final class Transfer: @unchecked Sendable {
       let detail = String(cString: errorBuffer)
       return .failure(
         CurlCodeMapping.error(
-          for: code, detail: detail, bodyBytes: bodyBytes, deadlinePassed: now >= deadline))
+          for: code, detail: detail, bodyBytes: response.bodyBytes, deadlinePassed: now >= deadline))
     }
-    guard let head = finalHead, let easy else {
-      return .failure(AttachmentError(.networkError, "The server sent no complete response head."))
+    let head: ResponseHead
+    switch response.completed() {
+    case .success(let complete): head = complete
+    case .failure(let error): return .failure(error)
     }
-    if head.status != 304 {
-      if bodyBytes == 0 {
-        return .failure(AttachmentError(.empty, "The server sent an empty body.", httpStatus: head.status))
-      }
-      if let declared = head.headers.contentLength, declared != bodyBytes {
-        return .failure(
-          AttachmentError(
-            .truncated, "The server declared \(declared) bytes but sent \(bodyBytes).",
-            httpStatus: head.status))
-      }
+    guard let easy else {
+      return .failure(AttachmentError(.networkError, "The transfer handle is gone."))
     }
     if fileDescriptor >= 0 {
       let closed = close(fileDescriptor)
@@ -316,7 +188,7 @@ final class Transfer: @unchecked Sendable {
         status: head.status,
         headers: head.headers,
         file: head.status == 304 ? nil : temporaryFile,
-        bytesReceived: bodyBytes,
+        bytesReceived: response.bodyBytes,
         sha256: digest,
         timings: timings(of: easy),
         redirectCount: redirects))
@@ -336,40 +208,4 @@ final class Transfer: @unchecked Sendable {
     timings.totalMicroseconds = read(CURLINFO_TOTAL_TIME_T)
     return timings
   }
-}
-
-// C callbacks: non-capturing, so they convert to C function pointers. The context is the
-// transfer, passed unretained (the engine keeps it alive while its handle exists).
-
-private func transferHeaderCallback(
-  _ pointer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
-) -> Int {
-  deliver(pointer, size * count, to: context) { $0.receiveHeader($1) }
-}
-
-private func transferWriteCallback(
-  _ pointer: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ context: UnsafeMutableRawPointer?
-) -> Int {
-  deliver(pointer, size * count, to: context) { $0.receiveBody($1) }
-}
-
-/// Hands a data callback's bytes to the transfer; returns what libcurl expects: the length
-/// taken, or 0 to stop the transfer.
-private func deliver(
-  _ pointer: UnsafeMutablePointer<CChar>?, _ length: Int, to context: UnsafeMutableRawPointer?,
-  _ take: (Transfer, UnsafeRawBufferPointer) -> Bool
-) -> Int {
-  guard let context else { return 0 }
-  let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-  let bytes = UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : length)
-  return take(transfer, bytes) ? length : 0
-}
-
-private func transferOpenSocketCallback(
-  _ context: UnsafeMutableRawPointer?, _ purpose: curlsocktype,
-  _ address: UnsafeMutablePointer<curl_sockaddr>?
-) -> Int32 {
-  guard let context, let address else { return -1 }
-  let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-  return transfer.openSocket(purpose: purpose, address: address)
 }
