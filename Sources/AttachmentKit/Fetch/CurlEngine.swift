@@ -6,8 +6,9 @@ import PosixLock
 ///
 /// Every transfer shares the multi handle's connection cache, so connections are reused
 /// (keep-alive, and HTTP/2 multiplexing when the server offers it). Other threads talk to the
-/// engine only through its command queue and `curl_multi_wakeup`; libcurl handles are touched
-/// on the engine thread alone.
+/// engine only through its command queue and `curl_multi_wakeup`. A transfer's easy handle is
+/// made and configured by the caller before it is submitted; from submission on, it and the
+/// multi handle are touched on the engine thread alone.
 final class CurlEngine: @unchecked Sendable {
   private enum Command {
     case add(Transfer)
@@ -19,7 +20,7 @@ final class CurlEngine: @unchecked Sendable {
   /// Commands for the engine thread, and whether the multi handle is gone (after which
   /// nothing may touch it, not even `curl_multi_wakeup`).
   private let commands = Locked<(queue: [Command], closed: Bool)>(([], false))
-  /// Live transfers by easy handle address. Engine thread only.
+  /// Live (submitted) transfers by easy handle address; read and written on the engine thread.
   private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
 
   /// Starts the engine's thread. Returns `nil` when libcurl cannot make a multi handle or the
@@ -153,7 +154,6 @@ enum LibcurlGlobal {
     return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
   }()
 
-  /// Runs `curl_global_init` and ignores `SIGPIPE`, once per process.
-  @discardableResult
+  /// Runs `curl_global_init` and ignores `SIGPIPE`, once per process; whether it succeeded.
   static func initializeOnce() -> Bool { initialized }
 }
