@@ -116,6 +116,9 @@ public enum RunnerProgram {
       pipeline: pipeline,
       staging: AttachmentStaging(root: options.attachmentsDirectory), fetchDeadline: host.end)
     configuration.key = key
+    configuration.localization = options.localization
+    configuration.maximumConcurrentFetches = options.maximumConcurrentFetches
+    configuration.maximumAttachments = options.maximumAttachments
     configuration.locator = AttachmentLocator(keys: options.attachmentKeys)
     let service = NotificationService(configuration: configuration, trace: trace)
 
