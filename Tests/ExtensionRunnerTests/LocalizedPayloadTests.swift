@@ -179,6 +179,30 @@ struct LocalizedPayloadTests {
       output.trace?.first { $0.name == "localize" }?.detail.contains("no strings file (--strings)") == true)
   }
 
+  @Test("without mutable-content the system's content is localized too (as iOS does), and nothing fetched")
+  func immutableLocalized() async throws {
+    let fixture = try RunnerFixture("loc-immutable")
+    defer { fixture.close() }
+    let payload = try fixture.write(
+      "p.json",
+      #"{"aps": {"alert": {"title-loc-key": "NEW_PHOTO_TITLE", "title-loc-args": ["Ana"], "body": "plain"}}, "image-url": "{BASE}/media/png-rgba.png"}"#
+    )
+
+    let run = try await fixture.runBinary(
+      fixture.commonArguments + [
+        "--trace", "--strings", Repository.payload("Localizable.xcstrings"), "--locale", "fr", payload,
+      ])
+
+    let output = try run.output()
+    #expect(output.title == "Nouvelle photo de Ana")
+    #expect(output.body == "plain")
+    #expect(output.attachments.isEmpty)
+    #expect(output.trace?.first { $0.name == "localize" }?.outcome == "ok")
+    #expect(run.standardError.contains("the system, unchanged"))
+    #expect(fixture.requestsReceived == 0)
+    #expect(!FileManager.default.fileExists(atPath: fixture.cacheDirectory))
+  }
+
   @Test("a payload without loc-key skips localization and keeps its text, even with --strings")
   func plainAlert() async throws {
     let fixture = try RunnerFixture("loc-plain")

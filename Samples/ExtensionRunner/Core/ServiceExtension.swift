@@ -196,42 +196,11 @@ public final class NotificationService: NotificationServiceExtension {
   /// missing or bad strings file, or a missing key, shows the key itself (as iOS does) and is
   /// traced; the notification goes on either way.
   private func localize(_ localization: AlertLocalization) {
-    guard !localization.isEmpty else {
-      trace.note("localize", .skipped, detail: "no loc-key in aps.alert")
-      return
-    }
-    let step = trace.begin("localize")
-    var table: LocalizationTable?
-    var problems: [String] = []
-    if let file = configuration.localization {
-      do {
-        table = try LocalizationTable.load(file)
-      } catch {
-        problems.append("bad strings file: \(error.message)")
-      }
-    } else {
-      problems.append("no strings file (--strings)")
-    }
-    let resolution = localization.resolve(with: table)
-    improve { content in
-      if let title = resolution.title { content.title = title }
-      if let subtitle = resolution.subtitle { content.subtitle = subtitle }
-      if let body = resolution.body { content.body = body }
-    }
-    if !resolution.missingKeys.isEmpty {
-      problems.append("missing key " + resolution.missingKeys.joined(separator: ", ") + ": shown as is")
-    }
-    if !resolution.fallbackKeys.isEmpty {
-      problems.append("fallback language for " + resolution.fallbackKeys.joined(separator: ", "))
-    }
-    problems += resolution.formatNotes
-    let fields = [("title", resolution.title), ("subtitle", resolution.subtitle), ("body", resolution.body)]
-      .compactMap { $0.1 == nil ? nil : $0.0 }.joined(separator: ", ")
-    let from = table.map { " from \($0.summary)" } ?? ""
-    let failed = table == nil || !resolution.missingKeys.isEmpty
-    trace.end(
-      step, failed ? .failed : .ok,
-      detail: (["localized \(fields)\(from)"] + problems).joined(separator: "; "))
+    guard
+      let resolution = AlertLocalizer.localize(
+        localization, source: configuration.localization, trace: trace)
+    else { return }
+    improve { resolution.apply(to: &$0) }
   }
 
   /// The second critical step: replaces the text with the decrypted `encrypted_data`, or keeps the
