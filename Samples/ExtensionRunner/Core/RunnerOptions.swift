@@ -9,11 +9,13 @@ public enum RunnerCommand: ParsableCommand {
     name: "extension-runner",
     abstract: "Runs a Notification Service Extension's whole job on an APNs payload.",
     discussion: """
-      Without aps.mutable-content 1 the content is delivered unchanged at once. Otherwise the \
+      Without aps.mutable-content 1 the content is delivered at once, unchanged but for its \
+      loc-key alert, localized as iOS shows it. Otherwise the \
       critical steps come first: loc-key alerts are localized with --strings, and the \
       encrypted_data field is decrypted; then the attachments (at most --max-attachments) are \
       fetched in parallel through AttachmentKit, at most --max-concurrent-fetches at once; at \
-      budget − margin the best attempt so far is delivered and the rest cancelled. The delivered content is printed as JSON on stdout, the trace on stderr.
+      budget − margin the best attempt so far is delivered and the rest cancelled. The delivered \
+      content is printed as JSON on stdout, the trace on stderr.
       """,
     examples: [
       "extension-runner Samples/payloads/image.json --base-url http://127.0.0.1:PORT",
