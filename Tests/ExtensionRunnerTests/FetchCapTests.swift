@@ -20,7 +20,8 @@ struct FetchCapTests {
   ///   time reaches exactly `width` whatever the scheduling, and one fetching fewer stalls here
   ///   and fails;
   /// - then it sends the body in 8 pieces 25 ms apart (~200 ms), so a runner fetching more
-  ///   than `width` at once has its extra requests arrive while these are still in flight.
+  ///   than `width` at once has its extra requests arrive while these are still in flight
+  ///   (one fetching `width + 1` reaches a peak of `width + 1`).
   static func pacedRoute(
     on server: TestHTTPServer, width: Int, expected: Int, flight: Locked<Flight>
   ) throws {
@@ -32,7 +33,14 @@ struct FetchCapTests {
         flight.arrived += 1
         flight.peak = max(flight.peak, flight.inFlight)
       }
-      defer { flight.withLock { $0.inFlight -= 1 } }
+      // A request stops counting just before its last piece is sent: the runner can start the
+      // next fetch only once it has that piece, so the count never overlaps by a race.
+      var counted = true
+      func done() {
+        if counted { flight.withLock { $0.inFlight -= 1 } }
+        counted = false
+      }
+      defer { done() }
       var waited = 0
       while waited < 3000 {
         let released = flight.withLock { $0.inFlight >= width || $0.arrived >= expected }
@@ -46,8 +54,10 @@ struct FetchCapTests {
       else { return }
       let piece = (png.count + 7) / 8
       for start in stride(from: 0, to: png.count, by: piece) {
+        let last = start + piece >= png.count
+        if last { done() }
         guard writer.write(Array(png[start..<min(start + piece, png.count)])) else { return }
-        if start + piece < png.count { guard writer.sleep(milliseconds: 25) else { return } }
+        if !last { guard writer.sleep(milliseconds: 25) else { return } }
       }
     }
   }
