@@ -115,7 +115,7 @@ struct LocalizedPayloadTests {
 
   /// Strings files that cannot be used, and what the trace must say.
   enum BadStrings: String, CaseIterable, Sendable {
-    case syntax, escapeInFile, notUTF8, missingFile, directory, notACatalog
+    case syntax, escapeInFile, notUTF8, missingFile, directory, fifo, notACatalog
   }
 
   @Test(
@@ -142,7 +142,12 @@ struct LocalizedPayloadTests {
       expected = "bad strings file: cannot open"
     case .directory:
       path = fixture.scratch
-      expected = "bad strings file: cannot read"
+      expected = "is not a regular file"
+    case .fifo:
+      // Opening a FIFO without a writer would block: it is refused before it is opened.
+      path = fixture.scratch + "/Localizable.strings"
+      try #require(mkfifo(path, 0o600) == 0)
+      expected = "is not a regular file"
     case .notACatalog:
       path = try fixture.write("Localizable.xcstrings", #"{"strings": ["not", "a", "catalog"]}"#)
       expected = "not a string catalog"

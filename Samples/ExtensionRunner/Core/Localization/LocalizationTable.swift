@@ -36,10 +36,17 @@ public struct LocalizationTable: Sendable, Equatable {
 
   /// Reads `source`: a string catalog when the name ends in `.xcstrings` or the text starts
   /// with `{`, else an old-style strings file.
-  /// - Throws: ``LocalizationFileError`` when it cannot be read, is over
+  /// - Throws: ``LocalizationFileError`` when it cannot be read, is not a regular file, is over
   ///   ``StringsFile/largestFile``, or is not a valid file of its format.
   public static func load(_ source: LocalizationSource) throws(LocalizationFileError) -> LocalizationTable {
     let name = (source.path as NSString).lastPathComponent
+    // Only a regular file: opening a FIFO would block the critical step until a writer came.
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: source.path) else {
+      throw LocalizationFileError("cannot open \(source.path)")
+    }
+    guard attributes[.type] as? FileAttributeType == .typeRegular else {
+      throw LocalizationFileError("\(source.path) is not a regular file")
+    }
     guard let handle = FileHandle(forReadingAtPath: source.path) else {
       throw LocalizationFileError("cannot open \(source.path)")
     }
