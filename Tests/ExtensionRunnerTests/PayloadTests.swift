@@ -144,6 +144,11 @@ struct PayloadTests {
     case .payloadIsADirectory: arguments = [fixture.scratch]
     case .keyFileMissing: arguments = ["--key-file", fixture.scratch + "/absent", image]
     case .keyFileNotAKey: arguments = ["--key-file", try fixture.write("k", "too short"), image]
+    case .localeWithoutStrings: arguments = ["--locale", "fr", image]
+    case .badLocale: arguments = ["--strings", "x.strings", "--locale", "fr\u{1B}[31m", image]
+    case .zeroConcurrency: arguments = ["--max-concurrent-fetches", "0", image]
+    case .tooManyAttachments: arguments = ["--max-attachments", "1001", image]
+    case .notANumber: arguments = ["--max-attachments", "ten", image]
     }
     let run = await fixture.runInProcess(arguments)
     #expect(run.status == 2)
@@ -157,6 +162,32 @@ struct PayloadTests {
     case noPayload, twoPayloads, unknownOption, zeroBudget, hugeBudget, negativeMargin, marginOverBudget
     case badBaseURL, emptyKeys, missingPayload, payloadNotJSON, payloadNotObject, payloadTooLarge
     case payloadIsADirectory, keyFileMissing, keyFileNotAKey
+    case localeWithoutStrings, badLocale, zeroConcurrency, tooManyAttachments, notANumber
+  }
+
+  @Test("--strings, --locale and the caps reach the options; the caps default to 4 and 10")
+  func localizationAndCapOptions() throws {
+    guard case .run(let defaults) = try RunnerOptions.parse(["p.json"]) else {
+      Issue.record("not a run")
+      return
+    }
+    #expect(defaults.localization == nil)
+    #expect((defaults.maximumConcurrentFetches, defaults.maximumAttachments) == (4, 10))
+    let words = [
+      "--strings", "L.xcstrings", "--locale", "pt-BR", "--max-concurrent-fetches", "2", "--max-attachments",
+      "30",
+      "p.json",
+    ]
+    guard case .run(let options) = try RunnerOptions.parse(words) else {
+      Issue.record("not a run")
+      return
+    }
+    #expect(options.localization == LocalizationSource(path: "L.xcstrings", locale: "pt-BR"))
+    #expect((options.maximumConcurrentFetches, options.maximumAttachments) == (2, 30))
+    guard case .run(let english) = try RunnerOptions.parse(["--strings", "L.strings", "p.json"]) else {
+      return
+    }
+    #expect(english.localization?.locale == "en")
   }
 
   @Test("private networks: off by default, on with the flag or ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
@@ -173,15 +204,37 @@ struct PayloadTests {
     #expect(try allowed([], ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "0"]) == false)
   }
 
-  @Test("the budget counts from the process start read from /proc/self/stat")
-  func processStart() {
+  @Test("the budget counts from the process start read from /proc/PID/stat")
+  func processStart() async throws {
+    // The stat line: field 22 after the command name, which may hold spaces and parentheses.
     let line = "4242 (odd) name (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 123 45"
     #expect(ProcessStart.startTime(fromStat: line) == 987_654)
     #expect(ProcessStart.startTime(fromStat: "12 (short) S 1 2") == nil)
+
+    // A plausible age moves the start back by exactly that much; an implausible one is ignored.
     let now = ContinuousClock.now
-    let start = ProcessStart.instant(now: now)
-    #expect(start <= now)
-    #expect(now - start < .seconds(1))
+    #expect(ProcessStart.instant(now: now, age: .milliseconds(250)) == now - .milliseconds(250))
+    #expect(ProcessStart.instant(now: now, age: .zero) == now)
+    #expect(ProcessStart.instant(now: now, age: .seconds(1)) == now)
+    #expect(ProcessStart.instant(now: now, age: .milliseconds(-5)) == now)
+    #expect(ProcessStart.instant(now: now, age: nil) == now)
+
+    // The age read from /proc matches a real child's age as this process measures it: between
+    // the time since run() returned and the time since it was called, give or take two clock
+    // ticks (20 ms). A reader that returned zero, or the test process's own age, would fail.
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+    child.arguments = ["30"]
+    let beforeRun = ContinuousClock.now
+    try child.run()
+    let afterRun = ContinuousClock.now
+    defer { child.terminate() }
+    try? await Task.sleep(for: .milliseconds(300))
+    let age = try #require(ProcessStart.age(pid: String(child.processIdentifier)))
+    let (oldest, youngest) = (ContinuousClock.now - beforeRun, ContinuousClock.now - afterRun)
+    #expect(age >= youngest - .milliseconds(20), "age \(age), at least \(youngest)")
+    #expect(age <= oldest + .milliseconds(20), "age \(age), at most \(oldest)")
+    #expect(ProcessStart.age(pid: "no-such-process") == nil)
   }
 
   @Test("--help prints the help and exits 0")

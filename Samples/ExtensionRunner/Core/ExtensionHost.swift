@@ -45,6 +45,9 @@ public struct ExtensionHost: Sendable {
   public var budget: Duration
   /// How long before the end of the budget `serviceExtensionTimeWillExpire` is called.
   public var expireMargin: Duration
+  /// The app's strings, with which iOS localizes a `loc-key` alert it shows without running
+  /// the extension (no `mutable-content: 1`); the extension localizes its own.
+  public var localization: LocalizationSource?
 
   /// Makes a host whose budget counts from `start`.
   public init(start: ContinuousClock.Instant, budget: Duration, expireMargin: Duration) {
@@ -58,16 +61,18 @@ public struct ExtensionHost: Sendable {
   /// The end of the budget: nothing is delivered after it.
   public var end: ContinuousClock.Instant { start + budget }
 
-  /// Delivers the notification of `payload`: unchanged at once without mutable content,
-  /// otherwise through `service`, within the budget in every case.
+  /// Delivers the notification of `payload`: at once without mutable content (localized, as
+  /// iOS shows it, but otherwise unchanged), otherwise through `service`, within the budget in
+  /// every case.
   public func deliver(
     _ payload: NotificationPayload, to service: some NotificationServiceExtension, trace: Trace
   ) async -> Delivery {
     let request = NotificationRequest(identifier: "runner", content: payload.originalContent)
     guard payload.isMutable else {
+      var content = request.content
+      AlertLocalizer.localize(payload.localization, source: localization, trace: trace)?.apply(to: &content)
       trace.note("deliver", .event, detail: "no mutable-content 1: delivered unchanged, nothing fetched")
-      return Delivery(
-        content: request.content, route: .unchanged, elapsed: .now - start, trace: trace.snapshot)
+      return Delivery(content: content, route: .unchanged, elapsed: .now - start, trace: trace.snapshot)
     }
     let gate = DeliveryGate(start: start, trace: trace)
     service.didReceive(request) { content in gate.offer(content, fromSystem: false) }

@@ -16,6 +16,9 @@ public struct NotificationPayload: Sendable, Equatable {
   public var body: String
   /// `aps.category` (or empty): iOS's `categoryIdentifier`.
   public var category: String
+  /// `title-loc-key`, `subtitle-loc-key` and `loc-key` with their arguments (empty when the
+  /// alert has none).
+  public var localization = AlertLocalization()
   /// Whether `aps.mutable-content` is 1, the only thing that makes iOS launch the extension.
   public var isMutable: Bool
   /// Fields that were present but unusable, one sentence each.
@@ -77,6 +80,7 @@ public struct NotificationPayload: Sendable, Equatable {
       title = Self.string(alert, "title", at: "aps.alert", problems: &problems)
       subtitle = Self.string(alert, "subtitle", at: "aps.alert", problems: &problems)
       body = Self.string(alert, "body", at: "aps.alert", problems: &problems)
+      localization = AlertLocalization.read(alert, problems: &problems)
     case let other?:
       problems.append("aps.alert is \(other.kindDescription), not a string or an object: ignored")
     }

@@ -102,7 +102,8 @@ public enum RunnerProgram {
     output: RunnerOutput
   ) async -> Delivery {
     let trace = Trace(origin: start)
-    let host = ExtensionHost(start: start, budget: options.budget, expireMargin: options.expireMargin)
+    var host = ExtensionHost(start: start, budget: options.budget, expireMargin: options.expireMargin)
+    host.localization = options.localization
     let mutable = payload.isMutable ? "mutable-content 1" : "no mutable-content"
     trace.note(
       "payload", .ok,
@@ -116,6 +117,9 @@ public enum RunnerProgram {
       pipeline: pipeline,
       staging: AttachmentStaging(root: options.attachmentsDirectory), fetchDeadline: host.end)
     configuration.key = key
+    configuration.localization = options.localization
+    configuration.maximumConcurrentFetches = options.maximumConcurrentFetches
+    configuration.maximumAttachments = options.maximumAttachments
     configuration.locator = AttachmentLocator(keys: options.attachmentKeys)
     let service = NotificationService(configuration: configuration, trace: trace)
 

@@ -9,15 +9,20 @@ public enum RunnerCommand: ParsableCommand {
     name: "extension-runner",
     abstract: "Runs a Notification Service Extension's whole job on an APNs payload.",
     discussion: """
-      Without aps.mutable-content 1 the content is delivered unchanged at once. Otherwise the \
-      encrypted_data field is decrypted first, then every attachment is fetched in parallel \
-      through AttachmentKit; at budget − margin the best attempt so far is delivered and the \
-      rest cancelled. The delivered content is printed as JSON on stdout, the trace on stderr.
+      Without aps.mutable-content 1 the content is delivered at once, unchanged but for its \
+      loc-key alert, localized as iOS shows it. Otherwise the \
+      critical steps come first: loc-key alerts are localized with --strings, and the \
+      encrypted_data field is decrypted; then the attachments (at most --max-attachments) are \
+      fetched in parallel through AttachmentKit, at most --max-concurrent-fetches at once; at \
+      budget − margin the best attempt so far is delivered and the rest cancelled. The delivered \
+      content is printed as JSON on stdout, the trace on stderr.
       """,
     examples: [
       "extension-runner Samples/payloads/image.json --base-url http://127.0.0.1:PORT",
       "extension-runner --key-file Samples/payloads/sample.key Samples/payloads/encrypted.json",
       "extension-runner --budget 3 --trace --base-url http://127.0.0.1:PORT Samples/payloads/hanging.json",
+      "extension-runner --strings Samples/payloads/Localizable.xcstrings --locale fr "
+        + "--base-url http://127.0.0.1:PORT Samples/payloads/localized.json",
     ],
     sections: [
       HelpSection(
@@ -60,6 +65,18 @@ public enum RunnerCommand: ParsableCommand {
       long: "attachments-dir", valueName: "DIR",
       help: "Where delivered files are copied, one directory per run (default: $TMPDIR/extension-runner-UID)."
     ),
+    .option(
+      long: "strings", valueName: "FILE",
+      help: "The app's Localizable.strings (UTF-8 or UTF-16) or Localizable.xcstrings, for loc-key alerts."),
+    .option(
+      long: "locale", valueName: "LANG",
+      help: "The language read from a string catalog (default en; then its sourceLanguage, then the key)."),
+    .option(
+      long: "max-concurrent-fetches", valueName: "N",
+      help: "How many attachments are fetched at once (default 4)."),
+    .option(
+      long: "max-attachments", valueName: "N",
+      help: "How many attachments one payload may have (default 10); the rest are skipped."),
     .flag(
       long: "allow-private-networks",
       help:
@@ -87,6 +104,12 @@ public struct RunnerOptions: Sendable, Equatable {
   public var attachmentsDirectory: String
   /// Whether the JSON output carries the trace.
   public var includeTrace = false
+  /// The localized strings for `loc-key` alerts (`--strings`, `--locale`), when given.
+  public var localization: LocalizationSource?
+  /// How many attachments are fetched at once.
+  public var maximumConcurrentFetches = 4
+  /// How many attachments one payload may have.
+  public var maximumAttachments = 10
   /// Whether fetches may reach loopback and private addresses (the sample server, tests).
   public var allowPrivateNetworks = false
   /// The payload file.
@@ -109,6 +132,8 @@ public struct RunnerOptions: Sendable, Equatable {
 
   /// The longest budget accepted, in seconds (a day; iOS gives about 30 s).
   static let longestBudget = 86_400.0
+  /// The most fetches at once and attachments a payload accepted by the options.
+  static let largestCap = 1000
 
   /// Reads the words after the program name; `environment` supplies
   /// `ATTACHKIT_ALLOW_PRIVATE_NETWORKS`.
@@ -158,6 +183,30 @@ public struct RunnerOptions: Sendable, Equatable {
         throw arguments.usageError("--attachment-keys expects comma-separated key paths, got '\(keys)'")
       }
       options.attachmentKeys = list
+    }
+    if let path = arguments.string("strings") {
+      options.localization = LocalizationSource(path: path)
+    }
+    if let locale = arguments.string("locale") {
+      guard !locale.isEmpty,
+        locale.unicodeScalars.allSatisfy({
+          $0.isASCII && ($0.properties.isAlphabetic || "-_0123456789".unicodeScalars.contains($0))
+        })
+      else {
+        throw arguments.usageError("--locale expects a language such as en, fr or pt-BR, got '\(locale)'")
+      }
+      guard options.localization != nil else { throw arguments.usageError("--locale needs --strings") }
+      options.localization?.locale = locale
+    }
+    for (name, keyPath) in [
+      ("max-concurrent-fetches", \RunnerOptions.maximumConcurrentFetches),
+      ("max-attachments", \RunnerOptions.maximumAttachments),
+    ] {
+      guard let value = try arguments.int(name, .positive) else { continue }
+      guard value <= largestCap else {
+        throw arguments.usageError("--\(name) expects at most \(largestCap), got \(value)")
+      }
+      options[keyPath: keyPath] = value
     }
     options.includeTrace = arguments.flag("trace")
     let fromEnvironment = environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"].map {

@@ -27,6 +27,13 @@ public struct ServiceConfiguration: Sendable {
   public var encryptedField = "encrypted_data"
   /// The key for ``encryptedField``; without one an encrypted payload keeps its original text.
   public var key: DecryptionKey?
+  /// The app's localized strings for `loc-key` alerts; without them every key is shown as is.
+  public var localization: LocalizationSource?
+  /// How many attachments are fetched at once (default 4): a payload can name many URLs, and
+  /// each open fetch holds a connection and memory the extension has little of.
+  public var maximumConcurrentFetches = 4
+  /// How many attachments one payload may have (default 10); the rest are skipped and traced.
+  public var maximumAttachments = 10
   /// Where delivered attachment files are copied.
   public var staging: AttachmentStaging
   /// The absolute deadline of every fetch: a backstop, since
@@ -60,9 +67,10 @@ public protocol NotificationServiceExtension: Sendable {
 /// The Linux stand-in for a `UNNotificationServiceExtension` subclass, done right.
 ///
 /// - ``didReceive(_:withContentHandler:)`` keeps the handler and a *best attempt* (a copy of the
-///   original content), then works in priority order: the critical step first (decrypting
-///   `encrypted_data` into the title, subtitle and body), then the optional ones (every
-///   attachment fetched in parallel through the `AttachmentPipeline`). Each step that succeeds
+///   original content), then works in priority order: the critical steps first (localizing
+///   `loc-key` alerts, then decrypting `encrypted_data` into the title, subtitle and body), then
+///   the optional ones (the attachments, fetched in parallel through the `AttachmentPipeline`,
+///   at most ``ServiceConfiguration/maximumConcurrentFetches`` at once). Each step that succeeds
 ///   improves the best attempt; each that fails leaves it as it was. When all are done the best
 ///   attempt is delivered.
 /// - ``serviceExtensionTimeWillExpire()`` delivers the best attempt as it stands — whatever is
@@ -175,15 +183,27 @@ public final class NotificationService: NotificationServiceExtension {
 
   // MARK: - The work, in priority order
 
-  /// Runs the critical step, then the optional ones.
+  /// Runs the critical steps, then the optional ones.
   private func process(_ request: NotificationRequest) async {
     let userInfo = request.content.userInfo
+    localize(NotificationPayload(userInfo: userInfo).localization)
     decrypt(userInfo)
     if Task.isCancelled { return }
     await fetchAttachments(userInfo)
   }
 
-  /// The critical step: replaces the text with the decrypted `encrypted_data`, or keeps the
+  /// The first critical step: resolves `loc-key` alerts into the title, subtitle and body. A
+  /// missing or bad strings file, or a missing key, shows the key itself (as iOS does) and is
+  /// traced; the notification goes on either way.
+  private func localize(_ localization: AlertLocalization) {
+    guard
+      let resolution = AlertLocalizer.localize(
+        localization, source: configuration.localization, trace: trace)
+    else { return }
+    improve { resolution.apply(to: &$0) }
+  }
+
+  /// The second critical step: replaces the text with the decrypted `encrypted_data`, or keeps the
   /// original text when anything about it fails.
   private func decrypt(_ userInfo: [String: JSONValue]) {
     let name = configuration.encryptedField
@@ -210,7 +230,8 @@ public final class NotificationService: NotificationServiceExtension {
     }
   }
 
-  /// The optional steps: every attachment, fetched in parallel.
+  /// The optional steps: the first ``ServiceConfiguration/maximumAttachments`` attachments,
+  /// fetched in parallel, at most ``ServiceConfiguration/maximumConcurrentFetches`` at once.
   private func fetchAttachments(_ userInfo: [String: JSONValue]) async {
     let findings = configuration.locator.references(in: userInfo)
     for problem in findings.problems {
@@ -224,6 +245,17 @@ public final class NotificationService: NotificationServiceExtension {
       trace.note("attachments", .skipped, detail: "no attachment URL under \(keys)")
       return
     }
+    let limit = max(configuration.maximumAttachments, 0)
+    let references = Array(findings.references.prefix(limit))
+    let skipped = findings.references.dropFirst(limit)
+    if let first = skipped.first {
+      trace.note(
+        "attachments over limit", .skipped,
+        detail: "\(skipped.count) of \(findings.references.count) skipped: at most \(limit) a payload "
+          + "(--max-attachments); the first skipped is \(first.identifier) "
+          + "(\(Redaction.redact(first.url)))")
+    }
+    guard !references.isEmpty else { return }
     let opening = trace.begin("open cache")
     let pipeline: AttachmentPipeline
     do {
@@ -242,12 +274,25 @@ public final class NotificationService: NotificationServiceExtension {
       return
     }
     trace.end(staging, .ok, detail: directory)
-    await withTaskGroup(of: Void.self) { group in
-      for (position, reference) in findings.references.enumerated() {
+    let width = max(configuration.maximumConcurrentFetches, 1)
+    let started = await withTaskGroup(of: Void.self) { group in
+      var queue = references.enumerated().makeIterator()
+      var started = 0
+      while let (position, reference) = queue.next() {
+        if started >= width { await group.next() }
+        if Task.isCancelled { break }
         group.addTask {
           await self.fetch(reference, position: position, pipeline: pipeline, directory: directory)
         }
+        started += 1
       }
+      await group.waitForAll()
+      return started
+    }
+    if started < references.count {
+      trace.note(
+        "attachments not started", .cancelled,
+        detail: "\(references.count - started) of \(references.count) still queued at time will expire")
     }
   }
 

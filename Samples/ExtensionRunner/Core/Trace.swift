@@ -1,3 +1,4 @@
+import AttachmentKit
 import Foundation
 import PosixLock
 
@@ -33,6 +34,11 @@ public struct TraceStep: Sendable, Equatable, Encodable {
 
 /// The record of what the runner did and when: written to standard error, and to the JSON
 /// output with `--trace`.
+///
+/// Names and details hold what came from the payload, a server or a URL (identifiers,
+/// categories, `Content-Type` values, error messages), so the trace escapes control characters
+/// (C0, DEL, C1) in both as it records them, with `Redaction.escapeControlCharacters`: no
+/// terminal escape reaches standard error raw, and every step stays on one line.
 public final class Trace: Sendable {
   /// Identifies a step begun with ``begin(_:detail:)``.
   public struct Handle: Sendable {
@@ -58,6 +64,7 @@ public final class Trace: Sendable {
   /// Opens a step; close it with ``end(_:_:detail:)``.
   public func begin(_ name: String, detail: String = "") -> Handle {
     let now = milliseconds()
+    let (name, detail) = (Self.escape(name), Self.escape(detail))
     return steps.withLock { steps in
       steps.append(TraceStep(name: name, startMs: now, endMs: nil, outcome: .running, detail: detail))
       return Handle(index: steps.count - 1)
@@ -67,6 +74,7 @@ public final class Trace: Sendable {
   /// Closes a step with its outcome (a step already closed keeps its first outcome).
   public func end(_ handle: Handle, _ outcome: StepOutcome, detail: String) {
     let now = milliseconds()
+    let detail = Self.escape(detail)
     steps.withLock { steps in
       guard steps.indices.contains(handle.index), steps[handle.index].endMs == nil else { return }
       steps[handle.index].endMs = now
@@ -78,9 +86,15 @@ public final class Trace: Sendable {
   /// Records a step that takes no time.
   public func note(_ name: String, _ outcome: StepOutcome, detail: String) {
     let now = milliseconds()
+    let (name, detail) = (Self.escape(name), Self.escape(detail))
     steps.withLock { steps in
       steps.append(TraceStep(name: name, startMs: now, endMs: now, outcome: outcome, detail: detail))
     }
+  }
+
+  /// `text` fit for a terminal: control characters written as `\u{XX}`.
+  static func escape(_ text: String) -> String {
+    Redaction.escapeControlCharacters(text)
   }
 
   /// The steps so far, in the order they began.

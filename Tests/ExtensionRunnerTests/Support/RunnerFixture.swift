@@ -47,6 +47,8 @@ struct RunResult: Sendable {
   let standardOutput: String
   /// Standard error.
   let standardError: String
+  /// Standard error as the bytes written (a terminal sees these).
+  var standardErrorBytes = Data()
   /// From just before the start to the end of the run.
   let elapsed: Duration
   /// From just before the start to the first byte of standard output: when the content was
@@ -182,10 +184,11 @@ struct RunnerFixture {
     let (output, firstByte) = await readToEnd(outPipe.fileHandleForReading.fileDescriptor)
     var ended = ContinuousClock.now
     for await instant in exits { ended = instant }
-    let standardError = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+    let errorBytes = fileBytes(errPath)
     return RunResult(
       status: process.terminationStatus, standardOutput: String(decoding: output, as: UTF8.self),
-      standardError: standardError, elapsed: ended - started, delivered: firstByte.map { $0 - started })
+      standardError: String(decoding: errorBytes, as: UTF8.self), standardErrorBytes: errorBytes,
+      elapsed: ended - started, delivered: firstByte.map { $0 - started })
   }
 
   /// Runs the runner in this process, through the same entry point the binary uses.
@@ -198,9 +201,10 @@ struct RunnerFixture {
     let started = ContinuousClock.now
     let status = await RunnerProgram.run(arguments, start: started, output: output)
     let elapsed = ContinuousClock.now - started
+    let standardError = err.withLock { $0 }
     return RunResult(
-      status: status, standardOutput: out.withLock { $0 }, standardError: err.withLock { $0 },
-      elapsed: elapsed, delivered: nil)
+      status: status, standardOutput: out.withLock { $0 }, standardError: standardError,
+      standardErrorBytes: Data(standardError.utf8), elapsed: elapsed, delivered: nil)
   }
 
   /// Whether any request reached the server.
