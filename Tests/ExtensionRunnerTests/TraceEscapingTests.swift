@@ -60,6 +60,10 @@ struct TraceEscapingTests {
     #expect(stderr.contains("(the bytes are " + escape("text/plain\u{1B}[2J")), "\(stderr)")
     #expect(fixture.server.requestCount(path: "/evil/type") == 1)
     #expect(fixture.server.requestCount(path: "/evil/bytes") == 1)
+    // Standard output (the content and --trace as JSON) holds no raw control either: C0, DEL
+    // and C1 are \u escapes there (the category and userInfo carry the payload's raw text).
+    #expect(Self.terminalHazards(in: Data(run.standardOutput.utf8)) == [], "\(run.standardOutput)")
+    #expect(try run.output().categoryIdentifier == "\u{1B}[31mred\u{9B}2J")
     // The --trace JSON on stdout carries the same escaped steps.
     let trace = try #require(try run.output().trace)
     #expect(trace.contains { $0.name == identifier })

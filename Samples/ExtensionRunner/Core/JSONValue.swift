@@ -1,3 +1,4 @@
+import AttachmentKit
 import Foundation
 
 /// A JSON value that can cross concurrency domains: the payload as the extension holds it.
@@ -127,18 +128,17 @@ public indirect enum JSONValue: Sendable, Equatable {
   }
 }
 
-extension JSONValue: Encodable {
-  /// Writes the value as the JSON it came from.
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
+extension JSONValue {
+  /// The value for AttachmentKit's writer, object keys sorted so the output is stable.
+  public var json: JSON {
     switch self {
-    case .string(let text): try container.encode(text)
-    case .integer(let value): try container.encode(value)
-    case .double(let value): try container.encode(value)
-    case .bool(let value): try container.encode(value)
-    case .null: try container.encodeNil()
-    case .array(let items): try container.encode(items)
-    case .object(let fields): try container.encode(fields)
+    case .string(let text): .string(text)
+    case .integer(let value): .int(value)
+    case .double(let value): .double(value)
+    case .bool(let value): .bool(value)
+    case .null: .null
+    case .array(let items): .array(items.map(\.json))
+    case .object(let fields): .object(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })
     }
   }
 }

@@ -1,3 +1,4 @@
+import AttachmentKit
 import Foundation
 
 /// The Linux stand-in for `UNMutableNotificationContent`: what is finally shown.
@@ -30,7 +31,7 @@ public struct NotificationContent: Sendable, Equatable {
 }
 
 /// The Linux stand-in for `UNNotificationAttachment`.
-public struct DeliveredAttachment: Sendable, Equatable, Encodable {
+public struct DeliveredAttachment: Sendable, Equatable {
   /// The identifier (unique within the notification).
   public var identifier: String
   /// A `file://` URL whose name ends in the canonical extension of the type.
@@ -52,28 +53,26 @@ public struct DeliveredAttachment: Sendable, Equatable, Encodable {
 }
 
 extension NotificationContent {
-  /// The JSON written to standard output: the content's fields, plus the trace when given.
+  /// The JSON written to standard output: the content's fields, plus the trace when given,
+  /// keys sorted, through AttachmentKit's writer (so what a payload or server sent is escaped
+  /// there exactly as on the command line: C0, C1 and bidi controls never come out raw).
   public func json(trace: [TraceStep]? = nil) -> String {
-    let document = Document(
-      title: title, subtitle: subtitle, body: body, categoryIdentifier: categoryIdentifier,
-      userInfo: userInfo, attachments: attachments, trace: trace)
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    guard let data = try? encoder.encode(document), let text = String(data: data, encoding: .utf8) else {
-      // Encoding plain strings and finite numbers cannot fail; keep the promise to deliver anyway.
-      return #"{"title":"","subtitle":"","body":"","categoryIdentifier":"","userInfo":{},"attachments":[]}"#
-    }
-    return text
+    var fields: [(key: String, value: JSON)] = [
+      ("attachments", .array(attachments.map(\.json))),
+      ("body", .string(body)),
+      ("categoryIdentifier", .string(categoryIdentifier)),
+      ("subtitle", .string(subtitle)),
+      ("title", .string(title)),
+    ]
+    if let trace { fields.append(("trace", .array(trace.map(\.json)))) }
+    fields.append(("userInfo", JSONValue.object(userInfo).json))
+    return JSON.object(fields).prettyText()
   }
+}
 
-  /// The shape of the JSON output.
-  private struct Document: Encodable {
-    let title: String
-    let subtitle: String
-    let body: String
-    let categoryIdentifier: String
-    let userInfo: [String: JSONValue]
-    let attachments: [DeliveredAttachment]
-    let trace: [TraceStep]?
+extension DeliveredAttachment {
+  /// The attachment as JSON.
+  var json: JSON {
+    .object([("identifier", .string(identifier)), ("typeHint", .string(typeHint)), ("url", .string(url))])
   }
 }

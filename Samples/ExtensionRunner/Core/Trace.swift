@@ -3,7 +3,7 @@ import Foundation
 import PosixLock
 
 /// How a step of the extension's work ended.
-public enum StepOutcome: String, Sendable, Encodable {
+public enum StepOutcome: String, Sendable {
   /// Still running (only seen in a snapshot taken at delivery).
   case running
   /// Done.
@@ -19,7 +19,7 @@ public enum StepOutcome: String, Sendable, Encodable {
 }
 
 /// One step of the trace, with times in milliseconds since the runner started.
-public struct TraceStep: Sendable, Equatable, Encodable {
+public struct TraceStep: Sendable, Equatable {
   /// What the step is: `payload`, `decrypt`, `attachment photo`, `deliver`…
   public var name: String
   /// When it started.
@@ -112,5 +112,17 @@ public final class Trace: Sendable {
         step.name.count < 24 ? step.name.padding(toLength: 24, withPad: " ", startingAt: 0) : step.name
       return "trace \(start) ms +\(duration) ms  \(outcome) \(name) \(step.detail)"
     }.joined(separator: "\n")
+  }
+}
+
+extension TraceStep {
+  /// The step as JSON (`endMs` left out while it runs).
+  var json: JSON {
+    var fields: [(key: String, value: JSON)] = [("detail", .string(detail))]
+    if let endMs { fields.append(("endMs", .double(endMs))) }
+    fields += [
+      ("name", .string(name)), ("outcome", .string(outcome.rawValue)), ("startMs", .double(startMs)),
+    ]
+    return .object(fields)
   }
 }

@@ -57,7 +57,7 @@ struct ResultRecord: Sendable {
   }
 
   /// The JSON object: fields without a value are left out, never invented.
-  var json: JSONValue {
+  var json: JSON {
     var object = JSONObject()
     object.set("input", source == "file" ? Terminal.safe(input) : Terminal.safeURL(input))
     object.set("outcome", outcome.rawValue)
