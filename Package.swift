@@ -15,6 +15,8 @@ let package = Package(
     // libcurl and libmagic supply headers only: the library opens them with dlopen on first
     // use, so a cache hit never maps them (about 6 ms of process start); see
     // Sources/AttachmentKit/Fetch/Libcurl.swift. Their headers sit on the default include path.
+    // The library opens libcrypto the same way (Support/Libcrypto.swift, no header needed);
+    // CCrypto links it for the extension runner's AES-GCM.
     .systemLibrary(
       name: "CCurl",
       providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -29,7 +31,7 @@ let package = Package(
     .target(name: "PosixLock"),
     .target(
       name: "AttachmentKit",
-      dependencies: ["CCurl", "CMagic", "CCrypto", "PosixLock"]),
+      dependencies: ["CCurl", "CMagic", "PosixLock"]),
     .executableTarget(
       name: "attachkit",
       dependencies: ["AttachmentKit", "ArgumentParsing"]),

@@ -22,7 +22,7 @@ build_media() {
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name PosixLock -emit-module \
     -emit-module-path "$out/modules/PosixLock.swiftmodule" -c Sources/PosixLock/*.swift -o "$out/modules/PosixLock.o"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentKit \
-    -I "$out/modules" -I Sources/CCurl -I Sources/CMagic -I Sources/CCrypto -lcrypto -ldl \
+    -I "$out/modules" -I Sources/CCurl -I Sources/CMagic -ldl \
     "${sources[@]}" Tests/Fuzz/MediaFuzzer.swift "$out/modules/PosixLock.o" -o "$out/fuzz-media"
 }
 

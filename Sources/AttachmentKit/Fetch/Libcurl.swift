@@ -9,7 +9,6 @@ struct Libcurl: @unchecked Sendable {
   static let shared: Libcurl? = Libcurl()
 
   let globalInit: @convention(c) (Int) -> CURLcode
-  let versionInfo: @convention(c) (CURLversion) -> UnsafeMutablePointer<curl_version_info_data>?
   let easyInit: @convention(c) () -> UnsafeMutableRawPointer?
   let easyCleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void
   let easyStrerror: @convention(c) (CURLcode) -> UnsafePointer<CChar>?
@@ -39,9 +38,6 @@ struct Libcurl: @unchecked Sendable {
   private init?() {
     guard let library = SharedLibrary(["libcurl.so.4", "libcurl.so"]),
       let globalInit = library.function("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self),
-      let versionInfo = library.function(
-        "curl_version_info",
-        as: (@convention(c) (CURLversion) -> UnsafeMutablePointer<curl_version_info_data>?).self),
       let easyInit = library.function(
         "curl_easy_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
       let easyCleanup = library.function(
@@ -89,7 +85,6 @@ struct Libcurl: @unchecked Sendable {
         "curl_multi_strerror", as: (@convention(c) (CURLMcode) -> UnsafePointer<CChar>?).self)
     else { return nil }
     self.globalInit = globalInit
-    self.versionInfo = versionInfo
     self.easyInit = easyInit
     self.easyCleanup = easyCleanup
     self.easyStrerror = easyStrerror
@@ -117,10 +112,6 @@ struct Libcurl: @unchecked Sendable {
 private let failed = CURLE_FAILED_INIT
 
 func curl_global_init(_ flags: Int) -> CURLcode { Libcurl.shared?.globalInit(flags) ?? failed }
-
-func curl_version_info(_ age: CURLversion) -> UnsafeMutablePointer<curl_version_info_data>? {
-  Libcurl.shared?.versionInfo(age)
-}
 
 func curl_easy_init() -> UnsafeMutableRawPointer? { Libcurl.shared?.easyInit() }
 

@@ -1,42 +1,43 @@
-import CCrypto
 import Glibc
 
-/// A streaming SHA-256 over OpenSSL's libcrypto (EVP interface).
+/// A streaming SHA-256 over OpenSSL's libcrypto (EVP interface), loaded on first use.
 ///
 /// Not thread-safe: one hasher belongs to one transfer or one file at a time.
 final class SHA256Hasher {
+  private let library: Libcrypto?
   private let context: OpaquePointer?
   private var failed = false
 
-  /// Starts a new digest. If libcrypto cannot allocate a context the hasher records the failure
-  /// and ``finalize()`` returns `nil`.
+  /// Starts a new digest. If libcrypto is missing or cannot allocate a context the hasher
+  /// records the failure and ``finalize()`` returns `nil`.
   init() {
-    context = EVP_MD_CTX_new()
-    if let context {
-      failed = EVP_DigestInit_ex(context, EVP_sha256(), nil) != 1
+    library = Libcrypto.shared
+    context = library?.contextNew()
+    if let library, let context {
+      failed = library.digestInit(context, library.sha256(), nil) != 1
     } else {
       failed = true
     }
   }
 
   deinit {
-    EVP_MD_CTX_free(context)
+    if let context { library?.contextFree(context) }
   }
 
   /// Adds bytes to the digest.
   func update(_ bytes: UnsafeRawBufferPointer) {
-    guard !failed, let context, let base = bytes.baseAddress, bytes.count > 0 else { return }
-    if EVP_DigestUpdate(context, base, bytes.count) != 1 { failed = true }
+    guard !failed, let library, let context, let base = bytes.baseAddress, bytes.count > 0 else { return }
+    if library.digestUpdate(context, base, bytes.count) != 1 { failed = true }
   }
 
   /// Finishes the digest and returns it as 64 lower-case hex digits, or `nil` if libcrypto
   /// failed at any point. Call once.
   func finalize() -> String? {
-    guard !failed, let context else { return nil }
+    guard !failed, let library, let context else { return nil }
     var digest = [UInt8](repeating: 0, count: 32)
     var length: UInt32 = 0
     let ok = digest.withUnsafeMutableBufferPointer { buffer in
-      EVP_DigestFinal_ex(context, buffer.baseAddress, &length) == 1
+      library.digestFinal(context, buffer.baseAddress, &length) == 1
     }
     failed = true
     guard ok, length == 32 else { return nil }

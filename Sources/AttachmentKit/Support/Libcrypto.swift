@@ -1,0 +1,44 @@
+import Glibc
+
+/// libcrypto (OpenSSL 3), loaded on first use with `dlopen`, for SHA-256 of downloaded and
+/// verified content only. Linking it would map it into every process at start, and its first
+/// use reads `openssl.cnf` and initialises providers (about 0.5 ms), so a path that never hashes
+/// content (a cache hit) never loads it. EVP's context and digest types are opaque, so their
+/// pointers are `OpaquePointer` and no header is needed.
+struct Libcrypto: @unchecked Sendable {
+  /// The loaded library, or `nil` when `libcrypto.so.3` is not installed.
+  static let shared: Libcrypto? = Libcrypto()
+
+  let contextNew: @convention(c) () -> OpaquePointer?
+  let contextFree: @convention(c) (OpaquePointer?) -> Void
+  let digestInit: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
+  let digestUpdate: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32
+  let digestFinal:
+    @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
+  let sha256: @convention(c) () -> OpaquePointer?
+
+  private init?() {
+    guard let library = SharedLibrary(["libcrypto.so.3", "libcrypto.so"]),
+      let contextNew = library.function("EVP_MD_CTX_new", as: (@convention(c) () -> OpaquePointer?).self),
+      let contextFree = library.function(
+        "EVP_MD_CTX_free", as: (@convention(c) (OpaquePointer?) -> Void).self),
+      let digestInit = library.function(
+        "EVP_DigestInit_ex",
+        as: (@convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32).self),
+      let digestUpdate = library.function(
+        "EVP_DigestUpdate", as: (@convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32).self),
+      let digestFinal = library.function(
+        "EVP_DigestFinal_ex",
+        as: (@convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) ->
+          Int32)
+          .self),
+      let sha256 = library.function("EVP_sha256", as: (@convention(c) () -> OpaquePointer?).self)
+    else { return nil }
+    self.contextNew = contextNew
+    self.contextFree = contextFree
+    self.digestInit = digestInit
+    self.digestUpdate = digestUpdate
+    self.digestFinal = digestFinal
+    self.sha256 = sha256
+  }
+}
