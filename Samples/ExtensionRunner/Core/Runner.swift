@@ -137,8 +137,7 @@ public enum RunnerProgram {
 
   /// A duration as seconds for people: `30`, `2.5`.
   static func seconds(_ duration: Duration) -> String {
-    let (whole, attoseconds) = duration.components
-    let value = Double(whole) + Double(attoseconds) / 1e18
+    let value = duration.inSeconds
     return value.rounded() == value ? String(Int64(value)) : String(format: "%.3g", value)
   }
 }

@@ -56,9 +56,7 @@ public final class Trace: Sendable {
 
   /// Milliseconds from the origin to `instant`, to the microsecond.
   public func milliseconds(at instant: ContinuousClock.Instant = .now) -> Double {
-    let (seconds, attoseconds) = (instant - origin).components
-    let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
-    return (milliseconds * 1000).rounded() / 1000
+    ((instant - origin).inMilliseconds * 1000).rounded() / 1000
   }
 
   /// Opens a step; close it with ``end(_:_:detail:)``.

@@ -104,8 +104,7 @@ public final class Downloader: Sendable {
   }
 
   private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
-    let (seconds, attoseconds) = duration.components
-    let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    let nanoseconds = duration.wholeNanoseconds
     return .nanoseconds(Int(clamping: max(0, nanoseconds)))
   }
 }

@@ -73,8 +73,7 @@ extension Transfer {
   }
 
   static func milliseconds(_ duration: Duration) -> Int {
-    let (seconds, attoseconds) = duration.components
-    let ms = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    let ms = duration.millisecondsRoundedUp
     return max(1, Int(clamping: ms))
   }
 }

@@ -1,3 +1,4 @@
+import AttachmentKit
 import Glibc
 
 /// A one-line progress bar on standard error (a terminal only): done/total, bytes, rate, ETA,
@@ -25,8 +26,7 @@ final class ProgressBar: @unchecked Sendable {
     let now = ContinuousClock.now
     guard now - lastDraw >= .milliseconds(50) || done == total else { return }
     lastDraw = now
-    let elapsed = max(
-      0.001, Double((now - start).components.attoseconds) / 1e18 + Double((now - start).components.seconds))
+    let elapsed = max(0.001, (now - start).inSeconds)
     let width = 24
     let filled = total == 0 ? width : width * done / total
     let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)

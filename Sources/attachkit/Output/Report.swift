@@ -58,7 +58,6 @@ final class Report: @unchecked Sendable {
 
   /// Microseconds since `start`.
   static func elapsed(since start: ContinuousClock.Instant) -> Int64 {
-    let (seconds, attoseconds) = (ContinuousClock.now - start).components
-    return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    (ContinuousClock.now - start).wholeMicroseconds
   }
 }

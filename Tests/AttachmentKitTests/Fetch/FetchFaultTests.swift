@@ -77,8 +77,7 @@ struct FetchFaultTests {
         #expect(error.httpStatus != nil)
       }
     }
-    let milliseconds =
-      Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    let milliseconds = elapsed.inMilliseconds
     let got = outcome.failureCode?.rawValue ?? "success"
     print("fault \(fault.path): \(got) after \(Int(milliseconds.rounded())) ms (deadline \(fault.timeout))")
     #expect(elapsed <= fault.timeout + .milliseconds(250))

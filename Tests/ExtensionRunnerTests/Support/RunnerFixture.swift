@@ -1,3 +1,4 @@
+import AttachmentKit
 import ExtensionRunnerCore
 import Foundation
 import PosixLock
@@ -63,8 +64,7 @@ struct RunResult: Sendable {
 
   /// A duration in milliseconds, to the microsecond.
   static func milliseconds(_ duration: Duration) -> Double {
-    let (seconds, attoseconds) = duration.components
-    return ((Double(seconds) * 1000 + Double(attoseconds) / 1e15) * 1000).rounded() / 1000
+    (duration.inMilliseconds * 1000).rounded() / 1000
   }
 
   /// The delivered content, decoded from standard output.
