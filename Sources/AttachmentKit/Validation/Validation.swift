@@ -14,8 +14,12 @@ public struct Validation: Sendable, Equatable, Codable {
   public var height: Int?
   /// The number of frames of an animated GIF (1 for a still one), when known.
   public var frames: Int?
-  /// The duration in seconds, when the container says it.
+  /// The duration in seconds, when the container says it (a video always has one).
   public var durationSeconds: Double?
+  /// The codec of each audio and video stream, each once, as RFC 6381 `codecs` strings
+  /// (`avc1.64001F`, `hvc1.1.6.L93.B0`, `mp4a.40.2`, `ac-3`, `opus`, `mp3`; WAV format tags in
+  /// RFC 2361's decimal form, `1` for PCM). Empty for images.
+  public var codecs: [String] = []
   /// Things worth knowing that did not stop the file, such as a type outside Apple's published
   /// table.
   public var warnings: [String]
