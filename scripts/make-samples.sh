@@ -301,7 +301,7 @@ ff -f lavfi -i "$(TONE 48000 0.25)" -c:a truehd -strict -2 -ac 2 "${BX[@]}" -f m
 row m4a-truehd.mp4 unsupported_codec video/mp4 "0.25 s, Dolby TrueHD in MP4 (mlpa), codecs mlpa"
 ff "${VID1[@]}" -f lavfi -i "$(TONE 48000 0.25)" "${X264[@]}" -c:a dca -strict -2 -ac 2 "${BX[@]}" \
   -f mp4 "$OUT/mp4-h264-dts.mp4"
-row mp4-h264-dts.mp4 accepted mp4 "160x120, 1.0 s, 15 fps, H.264 + DTS audio: the video plays, the audio track adds a warning, codecs avc1.64000A dtsc"
+row mp4-h264-dts.mp4 accepted mp4 "160x120, 1.0 s, 15 fps, H.264 + DTS audio: the video plays, the undecodable audio track is only a warning (warning), codecs avc1.64000A dtsc"
 ff -f lavfi -i "$(TONE 8000)" -c:a pcm_s24le -ac 1 "${BX[@]}" -f wav "$OUT/wav-extensible-pcm24.wav"
 row wav-extensible-pcm24.wav accepted wav "1.0 s, PCM s24le 8 kHz mono in WAVE_FORMAT_EXTENSIBLE (sub-format PCM), codecs 1"
 ff -f lavfi -i "$(TONE 8000)" -c:a adpcm_ms -ac 1 "${BX[@]}" -f wav "$OUT/wav-ms-adpcm.wav"
