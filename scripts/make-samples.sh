@@ -306,6 +306,9 @@ ff -f lavfi -i "$(TONE 8000)" -c:a pcm_s24le -ac 1 "${BX[@]}" -f wav "$OUT/wav-e
 row wav-extensible-pcm24.wav accepted wav "1.0 s, PCM s24le 8 kHz mono in WAVE_FORMAT_EXTENSIBLE (sub-format PCM), codecs 1"
 ff -f lavfi -i "$(TONE 8000)" -c:a adpcm_ms -ac 1 "${BX[@]}" -f wav "$OUT/wav-ms-adpcm.wav"
 row wav-ms-adpcm.wav unsupported_codec audio/x-wav "1.0 s, Microsoft ADPCM (format tag 2), 8 kHz mono, codecs 2"
+ff "${VID1[@]/rate=15/rate=25}" -f lavfi -i "$TONE48" -c:v mpeg2video -b:v 64k -g 12 -c:a ac3 -b:a 64k -ac 1 \
+  "${BX[@]}" -f vob "$OUT/mpeg2-ps-ac3.mpg"
+row mpeg2-ps-ac3.mpg accepted mpeg "160x120, 1.0 s, 25 fps, MPEG-2 program stream (VOB), MPEG-2 video + AC-3 in private stream 1 (sub-stream 0x80), codecs mp4v.61 ac-3"
 py mp3-pad "$OUT/mp3-no-tag.mp3" "$OUT/mp3-leading-zeros.mp3" 2000
 row mp3-leading-zeros.mp3 accepted mp3 "1.0 s, mp3-no-tag.mp3 after 2000 zero bytes (no tag): padding skipped (warning), codecs mp3"
 py mp3-trail "$OUT/mp3-no-tag.mp3" "$OUT/mp3-trailing-garbage.mp3" 18 9000

@@ -21,7 +21,7 @@ struct CodecSampleTests {
     for file in [
       "mp4-hevc.mp4", "mp4-av1.mp4", "mp4-vp9-aac.mp4", "m4a-opus.mp4", "m4a-ac3.mp4", "m4a-eac3.mp4",
       "m4a-dts.mp4", "m4a-truehd.mp4", "mp4-h264-dts.mp4", "wav-extensible-pcm24.wav", "wav-ms-adpcm.wav",
-      "mp3-leading-zeros.mp3", "mp3-trailing-garbage.mp3",
+      "mp3-leading-zeros.mp3", "mp3-trailing-garbage.mp3", "mpeg2-ps-ac3.mpg",
     ] {
       #expect(files.contains(file), "\(file)")
     }
