@@ -1,5 +1,6 @@
 /// Judges the streams of an audio or video file against ``CodecTable``: a file is refused
-/// (`unsupported_codec`) when none of the streams of its category decodes, and accepted with a
+/// (`unsupported_codec`) when none of the streams of its category decodes (for a movie without
+/// a video track, none of its audio tracks), and accepted with a
 /// warning for every stream that only some devices decode or that iOS does not decode but is
 /// not the one that plays (a second video track, the audio of a video, a subtitle track).
 enum CodecCheck {
@@ -13,7 +14,10 @@ enum CodecCheck {
     case .video: primary = .video
     case .audio: primary = .audio
     }
-    let main = unique(streams.filter { $0.kind == primary })
+    var main = unique(streams.filter { $0.kind == primary })
+    // A movie without a video track (an audio-only QuickTime file or program stream) plays
+    // its audio, so its audio decides.
+    if main.isEmpty, primary == .video { main = unique(streams.filter { $0.kind == .audio }) }
     let playable = main.filter { CodecTable.support(of: $0) != .doesNotDecode }
     if !main.isEmpty, playable.isEmpty {
       return .failure(refusal(main, type: type))
@@ -42,9 +46,13 @@ enum CodecCheck {
     let list =
       names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "")
     let codecs = unique(streams.map(\.codec)).joined(separator: ", ")
+    let movieWithoutVideo = type.category == .video && !streams.contains { $0.kind == .video }
+    let subject =
+      movieWithoutVideo
+      ? "The movie has no video track, and its audio is" : "The \(type.category.rawValue) is"
     return AttachmentError(
       .unsupportedCodec,
-      "The \(type.category.rawValue) is \(list), which iOS does not decode.",
+      "\(subject) \(list), which iOS does not decode.",
       detected: "\(type.mime); codecs=\"\(codecs)\"")
   }
 

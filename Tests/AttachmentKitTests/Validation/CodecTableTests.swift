@@ -114,6 +114,14 @@ struct CodecTableTests {
       [MediaStream(kind: .audio, codec: "ec-3"), MediaStream(kind: .other, codec: "abcd")], type: .m4a
     ).get()
     #expect(unknown.count == 1 && unknown[0].contains("neither audio nor video"))
+    // A movie without a video track is judged by its audio.
+    guard case .failure(let movie) = CodecCheck.judge([dts], type: .mov) else {
+      Issue.record("an audio-only QuickTime movie of DTS accepted")
+      return
+    }
+    #expect(movie.detected == "video/quicktime; codecs=\"dtsc\"")
+    #expect(
+      movie.message == "The movie has no video track, and its audio is DTS audio, which iOS does not decode.")
     // A file whose probe names no stream of its category is not judged (images, bare streams).
     #expect(try CodecCheck.judge([], type: .mp4).get().isEmpty)
     #expect(try CodecCheck.judge([truehd], type: .jpeg).get().isEmpty)
