@@ -33,3 +33,21 @@ public struct Validation: Sendable, Equatable, Codable {
   /// The MIME type of ``type``.
   public var mime: String { type.mime }
 }
+
+extension Validation {
+  /// Decodes a validation, also one encoded before ``codecs`` existed (it then decodes as
+  /// empty). Throws `DecodingError` when a field is missing or of the wrong type.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    type = try container.decode(MediaType.self, forKey: .type)
+    detectedMIME = try container.decodeIfPresent(String.self, forKey: .detectedMIME)
+    bytes = try container.decode(Int64.self, forKey: .bytes)
+    sha256 = try container.decode(String.self, forKey: .sha256)
+    width = try container.decodeIfPresent(Int.self, forKey: .width)
+    height = try container.decodeIfPresent(Int.self, forKey: .height)
+    frames = try container.decodeIfPresent(Int.self, forKey: .frames)
+    durationSeconds = try container.decodeIfPresent(Double.self, forKey: .durationSeconds)
+    codecs = try container.decodeIfPresent([String].self, forKey: .codecs) ?? []
+    warnings = try container.decode([String].self, forKey: .warnings)
+  }
+}

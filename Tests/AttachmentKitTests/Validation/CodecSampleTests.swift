@@ -87,6 +87,19 @@ struct CodecSampleTests {
     #expect(Self.sniff(try Samples.bytes("mov-moov-first.mov")) == nil)
   }
 
+  @Test("a Validation encodes its codecs, and one encoded before codecs existed still decodes")
+  func codable() throws {
+    let validation = try Validator().validate(file: Samples.path("mp4-video-audio.mp4"))
+    let encoded = try JSONEncoder().encode(validation)
+    #expect(try JSONDecoder().decode(Validation.self, from: encoded) == validation)
+    var object = try #require(try JSONSerialization.jsonObject(with: encoded) as? [String: Any])
+    #expect(object["codecs"] as? [String] == ["avc1.64000A", "mp4a.40.2"])
+    object["codecs"] = nil
+    let older = try JSONDecoder().decode(
+      Validation.self, from: try JSONSerialization.data(withJSONObject: object))
+    #expect(older.codecs.isEmpty && older.sha256 == validation.sha256)
+  }
+
   @Test("the codecs survive the cache record, one codec line each")
   func cacheRecord() throws {
     let validation = try Validator().validate(file: Samples.path("mp4-h264-dts.mp4"))
