@@ -178,6 +178,40 @@ def cmd_id3v1(a):
     write(a.dst, data + tag)
 
 
+def cmd_mp3_pad(a):
+    """Prepend zero bytes before the first frame (no tag), as some editors leave."""
+    data = read(a.src)
+    if data[:3] == b"ID3" or data[0] != 0xFF:
+        die("source MP3 must start with a frame")
+    write(a.dst, b"\x00" * a.zeros + data)
+
+
+def cmd_mp3_trail(a):
+    """Append seeded random bytes after the last frame, with no 0xFF byte (no false sync)."""
+    rng = random.Random(a.seed)
+    garbage = bytes(rng.randrange(0, 0xFF) for _ in range(a.size))
+    write(a.dst, read(a.src) + garbage)
+
+
+# ---------------------------------------------------------------- short APP0
+
+
+def cmd_jpeg_short_app0(a):
+    """Give the JFIF APP0 a 2x1 thumbnail but keep the 16-byte length of one without it.
+
+    The declared end then falls on the thumbnail's first bytes, "FF 80": not a marker. The
+    next real marker (DQT) follows just after the thumbnail, where decoders find it."""
+    data = read(a.src)
+    segments = list(jpeg_segments(data))
+    off, marker, length = segments[0]
+    if marker != 0xE0 or data[off + 4 : off + 9] != b"JFIF\x00" or length != 18:
+        die("source JPEG must start with a plain 16-byte JFIF APP0")
+    app0 = bytearray(data[off : off + length])
+    app0[16:18] = b"\x02\x01"  # thumbnail 2x1 ...
+    thumbnail = b"\xff\x80\x00\x00\x80\xff"  # ... 6 bytes of RGB, not counted in the length
+    write(a.dst, data[:off] + bytes(app0) + thumbnail + data[off + length :])
+
+
 # ---------------------------------------------------------------- GIF
 
 
@@ -359,6 +393,9 @@ def main():
     add("png-huge", cmd_png_huge, "dst", ("width", {"type": int}), ("height", {"type": int}))
     add("png-cut", cmd_png_cut, "src", "dst")
     add("id3v1", cmd_id3v1, "src", "dst", "title")
+    add("mp3-pad", cmd_mp3_pad, "src", "dst", ("zeros", {"type": int}))
+    add("mp3-trail", cmd_mp3_trail, "src", "dst", ("seed", {"type": int}), ("size", {"type": int}))
+    add("jpeg-short-app0", cmd_jpeg_short_app0, "src", "dst")
     add("gif-cut", cmd_gif_cut, "src", "dst")
     add("tiff-bad-ifd", cmd_tiff_bad_ifd, "src", "dst")
     add("ftyp-brands", cmd_ftyp_brands, "src", "dst", "major", ("--compat", {}))

@@ -12,7 +12,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT="$ROOT/Samples/media"
+OUT="${SAMPLES_OUT:-$ROOT/Samples/media}"  # SAMPLES_OUT: write elsewhere (to compare)
 PY="$ROOT/scripts/make-samples.py"
 
 # ---------------------------------------------------------------- tools
@@ -29,7 +29,8 @@ if ((${#missing[@]})); then
   printf 'make-samples: missing tool: %s\n' "${missing[@]}" >&2
   exit 1
 fi
-for enc in libx264 libmp3lame aac alac mpeg1video mpeg2video mp2 libvpx-vp9 libopus flac mpeg4; do
+for enc in libx264 libmp3lame aac alac mpeg1video mpeg2video mp2 libvpx-vp9 libopus flac mpeg4 \
+  libx265 libaom-av1 ac3 eac3 dca truehd pcm_s24le adpcm_ms; do
   help=$(ffmpeg -hide_banner -h encoder="$enc" 2>/dev/null || true)
   [[ "$help" == "Encoder $enc "* ]] || {
     echo "make-samples: ffmpeg lacks the $enc encoder (Debian's ffmpeg package has it)" >&2
@@ -274,6 +275,46 @@ read -r cut total _ < <(py mdat-cut mp4-faststart.mp4 "$OUT/truncated-mp4-fastst
 row truncated-mp4-faststart-mdat.mp4 truncated video/mp4 "faststart MP4 (ftyp moov free mdat) cut to $cut of $total bytes, mid mdat, moov intact"
 read -r ifd _ < <(py tiff-bad-ifd "$OUT/tiff-little-endian.tiff" "$OUT/truncated-tiff-ifd-past-eof.tiff")
 row truncated-tiff-ifd-past-eof.tiff truncated image/tiff "tiff-little-endian.tiff with first IFD offset $ifd, past the end of the file"
+
+# ================================================================ codecs
+# One file per row group of the decodability table (Sources/AttachmentKit/Validation/
+# CodecTable.swift). Video 1 s 160x120 at 15 fps; audio 48 kHz.
+TONE48="$(TONE 48000 1)"
+ff "${VID1[@]}" -c:v libx265 -preset ultrafast -tag:v hvc1 -pix_fmt yuv420p \
+  -x265-params "log-level=error:crf=35:pools=none:frame-threads=1" "${BX[@]}" -f mp4 "$OUT/mp4-hevc.mp4"
+row mp4-hevc.mp4 accepted mp4 "160x120, 1.0 s, 15 fps, HEVC Main (hvc1), codecs hvc1.1.6.L30.90"
+ff "${VID1[@]}" -c:v libaom-av1 -cpu-used 8 -crf 50 -b:v 0 -row-mt 0 -pix_fmt yuv420p "${BX[@]}" \
+  -f mp4 "$OUT/mp4-av1.mp4"
+row mp4-av1.mp4 accepted mp4 "160x120, 1.0 s, 15 fps, AV1 (av01): decodes only on some devices (warning), codecs av01.0.00M.08"
+ff "${VID1[@]}" -f lavfi -i "$TONE48" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -crf 50 -b:v 0 \
+  -pix_fmt yuv420p -c:a aac -b:a 32k -ac 1 "${BX[@]}" -movflags +faststart -f mp4 "$OUT/mp4-vp9-aac.mp4"
+row mp4-vp9-aac.mp4 unsupported_codec video/mp4 "160x120, 1.0 s, VP9 (vp09) + AAC-LC, moov first: no video track decodes, codecs vp09.00.10.08 mp4a.40.2"
+ff -f lavfi -i "$TONE48" -c:a libopus -b:a 24k -ac 1 "${BX[@]}" -f mp4 "$OUT/m4a-opus.mp4"
+row m4a-opus.mp4 accepted aac "1.0 s, Opus in MP4 (Opus/dOps), 48 kHz mono: depends on the iOS version (warning), codecs opus"
+ff -f lavfi -i "$TONE48" -c:a ac3 -b:a 64k -ac 1 "${BX[@]}" -f mp4 "$OUT/m4a-ac3.mp4"
+row m4a-ac3.mp4 accepted aac "1.0 s, AC-3 in MP4 (ac-3/dac3), 48 kHz mono, codecs ac-3"
+ff -f lavfi -i "$TONE48" -c:a eac3 -b:a 64k -ac 1 "${BX[@]}" -f mp4 "$OUT/m4a-eac3.mp4"
+row m4a-eac3.mp4 accepted aac "1.0 s, E-AC-3 in MP4 (ec-3/dec3), 48 kHz mono, codecs ec-3"
+ff -f lavfi -i "$(TONE 48000 0.25)" -c:a dca -strict -2 -ac 2 "${BX[@]}" -f mp4 "$OUT/m4a-dts.mp4"
+row m4a-dts.mp4 unsupported_codec video/mp4 "0.25 s, DTS in MP4 (mp4a, esds object type 0xA9), moov last, codecs dtsc"
+ff -f lavfi -i "$(TONE 48000 0.25)" -c:a truehd -strict -2 -ac 2 "${BX[@]}" -f mp4 "$OUT/m4a-truehd.mp4"
+row m4a-truehd.mp4 unsupported_codec video/mp4 "0.25 s, Dolby TrueHD in MP4 (mlpa), codecs mlpa"
+ff "${VID1[@]}" -f lavfi -i "$(TONE 48000 0.25)" "${X264[@]}" -c:a dca -strict -2 -ac 2 "${BX[@]}" \
+  -f mp4 "$OUT/mp4-h264-dts.mp4"
+row mp4-h264-dts.mp4 accepted mp4 "160x120, 1.0 s, 15 fps, H.264 + DTS audio: the video plays, the undecodable audio track is only a warning (warning), codecs avc1.64000A dtsc"
+ff -f lavfi -i "$(TONE 8000)" -c:a pcm_s24le -ac 1 "${BX[@]}" -f wav "$OUT/wav-extensible-pcm24.wav"
+row wav-extensible-pcm24.wav accepted wav "1.0 s, PCM s24le 8 kHz mono in WAVE_FORMAT_EXTENSIBLE (sub-format PCM), codecs 1"
+ff -f lavfi -i "$(TONE 8000)" -c:a adpcm_ms -ac 1 "${BX[@]}" -f wav "$OUT/wav-ms-adpcm.wav"
+row wav-ms-adpcm.wav unsupported_codec audio/x-wav "1.0 s, Microsoft ADPCM (format tag 2), 8 kHz mono, codecs 2"
+ff "${VID1[@]/rate=15/rate=25}" -f lavfi -i "$TONE48" -c:v mpeg2video -b:v 64k -g 12 -c:a ac3 -b:a 64k -ac 1 \
+  "${BX[@]}" -f vob "$OUT/mpeg2-ps-ac3.mpg"
+row mpeg2-ps-ac3.mpg accepted mpeg "160x120, 1.0 s, 25 fps, MPEG-2 program stream (VOB), MPEG-2 video + AC-3 in private stream 1 (sub-stream 0x80), codecs mp4v.61 ac-3"
+py mp3-pad "$OUT/mp3-no-tag.mp3" "$OUT/mp3-leading-zeros.mp3" 2000
+row mp3-leading-zeros.mp3 accepted mp3 "1.0 s, mp3-no-tag.mp3 after 2000 zero bytes (no tag): padding skipped (warning), codecs mp3"
+py mp3-trail "$OUT/mp3-no-tag.mp3" "$OUT/mp3-trailing-garbage.mp3" 18 9000
+row mp3-trailing-garbage.mp3 accepted mp3 "1.0 s, mp3-no-tag.mp3 (4180 bytes) followed by 9000 random bytes without FF: ignored (warning), codecs mp3"
+py jpeg-short-app0 "$OUT/jpeg-baseline.jpg" "$OUT/jpeg-short-app0.jpg"
+row jpeg-short-app0.jpg accepted jpeg "64x48, JFIF APP0 declares 16 bytes but holds a 6-byte thumbnail more; DQT follows it (warning)"
 
 # ================================================================ check
 cd "$OUT"

@@ -29,6 +29,7 @@ struct CacheRecord: Equatable, Sendable {
     if let height = validation.height { lines.append("height \(height)") }
     if let frames = validation.frames { lines.append("frames \(frames)") }
     if let duration = validation.durationSeconds { lines.append("duration \(duration)") }
+    for codec in validation.codecs { lines.append("codec \(codec)") }
     for warning in validation.warnings { lines.append("warning \(warning)") }
     if let etag { lines.append("etag \(etag)") }
     if let lastModified { lines.append("lastmod \(lastModified)") }
@@ -44,11 +45,18 @@ struct CacheRecord: Equatable, Sendable {
   init?(decoding text: Substring) {
     var fields: [Substring: Substring] = [:]
     var warnings: [String] = []
+    var codecs: [String] = []
     for line in text.split(separator: "\n") {
       guard let space = line.firstIndex(of: " ") else { return nil }
       let key = line[..<space]
       let value = line[line.index(after: space)...]
-      if key == "warning" { warnings.append(String(value)) } else { fields[key] = value }
+      if key == "warning" {
+        warnings.append(String(value))
+      } else if key == "codec" {
+        codecs.append(String(value))
+      } else {
+        fields[key] = value
+      }
     }
     guard fields["v"] == "1", let url = fields["url"], let sha = fields["sha256"], sha.count == 64,
       let bytes = fields["bytes"].flatMap({ Int64($0) }), bytes > 0,
@@ -62,7 +70,7 @@ struct CacheRecord: Equatable, Sendable {
       type: type, detectedMIME: fields["mime"].map(String.init), bytes: bytes, sha256: String(sha),
       width: fields["width"].flatMap { Int($0) }, height: fields["height"].flatMap { Int($0) },
       frames: fields["frames"].flatMap { Int($0) },
-      durationSeconds: fields["duration"].flatMap { Double($0) },
+      durationSeconds: fields["duration"].flatMap { Double($0) }, codecs: codecs,
       warnings: warnings)
     etag = fields["etag"].map(String.init)
     lastModified = fields["lastmod"].map(String.init)

@@ -35,7 +35,9 @@ public struct AttachmentError: Error, Sendable, Equatable, CustomStringConvertib
     self.message = message
     self.httpStatus = httpStatus
     self.detected = detected
-    self.isRejection = [.unsupportedType, .tooLong, .tooManyPixels, .tooLarge, .empty].contains(code)
+    self.isRejection = [
+      .unsupportedType, .unsupportedCodec, .tooLong, .unknownDuration, .tooManyPixels, .tooLarge, .empty,
+    ].contains(code)
   }
 
   /// `code: message`, fit for a log line.
@@ -87,8 +89,15 @@ extension AttachmentError.Code {
   // Validation
   /// The bytes are not a type the product accepts (see ``AttachmentError/detected``).
   public static let unsupportedType = Self(rawValue: "unsupported_type")
+  /// The container is accepted but iOS decodes none of its video tracks (for a video) or
+  /// audio tracks (for audio); ``AttachmentError/detected`` names the codec as a MIME type
+  /// with `codecs`, e.g. `audio/mp4; codecs="dtsc"`.
+  public static let unsupportedCodec = Self(rawValue: "unsupported_codec")
   /// A video lasts longer than the configured maximum.
   public static let tooLong = Self(rawValue: "too_long")
+  /// A video's duration cannot be established from its container, its tracks, its time
+  /// stamps or its bit rate, so the length limit cannot be checked.
+  public static let unknownDuration = Self(rawValue: "unknown_duration")
   /// An image's decoded size (width × height × 4 bytes) exceeds the configured ceiling.
   public static let tooManyPixels = Self(rawValue: "too_many_pixels")
 }

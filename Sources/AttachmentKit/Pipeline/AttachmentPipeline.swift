@@ -137,7 +137,7 @@ public final class AttachmentPipeline: Sendable {
       return .failure(AttachmentError(.networkError, "The server answered 304 to an unconditional request."))
     }
     do {
-      let validation = try validator.validate(file: file, sha256: download.sha256)
+      let validation = try validator.validate(file: file, sha256: download.sha256, deadline: deadline)
       let path: String
       if policy.noStore {
         path = try cache.stash(file: file, validation: validation)

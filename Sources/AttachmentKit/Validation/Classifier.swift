@@ -13,7 +13,8 @@ enum Classifier {
   private static let audioBrands: Set<String> = ["M4A ", "M4B ", "M4P ", "F4A ", "F4B "]
 
   /// The category a stream's first bytes put it in, or why it is refused. Used while
-  /// streaming, before the whole file is there (an MP4's tracks may come last).
+  /// streaming, before the whole file is there (an MP4's tracks may come last). An MP4 whose
+  /// moov lies in the prefix is refused here already when none of its codecs decodes.
   static func category(
     forPrefix report: ProbeReport, detected: @autoclosure () -> String?
   ) -> Result<MediaType.Category?, AttachmentError> {
@@ -23,6 +24,14 @@ enum Classifier {
     case .mp3, .adts, .wav, .caf: return .success(.audio)
     case .isoBMFF:
       if let refusal = refusedBrand(report, detected: detected()) { return .failure(refusal) }
+      // A moov inside the prefix (faststart) names the codecs now; one at the end waits for
+      // the complete file.
+      if !report.streams.isEmpty {
+        let type: MediaType = report.isQuickTime ? .mov : report.hasVideoTrack ? .mp4 : .m4a
+        if case .failure(let refusal) = CodecCheck.judge(report.streams, type: type) {
+          return .failure(refusal)
+        }
+      }
       if isAudioBrand(report) { return .success(.audio) }
       return .success(nil)  // video or audio: the tracks decide once the file is complete
     }

@@ -5,7 +5,9 @@ import PosixLock
 /// type's size limit.
 ///
 /// It holds at most ``SniffWindow/maximumBytes`` of the body (an ID3v2 tag in front is skipped,
-/// not kept). The final word is still ``Validator/validate(file:sha256:)`` on the complete file.
+/// not kept). An MP4 whose `moov` lies in those bytes has its codecs judged there (see
+/// ``CodecTable``). The final word is still ``Validator/validate(file:sha256:deadline:)`` on the
+/// complete file.
 public final class StreamingSniffer: ResponseInspector {
   private struct State {
     var head: [UInt8] = []  // the first 10 bytes, for the ID3v2 header

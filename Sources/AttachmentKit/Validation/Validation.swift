@@ -14,8 +14,12 @@ public struct Validation: Sendable, Equatable, Codable {
   public var height: Int?
   /// The number of frames of an animated GIF (1 for a still one), when known.
   public var frames: Int?
-  /// The duration in seconds, when the container says it.
+  /// The duration in seconds, when the container says it (a video always has one).
   public var durationSeconds: Double?
+  /// The codec of each audio and video stream, each once, as RFC 6381 `codecs` strings
+  /// (`avc1.64001F`, `hvc1.1.6.L93.B0`, `mp4a.40.2`, `ac-3`, `opus`, `mp3`; WAV format tags in
+  /// RFC 2361's decimal form, `1` for PCM). Empty for images.
+  public var codecs: [String] = []
   /// Things worth knowing that did not stop the file, such as a type outside Apple's published
   /// table.
   public var warnings: [String]
@@ -28,4 +32,22 @@ public struct Validation: Sendable, Equatable, Codable {
   public var fileExtension: String { type.fileExtension }
   /// The MIME type of ``type``.
   public var mime: String { type.mime }
+}
+
+extension Validation {
+  /// Decodes a validation, also one encoded before ``codecs`` existed (it then decodes as
+  /// empty). Throws `DecodingError` when a field is missing or of the wrong type.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    type = try container.decode(MediaType.self, forKey: .type)
+    detectedMIME = try container.decodeIfPresent(String.self, forKey: .detectedMIME)
+    bytes = try container.decode(Int64.self, forKey: .bytes)
+    sha256 = try container.decode(String.self, forKey: .sha256)
+    width = try container.decodeIfPresent(Int.self, forKey: .width)
+    height = try container.decodeIfPresent(Int.self, forKey: .height)
+    frames = try container.decodeIfPresent(Int.self, forKey: .frames)
+    durationSeconds = try container.decodeIfPresent(Double.self, forKey: .durationSeconds)
+    codecs = try container.decodeIfPresent([String].self, forKey: .codecs) ?? []
+    warnings = try container.decode([String].self, forKey: .warnings)
+  }
 }

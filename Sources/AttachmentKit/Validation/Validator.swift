@@ -17,16 +17,24 @@ public struct Validator: Sendable {
   /// Validates a complete file on disk.
   ///
   /// Reads at most the first 64 KiB (after an ID3v2 tag) to identify it, then walks its
-  /// structure piecewise; memory does not grow with the file's size.
+  /// structure piecewise; memory does not grow with the file's size, and the work is bounded
+  /// in proportion to it (see ``ByteReader``). The codec of every audio and video stream is
+  /// judged against ``CodecTable``.
   /// - Parameters:
   ///   - path: the file to check.
   ///   - sha256: the file's digest when the caller already has it (a download computes it
   ///     while streaming); otherwise the file is hashed here.
+  ///   - deadline: the absolute instant by which the answer is due; the structural walk
+  ///     checks it (and the task's cancellation) as it goes. Nil: no deadline.
   /// - Returns: the ``Validation`` of an accepted file.
   /// - Throws: ``AttachmentError`` with `empty`, `unsupported_type` (with `detected`),
-  ///   `truncated`, `too_large`, `too_long`, `too_many_pixels`, or `io_error` when the file
-  ///   cannot be read.
-  public func validate(file path: String, sha256: String? = nil) throws(AttachmentError) -> Validation {
+  ///   `unsupported_codec` (with `detected` naming the codec), `truncated`, `too_large`,
+  ///   `too_long`, `unknown_duration`, `too_many_pixels`, `deadline_exceeded`, `cancelled`, or
+  ///   `io_error` when the file cannot be read.
+  public func validate(
+    file path: String, sha256: String? = nil, deadline: ContinuousClock.Instant? = nil
+  ) throws(AttachmentError) -> Validation {
+    try Self.checkTime(deadline)
     let file: FileBytes
     do {
       file = try FileBytes(path: path)
@@ -46,8 +54,17 @@ public struct Validator: Sendable {
       throw SniffWindow.refusal(detected: detected)
     }
     let report: ProbeReport
-    switch MediaProbe.inspect(file: file, as: identified.format) {
+    switch MediaProbe.inspect(file: file, as: identified.format, deadline: deadline) {
     case .success(let complete): report = complete
+    case .failure(.interrupted(.deadline)):
+      throw AttachmentError(.deadlineExceeded, "The deadline passed while the file's structure was checked.")
+    case .failure(.interrupted(.cancelled)):
+      throw AttachmentError.cancelledError()
+    case .failure(.interrupted(.workBudget)):
+      throw AttachmentError(
+        .unsupportedType,
+        "The file is malformed: its structure needs more work to check than its size justifies.",
+        detected: detected)
     case .failure(.truncated(let detail)):
       var error = AttachmentError(.truncated, "The file is cut short: \(detail).", detected: detected)
       error.isRejection = true
@@ -57,6 +74,7 @@ public struct Validator: Sendable {
     }
     let type = try Classifier.mediaType(for: report, detected: detected).get()
     try check(type: type, report: report, size: size)
+    let codecWarnings = try CodecCheck.judge(report.streams, type: type).get()
 
     let digest: String
     if let sha256 {
@@ -69,7 +87,23 @@ public struct Validator: Sendable {
     return Validation(
       type: type, detectedMIME: detected, bytes: size, sha256: digest, width: report.width,
       height: report.height, frames: report.frames, durationSeconds: report.durationSeconds,
-      warnings: warnings(type: type, detected: detected) + report.notes)
+      codecs: Self.codecs(of: report.streams),
+      warnings: warnings(type: type, detected: detected) + codecWarnings + report.notes)
+  }
+
+  /// Throws `cancelled` when the task is cancelled, `deadline_exceeded` when `deadline` has
+  /// passed.
+  private static func checkTime(_ deadline: ContinuousClock.Instant?) throws(AttachmentError) {
+    if Task.isCancelled { throw AttachmentError.cancelledError() }
+    if let deadline, ContinuousClock.now >= deadline {
+      throw AttachmentError(.deadlineExceeded, "The deadline passed before the file was checked.")
+    }
+  }
+
+  /// The streams' codecs strings, each once, in order.
+  private static func codecs(of streams: [MediaStream]) -> [String] {
+    var seen = Set<String>()
+    return streams.map(\.codec).filter { seen.insert($0).inserted }
   }
 
   private func check(type: MediaType, report: ProbeReport, size: Int64) throws(AttachmentError) {
@@ -77,6 +111,12 @@ public struct Validator: Sendable {
     if size > maximum {
       throw AttachmentError(
         .tooLarge, "The \(type.category.rawValue) is \(size) bytes, over the limit of \(maximum).")
+    }
+    if type.category == .video, report.durationSeconds == nil {
+      throw AttachmentError(
+        .unknownDuration,
+        "The video's duration cannot be established (no movie, track, fragment or time stamp duration), so its length limit of \(Self.format(limits.maximumVideoSeconds)) s cannot be checked."
+      )
     }
     if type.category == .video, let seconds = report.durationSeconds, seconds > limits.maximumVideoSeconds {
       throw AttachmentError(

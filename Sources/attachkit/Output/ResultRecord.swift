@@ -77,6 +77,7 @@ struct ResultRecord: Sendable {
     object.set("height", validation?.height)
     object.set("frames", validation?.frames)
     object.set("durationSeconds", validation?.durationSeconds)
+    if let validation { object.set("codecs", .array(validation.codecs.map { .string($0) })) }
     if isStale { object.set("stale", true) }
     object.set("warnings", .array((validation?.warnings ?? []).map { .string($0) }))
     var times = JSONObject()

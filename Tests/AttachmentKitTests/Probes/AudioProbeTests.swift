@@ -90,11 +90,17 @@ struct AudioProbeTests {
     let messy = ProbeFixtures.mp3(frames: 5) + ProbeFixtures.fill(50, 0x07) + ProbeFixtures.mp3(frames: 5)
     let report = try inspect(messy, as: .mp3).get()
     #expect(report.notes.contains { $0.contains("50 bytes") })
-    let mostlyJunk = ProbeFixtures.mp3(frames: 2) + ProbeFixtures.fill(5_000, 0x07)
+    // Junk between frames may not be most of the file...
+    let mostlyJunk =
+      ProbeFixtures.mp3(frames: 2) + ProbeFixtures.fill(5_000, 0x07) + ProbeFixtures.mp3(frames: 2)
     guard case .failure(.malformed) = inspect(mostlyJunk, as: .mp3) else {
       Issue.record("expected malformed")
       return
     }
+    // ...but bytes after the last frame, from which no frame resynchronises, are only noted,
+    // however many: decoders stop at the last frame.
+    let trailing = try inspect(ProbeFixtures.mp3(frames: 2) + ProbeFixtures.fill(5_000, 0x07), as: .mp3).get()
+    #expect(trailing.notes.contains { $0.contains("5000 bytes after the last MP3 frame") })
   }
 
   /// ADTS gives parameters and duration.

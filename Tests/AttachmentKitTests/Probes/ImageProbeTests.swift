@@ -50,12 +50,12 @@ struct ImageProbeTests {
     #expect(MediaProbe.identify(bytes: app0 + ProbeFixtures.fill(300, 0x41)) == nil)
     #expect(MediaProbe.identify(bytes: [0xFF, 0xD8, 0xFF, 0x00, 0x00]) == nil)
     #expect(MediaProbe.identify(bytes: [0xFF, 0xD8, 0xFF]) == nil)
-    // A few stray bytes before a marker are skipped, as libjpeg does, and noted.
+    // A few stray bytes after the APP0 segment are skipped, as libjpeg does, and noted.
     var stray = ProbeFixtures.jpeg()
     stray.insert(contentsOf: [0x00, 0x00, 0x41], at: 20)
     #expect(MediaProbe.identify(bytes: stray)?.width == 64)
     let report = try MediaProbe.inspect(file: FileBytes(bytes: stray), as: .jpeg).get()
-    #expect(report.notes.contains { $0.contains("3 extraneous bytes") })
+    #expect(report.notes.contains { $0.contains("3 bytes short of where the next marker starts") })
   }
 
   /// JPEG scan before frame header is malformed.

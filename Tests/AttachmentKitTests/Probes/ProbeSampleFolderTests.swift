@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import AttachmentKit
@@ -58,6 +59,13 @@ struct ProbeSampleRow: Sendable, CustomTestStringConvertible {
     return nil
   }
 
+  /// The codecs strings after "codecs" at the end of the notes ("…, codecs avc1.64000A dtsc"),
+  /// or none.
+  var codecs: [String] {
+    guard let range = notes.range(of: "codecs ", options: .backwards) else { return [] }
+    return notes[range.upperBound...].split(separator: " ").map(String.init)
+  }
+
   /// The number before `unit` in the notes ("2.0 s", "5 frames"), if any.
   func number(before unit: String) -> Double? {
     let words = notes.split(whereSeparator: { $0 == " " || $0 == "," })
@@ -85,6 +93,17 @@ struct ProbeSampleFolderTests {
       if row.expect == "accepted" { #expect(row.formats.contains(first.format)) }
       let report = try MediaProbe.inspect(file: file, as: first.format).get()
       check(report, against: row)
+    case "unsupported_codec":
+      // The container is fine; the decodability table refuses what is in it.
+      let first = try #require(identified, "not identified")
+      let report = try MediaProbe.inspect(file: file, as: first.format).get()
+      #expect(report.streams.map(\.codec) == row.codecs)
+      let type = try Classifier.mediaType(for: report, detected: nil).get()
+      guard case .failure(let error) = CodecCheck.judge(report.streams, type: type) else {
+        Issue.record("the codecs were accepted")
+        return
+      }
+      #expect(error.code == .unsupportedCodec)
     case "truncated":
       let first = try #require(identified, "not identified")
       let result = MediaProbe.inspect(file: file, as: first.format)
@@ -117,6 +136,7 @@ struct ProbeSampleFolderTests {
     default: break
     }
     if row.notes.contains("fragmented") { #expect(report.isFragmented) }
+    if !row.codecs.isEmpty { #expect(report.streams.map(\.codec) == row.codecs) }
     if row.expect == "too_long" { #expect((report.durationSeconds ?? 0) > 30) }
     if row.expect == "too_many_pixels" { #expect((report.width ?? 0) * (report.height ?? 0) > 100_000_000) }
   }

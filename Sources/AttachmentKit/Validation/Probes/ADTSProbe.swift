@@ -73,6 +73,9 @@ enum ADTSProbe {
       report.durationSeconds =
         Double(tally.frames) * Double(tally.first.samples) / Double(tally.first.sampleRate)
       if tally.skipped > 0 { report.notes.append("\(tally.skipped) bytes between ADTS frames skipped") }
+      if tally.trailing > 0 {
+        report.notes.append("\(tally.trailing) bytes after the last ADTS frame that are not audio (ignored)")
+      }
       return .success(report)
     }
   }
@@ -85,6 +88,8 @@ enum ADTSProbe {
     report.channels = header.channels > 0 ? header.channels : nil
     let profiles = ["aac-main", "aac-lc", "aac-ssr", "aac-ltp"]
     report.codecs = [profiles[header.profile & 0x03]]
+    // ADTS profile = MPEG-4 audio object type - 1 (ISO/IEC 14496-3, 1.A.2.1).
+    report.streams = [MediaStream(kind: .audio, codec: "mp4a.40.\((header.profile & 0x03) + 1)")]
     return report
   }
 }

@@ -15,10 +15,21 @@ enum AudioTags {
     return 10 + body + (version == 4 && flags & 0x10 != 0 ? 10 : 0)
   }
 
+  /// The most zero bytes skipped before the first frame (tag padding, or padding some
+  /// encoders and editors leave at the start of a file without a tag): 64 KiB, the sniffing
+  /// window, so a stream is still identified from its first 64 KiB after its tag.
+  static let maximumPadding = 65_536
+
   /// Where the audio frames start: after any ID3v2 tags at the start (at most 8, each must
-  /// end inside the bytes) and up to 64 KiB of zero padding. Nil when a tag runs past the
-  /// readable bytes.
+  /// end inside the bytes) and up to ``maximumPadding`` zero bytes. Nil when a tag runs past
+  /// the readable bytes.
   static func framesStart(_ reader: ByteReader) -> Int? {
+    layout(reader)?.frames
+  }
+
+  /// Where the tags at the start end and where the frames start (after the zero padding);
+  /// nil when a tag runs past the readable bytes.
+  static func layout(_ reader: ByteReader) -> (tagsEnd: Int, frames: Int)? {
     var position = 0
     for _ in 0..<8 {
       let length = id3v2Length(reader, at: position)
@@ -28,9 +39,10 @@ enum AudioTags {
     }
     // Tag padding written after the tag (or left at the start of the bytes after a tag that
     // a caller skipped itself): at most 64 KiB of zeros.
-    let limit = position + 65_536
+    let tagsEnd = position
+    let limit = position + maximumPadding
     while position < limit, reader.u8(position) == 0 { position += 1 }
-    return position
+    return (tagsEnd, position)
   }
 
   /// The length of a trailing tag at `offset`: ID3v2 (appended), APEv2 with a header
@@ -95,13 +107,17 @@ enum AudioFrameWalk {
     var frames: Int
     /// Bytes that were neither frames nor tags (skipped by resynchronising).
     var skipped: Int
+    /// Bytes after the last frame that hold no frame (garbage an editor or a cut copy left).
+    var trailing = 0
   }
 
   /// Inspect: frames from `start` chained by length to the end of the file, tags skipped,
   /// garbage resynchronised over (two chained frames, or one reaching the end, confirm a
-  /// resync point). Truncated when the last frame or a header starting 0xFF in the last few
-  /// bytes runs past the end; malformed when there is
-  /// no frame or most of the file is not frames.
+  /// resync point). Bytes after the last frame from which no frame resynchronises are
+  /// trailing bytes: counted in `trailing`, not a failure (decoders stop at the last frame).
+  /// Truncated when the last frame or a header starting 0xFF in the last few bytes runs past
+  /// the end; malformed when there is no frame or most of the bytes before the trailing ones
+  /// are not frames.
   static func inspect<Header: AudioFrameHeader>(
     _ reader: ByteReader, from start: Int, as _: Header.Type, name: String
   ) -> Result<Tally<Header>, ProbeProblem> {
@@ -140,9 +156,10 @@ enum AudioFrameWalk {
         position = end
         continue
       }
-      // Past this point the skipped bytes would be over half the file: no need to look further.
-      let giveUp = min(reader.count, position + 1 + max(reader.count / 2 - tally.skipped, 0))
-      let next = resync(reader, from: position + 1, before: giveUp, matching: first) ?? giveUp
+      guard let next = resync(reader, from: position + 1, before: reader.count, matching: first) else {
+        tally.trailing = reader.count - position
+        break
+      }
       tally.skipped += next - position
       position = next
       guard tally.skipped <= reader.count / 2 else {

@@ -11,9 +11,28 @@
 ///
 /// Every read returns nil when any byte of it lies outside `0..<count`; nothing traps.
 /// Not thread-safe: one reader per walk.
+///
+/// A reader also keeps the walk's work budget: every read counts (one unit, plus one per 8
+/// bytes read), and once the units pass ``readsPerByte`` × `count` + ``baseReads``, or the
+/// deadline passes, or the calling task is cancelled (both checked every ``checkInterval``
+/// units), ``stop`` says why and every later
+/// read returns nil, so any loop over the bytes ends at once. Callers look at ``stop`` before
+/// believing a verdict.
 final class ByteReader {
   /// The size of the window (and the largest range `bytes(at:count:)` returns).
   static let windowSize = 65_536
+  /// Read units allowed per byte of the file: the walks read each value a few times at most.
+  static let readsPerByte = 16
+  /// Read units allowed on top of the per-byte share, for small files with many small headers.
+  static let baseReads = 4_000_000
+  /// How many read units pass between two looks at the clock and the task's cancellation.
+  static let checkInterval = 4_096
+
+  /// Why the walk over this reader was stopped, or nil while it may go on.
+  private(set) var stop: ProbeStop?
+  private var reads = 0
+  private let maximumReads: Int
+  private let deadline: ContinuousClock.Instant?
 
   /// The bytes read.
   let file: FileBytes
@@ -23,10 +42,14 @@ final class ByteReader {
   private var windowStart = 0
   private let inMemory: Bool
 
-  /// A reader over `file`; in-memory bytes are used in place, without a copy.
-  init(_ file: FileBytes) {
+  /// A reader over `file`; in-memory bytes are used in place, without a copy. `deadline`,
+  /// when given, stops the walk once it passes (see ``stop``).
+  init(_ file: FileBytes, deadline: ContinuousClock.Instant? = nil) {
     self.file = file
     self.count = Int(exactly: file.count) ?? 0
+    self.deadline = deadline
+    self.maximumReads =
+      ProbeMath.add(ProbeMath.multiply(count, Self.readsPerByte) ?? .max, Self.baseReads) ?? .max
     if let bytes = file.memoryBytes {
       window = bytes
       inMemory = true
@@ -51,7 +74,11 @@ final class ByteReader {
   /// The index in `window` of `offset`, after making sure `length` bytes from there are in it;
   /// nil when the range is outside the file, longer than the window, or the read fails.
   private func locate(_ offset: Int, _ length: Int) -> Int? {
-    guard length <= Self.windowSize, contains(offset, length) else { return nil }
+    // A read costs one unit plus one per 8 bytes, so reading many bytes at once counts too.
+    let before = reads
+    reads = reads &+ 1 &+ max(0, length) >> 3
+    if reads / Self.checkInterval != before / Self.checkInterval || reads > maximumReads { checkBudget() }
+    guard stop == nil, length <= Self.windowSize, contains(offset, length) else { return nil }
     let relative = offset - windowStart
     if relative >= 0, relative <= window.count - length { return relative }
     guard !inMemory else { return nil }
@@ -65,6 +92,19 @@ final class ByteReader {
     }
     windowStart = offset
     return 0
+  }
+
+  /// Sets ``stop`` when the reads are over budget, the deadline has passed or the task is
+  /// cancelled.
+  private func checkBudget() {
+    guard stop == nil else { return }
+    if reads > maximumReads {
+      stop = .workBudget
+    } else if Task.isCancelled {
+      stop = .cancelled
+    } else if let deadline, ContinuousClock.now >= deadline {
+      stop = .deadline
+    }
   }
 
   /// The byte at `offset`, or nil outside the file.
@@ -157,6 +197,7 @@ final class ByteReader {
   /// least 1), reading a new window only when `offset` is outside the current one; nil when
   /// `offset` is outside the file or the read fails.
   private func available(at offset: Int) -> (index: Int, count: Int)? {
+    guard stop == nil else { return nil }
     let relative = offset - windowStart
     if offset >= 0, relative >= 0, relative < window.count { return (relative, window.count - relative) }
     guard let index = locate(offset, 1) else { return nil }

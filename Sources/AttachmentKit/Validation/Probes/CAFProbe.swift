@@ -105,5 +105,22 @@ enum CAFProbe {
     report.sampleRate = Int(description.sampleRate.rounded())
     report.channels = description.channels
     report.codecs = [ProbeMath.fourCC(description.formatID)]
+    report.streams = [MediaStream(kind: .audio, codec: codec(description.formatID))]
+  }
+
+  /// Core Audio format IDs whose RFC 6381 name differs from the ID (`CoreAudioBaseTypes.h`).
+  private static let codecNames: [String: String] = [
+    "aac ": "mp4a.40.2", "aach": "mp4a.40.5", "aacp": "mp4a.40.29", "aacl": "mp4a.40.23",
+    "aace": "mp4a.40.39", ".mp3": "mp3", ".mp2": "mp4a.6B", ".mp1": "mp4a.6B",
+  ]
+
+  /// The codecs string of a 'desc' format ID: its RFC 6381 name, else the ID without
+  /// trailing spaces.
+  private static func codec(_ formatID: UInt32) -> String {
+    let code = ProbeMath.fourCC(formatID)
+    if let name = codecNames[code] { return name }
+    var text = code
+    while text.last == " " { text.removeLast() }
+    return text
   }
 }

@@ -234,25 +234,40 @@ enum ISOBMFFProbe {
         let name = ProbeMath.fourCC(codec)
         if !report.codecs.contains(name) { report.codecs.append(name) }
       }
+      let kind: MediaStream.Kind =
+        track.handler == ISOMovie.vide ? .video : track.handler == ISOMovie.soun ? .audio : .other
+      for codec in track.entryCodecs {
+        report.streams.append(MediaStream(kind: kind, codec: codec))
+      }
     }
     report.durationSeconds = duration(of: movie, fragments: fragments)
   }
 
-  /// The movie duration in seconds: mvhd when non-zero, else mehd, else the fragments' sum for
-  /// the main track, else the longest mdhd; nil when none is known.
+  /// The movie duration in seconds, from the first source that gives a positive figure: mvhd,
+  /// else mehd (both in the mvhd timescale, so neither counts when that is 0), else the
+  /// fragments' sum for the main track, else the longest track's mdhd, else the longest tkhd
+  /// (mvhd timescale); nil when none is known.
   private static func duration(of movie: ISOMovie, fragments: ISOFragmentTally) -> Double? {
-    if let length = movie.duration, length > 0 {
-      return ProbeMath.seconds(length, per: movie.timescale)
+    func positive(_ seconds: Double?) -> Double? { seconds.flatMap { $0 > 0 ? $0 : nil } }
+    if let seconds = positive(movie.duration.flatMap { ProbeMath.seconds($0, per: movie.timescale) }) {
+      return seconds
     }
-    if let length = movie.fragmentDuration, length > 0 {
-      return ProbeMath.seconds(length, per: movie.timescale)
+    if let seconds = positive(movie.fragmentDuration.flatMap { ProbeMath.seconds($0, per: movie.timescale) })
+    {
+      return seconds
     }
     if let track = movie.mainTrack,
-      let total = fragments.total(for: track.id, defaultDuration: movie.defaultSampleDurations[track.id])
+      let total = fragments.total(for: track.id, defaultDuration: movie.defaultSampleDurations[track.id]),
+      let seconds = positive(ProbeMath.seconds(total, per: track.timescale))
     {
-      return ProbeMath.seconds(total, per: track.timescale)
+      return seconds
     }
-    let longest = movie.tracks.compactMap { ProbeMath.seconds($0.duration, per: $0.timescale) }.max()
-    return longest.flatMap { $0 > 0 ? $0 : nil }
+    if let longest = positive(
+      movie.tracks.compactMap { ProbeMath.seconds($0.duration, per: $0.timescale) }.max())
+    {
+      return longest
+    }
+    return positive(
+      movie.tracks.compactMap { ProbeMath.seconds($0.headerDuration, per: movie.timescale) }.max())
   }
 }

@@ -10,6 +10,8 @@ struct ISOTrack {
   var height = 0
   /// The first sample entry's type ('avc1', 'mp4a', ...), when there is one.
   var codec: UInt32?
+  /// Every sample entry's codec as an RFC 6381 string (see `ISOSampleEntry`).
+  var entryCodecs: [String] = []
   /// Visual sample entry width / height, a fallback when tkhd says 0.
   var entryWidth = 0
   /// See `entryWidth`.
@@ -22,6 +24,8 @@ struct ISOTrack {
   var timescale: UInt64 = 0
   /// See `timescale`.
   var duration: UInt64 = 0
+  /// tkhd duration, in the movie's (mvhd) timescale; 0 when unknown.
+  var headerDuration: UInt64 = 0
   /// The largest stco/co64 chunk offset, when the track has any.
   var maxChunkOffset: UInt64?
 }
@@ -171,7 +175,7 @@ enum ISOMovieParser {
     return result
   }
 
-  /// tkhd: track ID and the 16.16 width and height.
+  /// tkhd: track ID, duration (movie timescale) and the 16.16 width and height.
   private static func trackHeader(_ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack)
     throws(ProbeProblem)
   {
@@ -180,6 +184,13 @@ enum ISOMovieParser {
     let (idAt, sizeAt) = version == 1 ? (20, 88) : (12, 76)
     try need(box, sizeAt + 8)
     track.id = try field(reader.u32be(box.payload + idAt), box)
+    if version == 1 {
+      let length = try field(reader.u64be(box.payload + 28), box)
+      track.headerDuration = length == UInt64.max ? 0 : length
+    } else {
+      let length = try field(reader.u32be(box.payload + 20), box)
+      track.headerDuration = length == UInt32.max ? 0 : UInt64(length)
+    }
     track.width = Int(try field(reader.u32be(box.payload + sizeAt), box) >> 16)
     track.height = Int(try field(reader.u32be(box.payload + sizeAt + 4), box) >> 16)
   }
@@ -236,7 +247,7 @@ enum ISOMovieParser {
     }
   }
 
-  /// stsd: the first entry's type, and its visual size or audio format.
+  /// stsd: the first entry's type, and its visual size or audio format; every entry's codec.
   private static func sampleDescription(
     _ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack
   ) throws(ProbeProblem) {
@@ -246,6 +257,7 @@ enum ISOMovieParser {
       let entry = entries.first
     else { throw .malformed("stsd has no readable sample entry") }
     track.codec = entry.type
+    track.entryCodecs = entries.map { ISOSampleEntry.codec(reader, $0, handler: track.handler) }
     if track.handler == ISOMovie.vide, entry.payloadSize >= 28 {
       track.entryWidth = Int(try field(reader.u16be(entry.payload + 24), entry))
       track.entryHeight = Int(try field(reader.u16be(entry.payload + 26), entry))

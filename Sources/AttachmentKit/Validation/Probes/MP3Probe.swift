@@ -64,11 +64,12 @@ enum MP3Probe {
   }
 
   /// Checks a whole MP3: every frame chained to the end of the file (tags allowed, garbage
-  /// skipped and noted). Truncated when the ID3v2 tag or the last frame is cut; malformed
+  /// skipped and noted, zero padding before the first frame up to
+  /// `AudioTags.maximumPadding` and bytes after the last frame noted). Truncated when the ID3v2 tag or the last frame is cut; malformed
   /// without a frame or when most of the file is not frames. The duration is the audio frames
   /// counted (a Xing / Info frame excluded).
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
-    guard let start = AudioTags.framesStart(reader) else {
+    guard let (tagsEnd, start) = AudioTags.layout(reader) else {
       return .failure(.truncated("MP3 ends inside its ID3v2 tag"))
     }
     switch AudioFrameWalk.inspect(reader, from: start, as: MP3FrameHeader.self, name: "MP3") {
@@ -79,7 +80,13 @@ enum MP3Probe {
       let infoFrame = vbrFrameCount(reader, header: tally.first, at: start) != nil ? 1 : 0
       let frames = max(tally.frames - infoFrame, 0)
       report.durationSeconds = Double(frames) * Double(tally.first.samples) / Double(tally.first.sampleRate)
+      if start > tagsEnd {
+        report.notes.append("\(start - tagsEnd) bytes of zero padding before the first MP3 frame (skipped)")
+      }
       if tally.skipped > 0 { report.notes.append("\(tally.skipped) bytes between MP3 frames skipped") }
+      if tally.trailing > 0 {
+        report.notes.append("\(tally.trailing) bytes after the last MP3 frame that are not audio (ignored)")
+      }
       return .success(report)
     }
   }
@@ -91,6 +98,7 @@ enum MP3Probe {
     report.sampleRate = header.sampleRate
     report.channels = header.channels
     report.codecs = [header.version == 10 ? "mpeg1-layer3" : "mpeg2-layer3"]
+    report.streams = [MediaStream(kind: .audio, codec: "mp3")]
     return report
   }
 

@@ -58,6 +58,8 @@ enum MPEGProgramStreamProbe {
     var position = 0
     var packets = 0
     var skipped = 0
+    var muxRate: Int?
+    var streams = Streams()
     /// The ending when the bytes run out mid-packet.
     func cut(_ detail: String) -> ProbeWalk {
       strict && packets < 2 ? .invalid("MPEG prefix too short") : .cut(report, detail)
@@ -92,8 +94,10 @@ enum MPEGProgramStreamProbe {
           let next = nextPack(reader, after: position) ?? reader.count
           skipped += next - position
           position = next
-        case .header(let length, let clock, let isMPEG2):
+        case .header(let length, let clock, let isMPEG2, let rate):
           system.add(clock)
+          if muxRate == nil, rate > 0 { muxRate = rate }
+          streams.isMPEG2 = isMPEG2
           if report.codecs.isEmpty { report.codecs = [isMPEG2 ? "mpeg2-ps" : "mpeg1-system"] }
           position += length
         }
@@ -111,10 +115,11 @@ enum MPEGProgramStreamProbe {
           continue
         }
         packet(reader, id: id, at: position, end: end, into: &report, video: &video, audio: &audio)
+        streams.add(reader, id: id, packetAt: position, end: end)
         if (0xE0...0xEF).contains(id) {
           videoPackets += 1
           if frameRate == nil, videoPackets <= 64 {
-            frameRate = sequenceRate(reader, from: position + 6, to: end, into: &report)
+            frameRate = sequenceRate(reader, from: position + 6, to: end, into: &report, streams: &streams)
           }
         }
         position = end
@@ -122,16 +127,86 @@ enum MPEGProgramStreamProbe {
     }
     if strict && packets < 2 { return .invalid("MPEG prefix too short") }
     if skipped > 0 { report.notes.append("\(skipped) bytes of non-packet data skipped") }
+    report.streams = streams.list
     if !strict {
       // Not from a prefix: the spread of the first packets' stamps is not the duration.
       let lastFrame = frameRate.map { 1 / $0 } ?? 0
       report.durationSeconds = video.seconds.map { $0 + lastFrame } ?? audio.seconds ?? system.seconds
+      if report.durationSeconds == nil, let muxRate {
+        // No time stamps at all: the size over the declared mux rate (50 bytes/s units).
+        report.durationSeconds = ProbeMath.seconds(UInt64(reader.count), per: UInt64(muxRate) * 50)
+        report.notes.append("MPEG stream has no time stamps: its duration is estimated from its mux rate")
+      }
       guard report.hasVideoTrack || report.hasAudioTrack else {
         return .cut(report, "MPEG stream ends before any audio or video packet")
       }
       guard skipped <= reader.count / 2 else { return .invalid("MPEG stream is mostly not packets") }
     }
     return .complete(report)
+  }
+
+  /// The elementary streams met, by stream id (and, in private stream 1, sub-stream id), in
+  /// order of first packet.
+  private struct Streams {
+    /// The stream keys in order of first appearance.
+    private var order: [Int] = []
+    /// Each stream's kind and codec.
+    private var found: [Int: MediaStream] = [:]
+    /// The video codec a sequence header proved (MPEG-1 unless an extension follows it).
+    var videoCodec: String?
+    /// Whether the pack headers use the MPEG-2 syntax.
+    var isMPEG2 = false
+
+    /// The streams in order, video streams given the codec their sequence header proved.
+    var list: [MediaStream] {
+      order.compactMap { key in
+        guard var stream = found[key] else { return nil }
+        if stream.kind == .video, let videoCodec { stream.codec = videoCodec }
+        return stream
+      }
+    }
+
+    /// Records the stream of the PES packet with `id` at `offset` the first time it is met
+    /// (at most 64 streams): video 0xE0–0xEF, MPEG audio 0xC0–0xDF (version from its first
+    /// frame header), private stream 1 (0xBD) by its DVD sub-stream id: 0x80–0x87 AC-3,
+    /// 0x88–0x8F DTS, 0xA0–0xAF LPCM, 0x20–0x3F subpictures.
+    mutating func add(_ reader: ByteReader, id: UInt8, packetAt offset: Int, end: Int) {
+      let isVideo = (0xE0...0xEF).contains(id)
+      let isAudio = (0xC0...0xDF).contains(id)
+      guard isVideo || isAudio || id == 0xBD, order.count < 64 else { return }
+      let payload = MPEGSystemFields.payloadStart(reader, packetAt: offset, end: end)
+      var key = Int(id)
+      let stream: MediaStream
+      if isVideo {
+        stream = MediaStream(
+          kind: .video, codec: isMPEG2 ? MPEGVideoStreamProbe.mpeg2Codec : MPEGVideoStreamProbe.mpeg1Codec)
+      } else if isAudio {
+        stream = MediaStream(kind: .audio, codec: Self.mpegAudioCodec(reader, from: payload, to: end))
+      } else {
+        guard let payload, let sub = reader.u8(payload) else { return }
+        key = 0xBD00 | Int(sub)
+        switch sub {
+        case 0x80...0x87: stream = MediaStream(kind: .audio, codec: "ac-3")
+        case 0x88...0x8F: stream = MediaStream(kind: .audio, codec: "dtsc")
+        case 0xA0...0xAF: stream = MediaStream(kind: .audio, codec: "lpcm")
+        case 0x20...0x3F: stream = MediaStream(kind: .other, codec: "subp")
+        default: stream = MediaStream(kind: .other, codec: "private-stream-1")
+        }
+      }
+      guard found[key] == nil else { return }
+      order.append(key)
+      found[key] = stream
+    }
+
+    /// MPEG-1 audio (object type 0x6B) or MPEG-2 audio (0x69), from the version bits of the
+    /// first frame sync in the first 64 bytes of the payload; MPEG-1 when none is there.
+    private static func mpegAudioCodec(_ reader: ByteReader, from start: Int?, to end: Int) -> String {
+      guard let start,
+        let sync = reader.firstIndex(of: 0xFF, from: start, to: min(end, start + 64)),
+        let next = reader.u8(sync + 1), next & 0xE0 == 0xE0
+      else { return "mp4a.6B" }
+      return next & 0x18 == 0x18 ? "mp4a.6B" : "mp4a.69"
+    }
   }
 
   /// Records what one PES packet says: the kind of stream and its PTS.
@@ -156,7 +231,8 @@ enum MPEGProgramStreamProbe {
   /// header lies inside the packet, takes its picture size and returns its frame rate; nil
   /// when the packet holds none.
   private static func sequenceRate(
-    _ reader: ByteReader, from start: Int, to end: Int, into report: inout ProbeReport
+    _ reader: ByteReader, from start: Int, to end: Int, into report: inout ProbeReport,
+    streams: inout Streams
   ) -> Double? {
     var position = start
     for _ in 0..<64 {
@@ -166,6 +242,10 @@ enum MPEGProgramStreamProbe {
       {
         report.width = header.width
         report.height = header.height
+        // A sequence extension (00 00 01 B5, ID 1) right after the header makes it MPEG-2.
+        let next = reader.nextStartCode(from: found + header.length, to: end)
+        let mpeg2 = next.map { reader.u8($0 + 3) == 0xB5 && (reader.u8($0 + 4) ?? 0) >> 4 == 1 } ?? false
+        streams.videoCodec = mpeg2 ? MPEGVideoStreamProbe.mpeg2Codec : MPEGVideoStreamProbe.mpeg1Codec
         return header.framesPerSecond
       }
       position = found + 3

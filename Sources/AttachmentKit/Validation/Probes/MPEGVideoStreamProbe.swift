@@ -5,6 +5,11 @@
 /// out, so its absence is only noted: an elementary stream has no lengths that would show a
 /// cut, and a truncated one cannot be told from a complete one.
 enum MPEGVideoStreamProbe {
+  /// MPEG-1 video as a codecs string: its MPEG-4 object type indication 0x6A (ISO/IEC 14496-1).
+  static let mpeg1Codec = "mp4v.6A"
+  /// MPEG-2 video as a codecs string: object type 0x61 (MPEG-2 Main profile, the usual one).
+  static let mpeg2Codec = "mp4v.61"
+
   /// A parsed sequence header.
   struct SequenceHeader {
     /// horizontal_size_value (12 bits).
@@ -78,6 +83,7 @@ enum MPEGVideoStreamProbe {
       [0x00, 0xB2, 0xB5, 0xB8].contains(code)
     else { return nil }
     report.codecs = [code == 0xB5 ? "mpeg2video" : "mpeg1video"]
+    report.streams = [MediaStream(kind: .video, codec: code == 0xB5 ? mpeg2Codec : mpeg1Codec)]
     return report
   }
 
@@ -133,6 +139,9 @@ enum MPEGVideoStreamProbe {
       report.notes.append("MPEG video stream has no sequence end code: completeness cannot be checked")
     }
     report.durationSeconds = Double(halves) / 2 / header.framesPerSecond
+    report.streams = [
+      MediaStream(kind: .video, codec: report.codecs == ["mpeg2video"] ? mpeg2Codec : mpeg1Codec)
+    ]
     return .success(report)
   }
 }

@@ -40,9 +40,22 @@ enum MediaProbe {
 
   /// Step 2, on the complete file: checks the whole structure and fills in dimensions and
   /// duration. Fails `.truncated` when the structure runs past the end of the file,
-  /// `.malformed` when it is wrong (including when the file is not `format` at all).
-  static func inspect(file: FileBytes, as format: ProbedFormat) -> Result<ProbeReport, ProbeProblem> {
-    let reader = ByteReader(file)
+  /// `.malformed` when it is wrong (including when the file is not `format` at all), and
+  /// `.interrupted` when the walk went over its work budget (see ``ByteReader``), the
+  /// `deadline` passed or the task was cancelled, whatever the walk concluded.
+  static func inspect(
+    file: FileBytes, as format: ProbedFormat, deadline: ContinuousClock.Instant? = nil
+  ) -> Result<ProbeReport, ProbeProblem> {
+    let reader = ByteReader(file, deadline: deadline)
+    let result = inspect(reader, as: format)
+    if let stop = reader.stop { return .failure(.interrupted(stop)) }
+    return result
+  }
+
+  /// Step 2 on a reader: the probe of `format`.
+  private static func inspect(_ reader: ByteReader, as format: ProbedFormat) -> Result<
+    ProbeReport, ProbeProblem
+  > {
     switch format {
     case .jpeg: return JPEGProbe.inspect(reader)
     case .png: return PNGProbe.inspect(reader)

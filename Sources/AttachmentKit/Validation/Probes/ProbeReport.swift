@@ -62,6 +62,9 @@ struct ProbeReport: Sendable, Equatable {
   /// Codec names: ISO BMFF sample entry types ('avc1', 'mp4a'), CAF format ID, WAV format tag,
   /// JPEG frame type ('SOF0'), TIFF compression; MPEG-1 vs MPEG-2.
   var codecs: [String]
+  /// Audio and video formats: every stream (track, PES stream id, the one stream of an
+  /// elementary file) with its codec, for the decodability table (``CodecTable``).
+  var streams: [MediaStream]
   /// Findings that do not fail the file, for a warning: trailing bytes, resynchronisation, ...
   var notes: [String]
 
@@ -81,8 +84,40 @@ struct ProbeReport: Sendable, Equatable {
     self.sampleRate = nil
     self.channels = nil
     self.codecs = []
+    self.streams = []
     self.notes = []
   }
+}
+
+/// One elementary stream of a media file: what kind it is and its codec.
+struct MediaStream: Sendable, Equatable, Hashable {
+  /// What the stream carries.
+  enum Kind: Sendable, Equatable, Hashable {
+    /// Pictures (ISO handler 'vide', MPEG video stream ids).
+    case video
+    /// Sound (ISO handler 'soun', MPEG audio stream ids, audio files).
+    case audio
+    /// Anything else: timed text, timecode, metadata, hint tracks.
+    case other
+  }
+
+  /// What the stream carries.
+  var kind: Kind
+  /// The codec as an RFC 6381 `codecs` string (`avc1.64001F`, `mp4a.40.2`, `hvc1.1.6.L93.B0`,
+  /// `ac-3`, `opus`, `mp3`); WAV format tags in RFC 2361's decimal form (`1` for PCM); a sample
+  /// entry or format ID without a registered form as its four-character code, trailing spaces
+  /// removed.
+  var codec: String
+}
+
+/// Why a walk stopped before it could finish, whatever the bytes say.
+enum ProbeStop: Sendable, Equatable {
+  /// The walk read more than its work budget allows for the file's size.
+  case workBudget
+  /// The caller's deadline passed.
+  case deadline
+  /// The calling task was cancelled.
+  case cancelled
 }
 
 /// Why a complete file fails its structural check.
@@ -91,11 +126,16 @@ enum ProbeProblem: Sendable, Equatable, Error {
   case truncated(String)
   /// The structure is wrong in a way more bytes would not fix.
   case malformed(String)
+  /// The walk was stopped (work budget, deadline, cancellation) before it reached a verdict.
+  case interrupted(ProbeStop)
 
   /// The human detail, e.g. "JPEG has no EOI marker".
   var detail: String {
     switch self {
     case .truncated(let text), .malformed(let text): text
+    case .interrupted(.workBudget): "the structure needs more work to check than its size justifies"
+    case .interrupted(.deadline): "the deadline passed while the structure was checked"
+    case .interrupted(.cancelled): "the check was cancelled"
     }
   }
 }

@@ -43,6 +43,7 @@ enum TIFFProbe {
     var report = ProbeReport(format: .tiff)
     var next = Int(first)
     var visited = Set<Int>()
+    var tables = StripTables()
     while next != 0 {
       guard visited.count < ProbeLimits.maxTIFFDirectories else {
         return .failure(.malformed("TIFF has too many IFDs"))
@@ -50,7 +51,7 @@ enum TIFFProbe {
       guard next >= 8, visited.insert(next).inserted else {
         return .failure(.malformed("TIFF IFD offset \(next) is invalid or loops"))
       }
-      switch directory(reader, at: next, littleEndian: little, into: &report) {
+      switch directory(reader, at: next, littleEndian: little, into: &report, tables: &tables) {
       case .success(let following): next = following
       case .failure(let problem): return .failure(problem)
       }
@@ -67,10 +68,38 @@ enum TIFFProbe {
     return nil
   }
 
+  /// The strip and tile tables the walk has checked, so that no table is read twice.
+  ///
+  /// IFDs may point at one shared table (a crafted file has 4,096 IFDs share one table of
+  /// 4.9 million entries): a pair of tables already checked is not read again, and the bytes
+  /// of distinct tables read over the whole chain may not exceed the file's size, so the work
+  /// stays proportional to the file (overlapping but shifted tables are refused).
+  private struct StripTables {
+    /// (offsets table, byte counts table) pairs already checked, as [offset, type, offset,
+    /// type, entries].
+    private var checkedPairs = Set<[Int]>()
+    /// Tables (offset, bytes) already counted.
+    private var counted = Set<[Int]>()
+    /// Bytes of distinct tables read so far.
+    private(set) var bytesRead = 0
+
+    /// Whether the pair was checked before; otherwise records it, and the bytes of each of its
+    /// tables not counted yet.
+    mutating func isChecked(offsets: Entry, sizes: Entry) -> Bool {
+      let pair = [offsets.valuesAt, Int(offsets.type), sizes.valuesAt, Int(sizes.type), offsets.count]
+      guard checkedPairs.insert(pair).inserted else { return true }
+      for table in [offsets, sizes] where counted.insert([table.valuesAt, table.byteSize]).inserted {
+        bytesRead = ProbeMath.add(bytesRead, table.byteSize) ?? .max
+      }
+      return false
+    }
+  }
+
   /// Checks the IFD at `offset`; the first one fills the report. Returns the next IFD's
   /// offset (0 at the end of the chain) or the problem.
   private static func directory(
-    _ reader: ByteReader, at offset: Int, littleEndian little: Bool, into report: inout ProbeReport
+    _ reader: ByteReader, at offset: Int, littleEndian little: Bool, into report: inout ProbeReport,
+    tables: inout StripTables
   ) -> Result<Int, ProbeProblem> {
     guard let count = reader.u16(offset, littleEndian: little) else {
       return .failure(.truncated("TIFF ends before IFD at offset \(offset)"))
@@ -102,6 +131,11 @@ enum TIFFProbe {
     guard let offsets = fields[273] ?? fields[324], let sizes = fields[279] ?? fields[325] else {
       return .failure(.malformed("TIFF IFD at offset \(offset) has no strip or tile offsets"))
     }
+    if tables.isChecked(offsets: offsets, sizes: sizes) { return .success(Int(next)) }
+    guard tables.bytesRead <= reader.count else {
+      return .failure(
+        .malformed("TIFF strip/tile tables add up to \(tables.bytesRead) bytes, more than the file holds"))
+    }
     if let problem = checkImageData(reader, offsets: offsets, sizes: sizes) {
       return .failure(problem)
     }
@@ -119,12 +153,31 @@ enum TIFFProbe {
     guard offsets.isUnsignedInteger, sizes.isUnsignedInteger else {
       return .malformed("TIFF strip/tile offsets are not SHORT or LONG")
     }
-    for index in 0..<offsets.count {
-      guard let start = offsets.element(reader, index), let length = sizes.element(reader, index)
+    // SHORT values end below 64 KiB: when even the largest offset plus the largest count fit
+    // in the file, no entry can point past its end, and the tables need not be read.
+    let largest = (offsets.type == 3 ? 0xFFFF : 0xFFFF_FFFF) + (sizes.type == 3 ? 0xFFFF : 0xFFFF_FFFF)
+    if largest <= reader.count { return nil }
+    // In batches: one read of each table per 8,192 entries, not two reads per entry.
+    var index = 0
+    while index < offsets.count {
+      let batch = min(8_192, offsets.count - index)
+      guard let starts = offsets.batch(reader, from: index, count: batch),
+        let lengths = sizes.batch(reader, from: index, count: batch)
       else { return .truncated("TIFF ends inside its strip/tile tables") }
-      guard reader.contains(start, length) else {
-        return .truncated("TIFF image data at offset \(start) runs past the end of the file")
+      let beyond: Int? = starts.withUnsafeBytes { starts in
+        lengths.withUnsafeBytes { lengths in
+          for element in 0..<batch {
+            let start = offsets.value(in: starts, element)
+            let end = start + sizes.value(in: lengths, element)  // both below 2^32: no overflow
+            if end > reader.count { return start }
+          }
+          return nil
+        }
       }
+      if let beyond {
+        return .truncated("TIFF image data at offset \(beyond) runs past the end of the file")
+      }
+      index += batch
     }
     return nil
   }
@@ -198,6 +251,27 @@ enum TIFFProbe {
       case 4: return reader.u32(valuesAt + 4 * index, littleEndian: littleEndian).map(Int.init)
       default: return nil
       }
+    }
+
+    /// The bytes of `count` values of a SHORT or LONG array from `first` (at most 16,384, so
+    /// they are one read), or nil when out of range, another type, or outside the file.
+    func batch(_ reader: ByteReader, from first: Int, count wanted: Int) -> [UInt8]? {
+      let unit = type == 3 ? 2 : 4
+      guard isUnsignedInteger, first >= 0, wanted >= 0, wanted <= 16_384, first + wanted <= count else {
+        return nil
+      }
+      return reader.bytes(at: valuesAt + unit * first, count: unit * wanted)
+    }
+
+    /// Value `index` of a batch of this SHORT or LONG array's bytes (`index` must be inside it).
+    func value(in bytes: UnsafeRawBufferPointer, _ index: Int) -> Int {
+      if type == 3 {
+        let (first, second) = (Int(bytes[2 * index]), Int(bytes[2 * index + 1]))
+        return littleEndian ? first | second << 8 : first << 8 | second
+      }
+      let at = 4 * index
+      let (b0, b1, b2, b3) = (Int(bytes[at]), Int(bytes[at + 1]), Int(bytes[at + 2]), Int(bytes[at + 3]))
+      return littleEndian ? b0 | b1 << 8 | b2 << 16 | b3 << 24 : b0 << 24 | b1 << 16 | b2 << 8 | b3
     }
 
     /// The single value of a SHORT or LONG field (its first element).

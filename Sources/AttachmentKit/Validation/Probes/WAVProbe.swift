@@ -136,5 +136,7 @@ enum WAVProbe {
     report.channels = format.channels
     let names = [1: "pcm", 2: "ms-adpcm", 3: "float", 6: "alaw", 7: "ulaw", 0x11: "ima-adpcm", 0x55: "mp3"]
     report.codecs = [names[format.tag] ?? "wav-format-\(format.tag)"]
+    // RFC 2361: a WAVE codec is named by its format tag in decimal (`audio/wav; codecs=1`).
+    report.streams = [MediaStream(kind: .audio, codec: String(format.tag))]
   }
 }

@@ -1,0 +1,188 @@
+/// Which codecs iOS decodes: the one decodability table, read by the validator (and the
+/// streaming sniffer, when an MP4's `moov` comes first) for every stream of an audio or video
+/// file.
+///
+/// Rows are keyed by codecs string (RFC 6381 for MP4, CAF and MPEG; RFC 2361's decimal format
+/// tag for WAV); a string matches its own row, else the row of its longest prefix ending before
+/// a dot (`avc1.64001F` → `avc1`). A codec with no row does not decode (for a track that is
+/// neither audio nor video, that only adds a warning).
+enum CodecTable {
+  /// What iOS does with a codec.
+  enum Support: Sendable, Equatable {
+    /// Every supported iOS device decodes it.
+    case decodes
+    /// Some devices or iOS versions decode it; `caveat` says which, for the warning.
+    case dependsOnDevice(caveat: String)
+    /// iOS does not decode it.
+    case doesNotDecode
+    /// Not audio or video (timed text, timecode, metadata): not played, never judged.
+    case notPlayed
+  }
+
+  /// One row: the codec in words and what iOS does with it.
+  struct Row: Sendable {
+    /// The codec in words, e.g. "DTS audio".
+    let name: String
+    /// What iOS does with it.
+    let support: Support
+  }
+
+  // Sources, cited per group below:
+  // [T]  Apple, UNNotificationAttachment: movie types MPEG, MPEG-2 video, MPEG-4; audio MP3,
+  //      MPEG-4 audio, WAV, AIFF (shared/reference/attachment-rules.md).
+  // [CM] Core Media CMFormatDescription.h codec types with system decoders on iOS:
+  //      kCMVideoCodecType_H264 / _HEVC / _MPEG4Video / _MPEG2Video / _MPEG1Video / _JPEG.
+  // [AT] AudioToolbox CoreAudioBaseTypes.h formats iOS decodes: kAudioFormatLinearPCM,
+  //      _MPEG4AAC (+ _HE, _HE_V2, _LD, _ELD), _AppleLossless, _AC3, _Enhanced_AC3 (iOS 9),
+  //      _MPEGLayer1/2/3, _ULaw, _ALaw, _AppleIMA4, _DVIIntelIMA.
+  // [18] Issue 18's run of a player's test corpus: VP9, VVC, DTS, TrueHD, AC-4, MPEG-H, IAMF
+  //      do not play; AV1 needs an AV1 decoder (A17 Pro / M3 and later); Opus and ISO PCM
+  //      depend on the iOS version.
+  // [14496] ISO/IEC 14496-12/15 and MP4RA: sample entries for timed text, timecode and
+  //      metadata, which are not media to decode.
+  static let rows: [String: Row] = [
+    // Video that decodes [CM]
+    "avc1": Row(name: "H.264 video", support: .decodes),
+    "avc3": Row(name: "H.264 video", support: .decodes),
+    "hvc1": Row(name: "HEVC video", support: .decodes),
+    "hev1": Row(name: "HEVC video", support: .decodes),
+    "mp4v.20": Row(name: "MPEG-4 Part 2 video", support: .decodes),
+    "mp4v.6A": Row(name: "MPEG-1 video", support: .decodes),  // [T] "MPEG" movies, [CM]
+    "mp4v.60": Row(name: "MPEG-2 video", support: .decodes),  // [T] "MPEG-2 video", [CM]
+    "mp4v.61": Row(name: "MPEG-2 video", support: .decodes),
+    "mp4v.62": Row(name: "MPEG-2 video", support: .decodes),
+    "mp4v.63": Row(name: "MPEG-2 video", support: .decodes),
+    "mp4v.64": Row(name: "MPEG-2 video", support: .decodes),
+    "mp4v.65": Row(name: "MPEG-2 video", support: .decodes),
+    "jpeg": Row(name: "Motion JPEG video", support: .decodes),
+    // An mp4v / mp4a entry whose esds cannot be read: by far most often MPEG-4 video / AAC.
+    // Matched only exactly (see `exactOnly`), so an unknown object type does not fall back to it.
+    "mp4v": Row(name: "MPEG-4 video", support: .decodes),
+    "mp4a": Row(name: "MPEG-4 audio", support: .decodes),
+    // Video that depends on the device [18]
+    "av01": Row(
+      name: "AV1 video",
+      support: .dependsOnDevice(caveat: "only devices with an AV1 decoder (A17 Pro, M3 and later) play it")),
+    "dav1": Row(
+      name: "Dolby Vision AV1 video",
+      support: .dependsOnDevice(caveat: "only devices with an AV1 decoder (A17 Pro, M3 and later) play it")),
+    "dvh1": Row(
+      name: "Dolby Vision HEVC video",
+      support: .dependsOnDevice(caveat: "devices without Dolby Vision show it with altered colours")),
+    "dvhe": Row(
+      name: "Dolby Vision HEVC video",
+      support: .dependsOnDevice(caveat: "devices without Dolby Vision show it with altered colours")),
+    // Video that does not decode [18]
+    "vp08": Row(name: "VP8 video", support: .doesNotDecode),
+    "vp09": Row(name: "VP9 video", support: .doesNotDecode),
+    "vvc1": Row(name: "VVC (H.266) video", support: .doesNotDecode),
+    "vvi1": Row(name: "VVC (H.266) video", support: .doesNotDecode),
+    "encv": Row(name: "encrypted video", support: .doesNotDecode),
+
+    // Audio that decodes [AT]
+    "mp4a.40.2": Row(name: "AAC-LC audio", support: .decodes),
+    "mp4a.40.5": Row(name: "HE-AAC audio", support: .decodes),
+    "mp4a.40.29": Row(name: "HE-AAC v2 audio", support: .decodes),
+    "mp4a.40.23": Row(name: "AAC-LD audio", support: .decodes),
+    "mp4a.40.39": Row(name: "AAC-ELD audio", support: .decodes),
+    "mp4a.40.34": Row(name: "MP3 audio", support: .decodes),
+    "mp4a.67": Row(name: "AAC-LC audio (MPEG-2)", support: .decodes),
+    "mp4a.6B": Row(name: "MPEG-1 audio", support: .decodes),  // layers I–III
+    "mp4a.69": Row(name: "MPEG-2 audio", support: .decodes),
+    "mp3": Row(name: "MP3 audio", support: .decodes),
+    "alac": Row(name: "Apple Lossless audio", support: .decodes),
+    "ac-3": Row(name: "AC-3 audio", support: .decodes),
+    "mp4a.A5": Row(name: "AC-3 audio", support: .decodes),
+    "ec-3": Row(name: "E-AC-3 audio", support: .decodes),
+    "mp4a.A6": Row(name: "E-AC-3 audio", support: .decodes),
+    "lpcm": Row(name: "linear PCM audio", support: .decodes),
+    "sowt": Row(name: "linear PCM audio", support: .decodes),
+    "twos": Row(name: "linear PCM audio", support: .decodes),
+    "raw": Row(name: "linear PCM audio", support: .decodes),
+    "in24": Row(name: "linear PCM audio", support: .decodes),
+    "in32": Row(name: "linear PCM audio", support: .decodes),
+    "fl32": Row(name: "linear PCM audio", support: .decodes),
+    "fl64": Row(name: "linear PCM audio", support: .decodes),
+    "ulaw": Row(name: "μ-law audio", support: .decodes),
+    "alaw": Row(name: "A-law audio", support: .decodes),
+    "ima4": Row(name: "IMA 4:1 ADPCM audio", support: .decodes),
+    // WAVE format tags (RFC 2361 decimal) [AT]
+    "1": Row(name: "PCM audio", support: .decodes),
+    "3": Row(name: "floating-point PCM audio", support: .decodes),
+    "6": Row(name: "A-law audio", support: .decodes),
+    "7": Row(name: "μ-law audio", support: .decodes),
+    "17": Row(name: "IMA ADPCM audio", support: .decodes),
+    "85": Row(name: "MP3 audio", support: .decodes),
+    // Audio that depends on the OS version [18]
+    "opus": Row(
+      name: "Opus audio",
+      support: .dependsOnDevice(caveat: "only recent iOS versions play it in this container")),
+    "mp4a.AD": Row(
+      name: "Opus audio",
+      support: .dependsOnDevice(caveat: "only recent iOS versions play it in this container")),
+    "flac": Row(name: "FLAC audio", support: .dependsOnDevice(caveat: "only iOS 11 and later play it")),
+    "fpcm": Row(
+      name: "ISO floating-point PCM audio",
+      support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
+    "ipcm": Row(
+      name: "ISO integer PCM audio", support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
+    "mp4a.40.42": Row(
+      name: "xHE-AAC audio", support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
+    // Audio that does not decode [18]
+    "2": Row(name: "Microsoft ADPCM audio", support: .doesNotDecode),  // WAVE format tag 2
+    "dtsc": Row(name: "DTS audio", support: .doesNotDecode),
+    "dtsh": Row(name: "DTS-HD audio", support: .doesNotDecode),
+    "dtsl": Row(name: "DTS-HD lossless audio", support: .doesNotDecode),
+    "dtse": Row(name: "DTS Express audio", support: .doesNotDecode),
+    "dtsx": Row(name: "DTS:X audio", support: .doesNotDecode),
+    "mlpa": Row(name: "Dolby TrueHD audio", support: .doesNotDecode),
+    "ac-4": Row(name: "AC-4 audio", support: .doesNotDecode),
+    "mha1": Row(name: "MPEG-H 3D audio", support: .doesNotDecode),
+    "mhm1": Row(name: "MPEG-H 3D audio", support: .doesNotDecode),
+    "iamf": Row(name: "IAMF audio", support: .doesNotDecode),
+    "enca": Row(name: "encrypted audio", support: .doesNotDecode),
+
+    // Not media [14496]
+    "tx3g": Row(name: "3GPP timed text", support: .notPlayed),
+    "text": Row(name: "QuickTime text", support: .notPlayed),
+    "wvtt": Row(name: "WebVTT text", support: .notPlayed),
+    "stpp": Row(name: "TTML text", support: .notPlayed),
+    "c608": Row(name: "CEA-608 captions", support: .notPlayed),
+    "c708": Row(name: "CEA-708 captions", support: .notPlayed),
+    "tmcd": Row(name: "timecode", support: .notPlayed),
+    "mebx": Row(name: "metadata", support: .notPlayed),
+    "subp": Row(name: "DVD subpictures", support: .notPlayed),
+  ]
+
+  /// Rows a longer codecs string never falls back to: `mp4a.DD` (Vorbis) is not `mp4a`.
+  private static let exactOnly: Set<String> = ["mp4a", "mp4v"]
+
+  /// The row of `codec`: its own, else its longest prefix's before a dot (not an `exactOnly`
+  /// one); nil when none.
+  static func row(for codec: String) -> Row? {
+    if let row = rows[codec] { return row }
+    var key = Substring(codec)
+    while let dot = key.lastIndex(of: ".") {
+      key = key[..<dot]
+      if !exactOnly.contains(String(key)), let row = rows[String(key)] { return row }
+    }
+    return nil
+  }
+
+  /// The codec in words: its row's name, else "`kind` in format 'codec'".
+  static func name(of stream: MediaStream) -> String {
+    if let row = row(for: stream.codec) { return row.name }
+    let kind: String
+    switch stream.kind {
+    case .video: kind = "video"
+    case .audio: kind = "audio"
+    case .other: kind = "a track"
+    }
+    return "\(kind) in format '\(stream.codec)'"
+  }
+
+  /// What iOS does with `stream`: its row's support, else `.doesNotDecode`.
+  static func support(of stream: MediaStream) -> Support {
+    row(for: stream.codec)?.support ?? .doesNotDecode
+  }
+}
