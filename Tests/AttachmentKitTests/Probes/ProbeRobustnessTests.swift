@@ -3,8 +3,13 @@ import Testing
 @testable import AttachmentKit
 
 /// Hostile input: every prefix of every sample, bit flips, random bytes and hand-made traps.
-/// Nothing may crash or hang, and identify never names a format the bytes are not.
+/// Nothing may crash or hang, identify never names a format the bytes are not, and every walk
+/// reaches a verdict within its work budget. Each walk runs under a deadline, so a hang fails
+/// the test (as an interrupted walk) instead of stalling CI; the suite has a time limit too.
+@Suite(.timeLimit(.minutes(2)))
 struct ProbeRobustnessTests {
+  /// How long one walk of these small inputs may take before it counts as a hang.
+  private static let walkLimit: Duration = .seconds(2)
   /// A small deterministic generator (SplitMix64), so failures reproduce.
   struct SplitMix: RandomNumberGenerator {
     var state: UInt64
@@ -38,10 +43,23 @@ struct ProbeRobustnessTests {
     return position == bytes.count && last == ProbeMath.code("mdat") && previous == ProbeMath.code("moof")
   }
 
-  /// Runs inspect as every format (it must return, whatever it says).
-  private func inspectAsEverything(_ bytes: [UInt8]) {
-    let file = FileBytes(bytes: bytes)
-    for format in ProbedFormat.allCases { _ = MediaProbe.inspect(file: file, as: format) }
+  /// Inspects `bytes` as `format` under the walk limit, recording an issue when the walk was
+  /// interrupted: by the deadline (a hang) or by the work budget, which inputs this small never
+  /// justify exceeding.
+  @discardableResult
+  private static func inspect(
+    _ bytes: [UInt8], as format: ProbedFormat, _ what: @autoclosure () -> String
+  ) -> Result<ProbeReport, ProbeProblem> {
+    let result = MediaProbe.inspect(file: FileBytes(bytes: bytes), as: format, deadline: .now + walkLimit)
+    if case .failure(.interrupted(let stop)) = result {
+      Issue.record("\(what()) as \(format): interrupted (\(stop)) instead of a verdict")
+    }
+    return result
+  }
+
+  /// Runs inspect as every format: each returns a verdict in time, whatever it says.
+  private func inspectAsEverything(_ bytes: [UInt8], _ what: @autoclosure () -> String) {
+    for format in ProbedFormat.allCases { Self.inspect(bytes, as: format, what()) }
   }
 
   /// Every sample is accepted whole.
@@ -62,13 +80,13 @@ struct ProbeRobustnessTests {
         if let format = MediaProbe.identify(bytes: cut)?.format {
           #expect(format == sample.format, "\(sample.name) cut to \(length) identified as \(format)")
         }
-        let result = MediaProbe.inspect(file: FileBytes(bytes: cut), as: sample.format)
+        let result = Self.inspect(cut, as: sample.format, "\(sample.name) cut to \(length)")
         if Self.cutAlwaysDetected.contains(sample.format), case .success(let report) = result,
           !(report.isFragmented && Self.endsBetweenFragments(cut))
         {
           Issue.record("\(sample.name) cut to \(length) passed inspect")
         }
-        if length % 7 == 0 { inspectAsEverything(cut) }
+        if length % 7 == 0 { inspectAsEverything(cut, "\(sample.name) cut to \(length)") }
       }
     }
   }
@@ -99,7 +117,7 @@ struct ProbeRobustnessTests {
           if let format = MediaProbe.identify(bytes: copy)?.format {
             #expect(format == sample.format, "\(sample.name) byte \(index) ^ \(mask) identified as \(format)")
           }
-          _ = MediaProbe.inspect(file: FileBytes(bytes: copy), as: sample.format)
+          Self.inspect(copy, as: sample.format, "\(sample.name) byte \(index) ^ \(mask)")
         }
       }
     }
@@ -112,9 +130,8 @@ struct ProbeRobustnessTests {
       let count = Int.random(in: 0...3_000, using: &random)
       let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
       #expect(MediaProbe.identify(bytes: bytes) == nil, "random round \(round)")
-      let file = FileBytes(bytes: bytes)
       for format in ProbedFormat.allCases {
-        if case .success = MediaProbe.inspect(file: file, as: format) {
+        if case .success = Self.inspect(bytes, as: format, "random round \(round)") {
           Issue.record("random round \(round) passed inspect as \(format)")
         }
       }
@@ -140,7 +157,7 @@ struct ProbeRobustnessTests {
         if let found = MediaProbe.identify(bytes: bytes)?.format {
           #expect(found == format, "\(format) magic + noise identified as \(found)")
         }
-        inspectAsEverything(bytes)
+        inspectAsEverything(bytes, "\(format) magic + \(count) noise bytes")
       }
     }
   }
@@ -183,10 +200,18 @@ struct ProbeRobustnessTests {
       (0..<1_000).flatMap { _ in [0, 0, 1, 0xBA] },
       ProbeFixtures.sequenceHeader() + (0..<2_000).flatMap { _ in [0, 0, 1, 0x00] },
     ]
-    for trap in traps {
+    for (index, trap) in traps.enumerated() {
       _ = MediaProbe.identify(bytes: trap)
-      inspectAsEverything(trap)
+      inspectAsEverything(trap, "trap \(index)")
       _ = trap.withUnsafeBytes { MediaProbe.id3v2Length($0) }
+      // None of them is a valid file of any format, except that the elementary-stream probe
+      // checks framing, not picture contents: a sequence header and empty pictures (the last
+      // trap) is well framed MPEG video. (Known limit: a decoder would show nothing.)
+      for format in ProbedFormat.allCases where !(index == traps.count - 1 && format == .mpegVideoStream) {
+        if case .success = Self.inspect(trap, as: format, "trap \(index)") {
+          Issue.record("trap \(index) passed inspect as \(format)")
+        }
+      }
     }
   }
 
@@ -196,12 +221,39 @@ struct ProbeRobustnessTests {
     let jpeg =
       Array(ProbeFixtures.jpeg(endOfImage: false).prefix(200))
       + (0..<300_000).flatMap { _ in [0xFF, 0x00] as [UInt8] }
-    guard case .failure(.truncated) = MediaProbe.inspect(file: FileBytes(bytes: jpeg), as: .jpeg) else {
+    guard case .failure(.truncated) = Self.inspect(jpeg, as: .jpeg, "stuffed JPEG") else {
       Issue.record("expected truncated")
       return
     }
     let frames = ProbeFixtures.fill(600_000, 0xFF)
-    _ = MediaProbe.inspect(file: FileBytes(bytes: frames), as: .mp3)
-    _ = MediaProbe.inspect(file: FileBytes(bytes: frames), as: .adts)
+    #expect((try? Self.inspect(frames, as: .mp3, "all-ones MP3").get()) == nil)
+    #expect((try? Self.inspect(frames, as: .adts, "all-ones ADTS").get()) == nil)
+  }
+
+  /// Prefixes of the real samples in Samples/media (the accepted ones, each the format its
+  /// whole file identifies as): every length up to 512 bytes, then 64 lengths spread over the
+  /// rest. A prefix identifies as its format or nothing, gets a verdict in time, and fails
+  /// inspect wherever its format makes a cut detectable.
+  @Test func prefixesOfTheBundledSamples() throws {
+    #expect(Samples.accepted.count >= 36)
+    for entry in Samples.accepted {
+      let bytes = try Samples.bytes(entry.file)
+      let format = try #require(
+        MediaProbe.identify(bytes: bytes)?.format, "\(entry.file) is not identified whole")
+      let step = max(1, (bytes.count - 512) / 64)
+      let lengths = Array(0..<min(512, bytes.count)) + Array(stride(from: 512, to: bytes.count, by: step))
+      for length in lengths {
+        let cut = Array(bytes.prefix(length))
+        if let found = MediaProbe.identify(bytes: cut)?.format {
+          #expect(found == format, "\(entry.file) cut to \(length) identified as \(found)")
+        }
+        let result = Self.inspect(cut, as: format, "\(entry.file) cut to \(length)")
+        if Self.cutAlwaysDetected.contains(format), case .success(let report) = result,
+          !(report.isFragmented && Self.endsBetweenFragments(cut))
+        {
+          Issue.record("\(entry.file) cut to \(length) passed inspect")
+        }
+      }
+    }
   }
 }

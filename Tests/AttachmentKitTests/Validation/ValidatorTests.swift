@@ -61,18 +61,26 @@ struct ValidatorTests {
   }
 
   @Test("limits are configurable: a 2 s video over a 1 s limit is too long, a small image too large")
-  func configurableLimits() {
+  func configurableLimits() throws {
     var limits = ValidationLimits()
     limits.maximumVideoSeconds = 1
     limits.maximumImageBytes = 100
-    #expect(throws: AttachmentError.self) {
-      try Validator(limits: limits).validate(file: Samples.path("mp4-isom.mp4"))
+    let validator = Validator(limits: limits)
+    // Each must fail, and with its own code: a validator that ignored a limit fails the test.
+    #expect(Self.code(validator, "mp4-isom.mp4") == .tooLong)
+    #expect(Self.code(validator, "png-rgba.png") == .tooLarge)
+    // And the same files pass the default limits, so the limits (not the files) refused them.
+    #expect(Self.code(Validator(), "mp4-isom.mp4") == nil)
+    #expect(Self.code(Validator(), "png-rgba.png") == nil)
+  }
+
+  /// The code `validator` refuses a sample with, or `nil` when it accepts it.
+  private static func code(_ validator: Validator, _ name: String) -> AttachmentError.Code? {
+    do {
+      _ = try validator.validate(file: Samples.path(name))
+      return nil
+    } catch {
+      return error.code
     }
-    do {
-      _ = try Validator(limits: limits).validate(file: Samples.path("mp4-isom.mp4"))
-    } catch { #expect(error.code == .tooLong) }
-    do {
-      _ = try Validator(limits: limits).validate(file: Samples.path("png-rgba.png"))
-    } catch { #expect(error.code == .tooLarge) }
   }
 }
