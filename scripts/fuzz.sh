@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (swiftc -sanitize=fuzzer,address) and runs each for a bounded
-# time. Usage: scripts/fuzz.sh [SECONDS per target, default 60] [media|parser ...]
-# Seeds: Samples/media for the media target, a few command lines for the parser. An input that
+# time. Usage: scripts/fuzz.sh [SECONDS per target, default 60] [media|container|parser ...]
+# Seeds: Samples/media for the media target; its TIFF, MP4, MOV and M4A files for the container
+# target (the TIFF and ISO BMFF walks, whose work pointers in a file could amplify); a few
+# command lines for the parser. An input that
 # takes over 2 s (-timeout) or over 1 GiB (-rss_limit_mb) is a finding like a crash, so work
 # amplification is caught, not only memory errors. Findings (crash-*, leak-*, timeout-*, oom-*)
 # land in fuzz-out/TARGET/findings/ and each becomes a regression test. Exits 1 when any fuzzer
@@ -12,19 +14,24 @@ scripts/install-deps.sh
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(media parser)
+((${#targets[@]})) || targets=(media container parser)
 out=fuzz-out
 mkdir -p "$out"
 
-build_media() {
+# The AttachmentKit sources with one libFuzzer entry file, as fuzz-NAME.
+build_library_target() {
+  local name=$1 entry=$2
   mapfile -t sources < <(find Sources/AttachmentKit -name '*.swift' | sort)
   mkdir -p "$out/modules"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name PosixLock -emit-module \
     -emit-module-path "$out/modules/PosixLock.swiftmodule" -c Sources/PosixLock/*.swift -o "$out/modules/PosixLock.o"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentKit \
     -I "$out/modules" -I Sources/CCurl -I Sources/CMagic -ldl \
-    "${sources[@]}" Tests/Fuzz/MediaFuzzer.swift "$out/modules/PosixLock.o" -o "$out/fuzz-media"
+    "${sources[@]}" "$entry" "$out/modules/PosixLock.o" -o "$out/fuzz-$name"
 }
+
+build_media() { build_library_target media Tests/Fuzz/MediaFuzzer.swift; }
+build_container() { build_library_target container Tests/Fuzz/ContainerFuzzer.swift; }
 
 build_parser() {
   mapfile -t sources < <(find Sources/ArgumentParsing -name '*.swift' | sort)
@@ -39,6 +46,9 @@ for target in "${targets[@]}"; do
   mkdir -p "$corpus" "$out/$target/findings"
   if [ "$target" = media ]; then
     find Samples/media -maxdepth 1 -type f ! -name '*.md' ! -name '*.tsv' -exec cp -n -t "$corpus/" {} +
+  elif [ "$target" = container ]; then
+    find Samples/media -maxdepth 1 -type f \( -name '*.tiff' -o -name '*.mp4' -o -name '*.mov' -o -name '*.m4a' \) \
+      -exec cp -n -t "$corpus/" {} +
   else
     printf 'fetch\0--json\0http://x/a.jpg' >"$corpus/fetch"
     printf 'prefetch\0-j\08\0-' >"$corpus/prefetch"

@@ -248,6 +248,62 @@ struct FetchFaultTests {
     #expect(tls.code == .tlsFailed)
   }
 
+  @Test("the redirect limit is a setting: 2 allows two redirects and refuses a third")
+  func redirectLimitSetting() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    server.serve("/files/a", body: Array("hello".utf8))
+    let scratch = try ScratchDirectory("redirects")
+    defer { scratch.remove() }
+    var configuration = DownloaderConfiguration.loopback
+    configuration.maximumRedirects = 2
+    let downloader = Downloader(configuration: configuration)
+    // /redirect/N/… makes N + 1 redirects
+    let two = try await downloader.download(
+      DownloadRequest(url: server.url("/redirect/1/files/a"), directory: scratch.path), timeout: .seconds(5))
+    two.file.map { _ = unlink($0) }
+    #expect(two.redirectCount == 2)
+    do {
+      _ = try await downloader.download(
+        DownloadRequest(url: server.url("/redirect/2/files/a"), directory: scratch.path), timeout: .seconds(5)
+      )
+      Issue.record("three redirects should exceed a limit of 2")
+    } catch {
+      #expect(error.code == .tooManyRedirects, "\(error)")
+    }
+    #expect(scratch.leftovers().isEmpty)
+  }
+
+  @Test(
+    "the default low-speed limit (1 KiB/s over 10 s) stops a trickle after its window, before the deadline")
+  func defaultLowSpeedLimit() async throws {
+    // Given the default configuration (private networks aside) and a body of 5 B/s
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("low-speed")
+    defer { scratch.remove() }
+    let configuration = DownloaderConfiguration.loopback
+    #expect(configuration.lowSpeedLimit == DownloaderConfiguration().lowSpeedLimit)
+
+    // When it is downloaded with a 20 s deadline
+    let start = ContinuousClock.now
+    var code: AttachmentError.Code?
+    do {
+      _ = try await Downloader(configuration: configuration).download(
+        DownloadRequest(url: server.url("/fault/trickle"), directory: scratch.path),
+        deadline: start + .seconds(20))
+    } catch {
+      code = error.code
+    }
+
+    // Then it is too slow: not before the 10 s window has run, well before the deadline
+    let elapsed = ContinuousClock.now - start
+    #expect(code == .tooSlow)
+    #expect(elapsed >= .seconds(9), "stopped after \(elapsed): the window is shorter than 10 s")
+    #expect(elapsed < .seconds(20))
+    #expect(scratch.leftovers().isEmpty)
+  }
+
   @Test("a redirect to a refused address is blocked at the socket; an allowed address is not")
   func redirectToBlockedAddress() async throws {
     // Given a first server whose address is allowed, redirecting to a second loopback address
