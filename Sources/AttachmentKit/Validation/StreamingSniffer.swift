@@ -16,6 +16,13 @@ public final class StreamingSniffer: ResponseInspector {
     var category: MediaType.Category?
     var identified = false
     var declaredLength: Int64?
+    /// The window size at which the bytes are judged next: the window doubles between
+    /// judgements (4, 8, 16, 32, 64 KiB), so sniffing costs O(bytes), however small the chunks.
+    var nextJudgement = MagicSniffer.windowBytes
+    /// What libmagic said of the window's first 4 KiB (all it reads), once asked.
+    var detected: String??
+    /// How many times the window was judged (identification and classification).
+    var judgements = 0
   }
 
   private let limits: ValidationLimits
@@ -26,8 +33,8 @@ public final class StreamingSniffer: ResponseInspector {
     self.limits = limits
   }
 
-  /// The category the first bytes proved, once known (for callers that report progress).
-  public var category: MediaType.Category? { state.withLock { $0.category } }
+  /// How many times the bytes were judged so far (for tests: it stays at most 5 per body).
+  var judgements: Int { state.withLock { $0.judgements } }
 
   /// Refuses a declared `Content-Length` over the largest category limit.
   public func inspect(head: ResponseHead) -> InspectorVerdict {
@@ -53,8 +60,12 @@ public final class StreamingSniffer: ResponseInspector {
       collect(chunk, at: offset, into: &state)
       guard state.tagLength != nil else { return .more }  // the first 10 bytes are not in yet
       let windowFull = state.window.count >= SniffWindow.maximumBytes
-      guard state.window.count >= MagicSniffer.windowBytes || windowFull else { return .more }
-      return decide(&state, windowFull: windowFull, end: end)
+      guard state.window.count >= state.nextJudgement || windowFull else { return .more }
+      let verdict = decide(&state, windowFull: windowFull, end: end)
+      if !state.identified {
+        state.nextJudgement = min(SniffWindow.maximumBytes, state.window.count * 2)
+      }
+      return verdict
     }
   }
 
@@ -84,11 +95,12 @@ public final class StreamingSniffer: ResponseInspector {
   }
 
   private func decide(_ state: inout State, windowFull: Bool, end: Int64) -> InspectorVerdict {
+    state.judgements += 1
     let report = state.window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }
+    let detected = state.detected ?? state.window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+    state.detected = .some(detected)
     if let report {
-      let window = state.window
-      let result = Classifier.category(
-        forPrefix: report, detected: window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) })
+      let result = Classifier.category(forPrefix: report, detected: detected)
       switch result {
       case .failure(let error): return .reject(error)
       case .success(let category):
@@ -103,7 +115,6 @@ public final class StreamingSniffer: ResponseInspector {
         return checkSize(end: end, state: state)
       }
     }
-    let detected = state.window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
     if windowFull || !SniffWindow.plausibleMIMETypes.contains(detected ?? "") {
       return .reject(SniffWindow.refusal(detected: detected))
     }
