@@ -79,7 +79,7 @@ struct CrashConsistencyTests {
     let verify = try CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
     let report = try #require(verify.jsonLines.first)
     #expect(report["corrupt"] as? Int == 0)
-    let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v1/tmp")
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v2/tmp")
     #expect(leftovers.isEmpty, "\(leftovers)")
 
     let final = try CLI.run(["prefetch", "--json", "--cache-dir", cache, list])

@@ -29,6 +29,14 @@ public struct CacheConfiguration: Sendable, Equatable {
   /// `Last-Modified`) stays fresh, in seconds. Default: 3,600.
   public var defaultFreshnessSeconds: Double = 3_600
 
+  /// Whether bodies in flight are anonymous `O_TMPFILE` files (where the file system has
+  /// them). `false` forces the named, locked fallback; for tests of that path. Default: `true`.
+  var anonymousBodyFiles = true
+
+  /// How many file operations a sweep does per hold of the lock before letting publishes
+  /// and record writes through. Default: 64.
+  var sweepSliceOperations = 64
+
   /// Makes a configuration for a cache in `directory`.
   public init(directory: String) {
     self.directory = directory

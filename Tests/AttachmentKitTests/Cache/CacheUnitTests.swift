@@ -65,7 +65,8 @@ struct CacheUnitTests {
       type: .gif, detectedMIME: "image/gif", bytes: 904, sha256: String(repeating: "a", count: 64), width: 64,
       height: 48, frames: 5, durationSeconds: nil, warnings: ["one", "two"])
     let record = CacheRecord(
-      url: "http://x/a.gif", validation: validation, etag: "\"e\"", lastModified: nil, date: "d",
+      url: "http://x/a.gif", validation: validation, peer: .loopback, etag: "\"e\"", lastModified: nil,
+      date: "d",
       fetchedAt: 1.5,
       freshUntil: 2.5, lastAccess: 3.5)
     let text = record.encoded()

@@ -55,7 +55,7 @@ struct DiskFullTests {
       // Then it fails with io_error and leaves nothing behind
       #expect(error.code == .ioError, "\(error)")
     }
-    #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cache/v1/tmp").isEmpty)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cache/v2/tmp").isEmpty)
 
     // And with the space back, the cache works
     let small = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
