@@ -330,6 +330,11 @@ public final class AttachmentCache: Sendable {
       return
     }
     writtenSinceSweep.store(0, ordering: .relaxed)
+    guard configuration.sweepsInBackground else {
+      _ = try? collectGarbage()
+      sweeping.store(false, ordering: .releasing)
+      return
+    }
     Task.detached(priority: .background) { [self] in
       _ = try? self.collectGarbage()
       self.sweeping.store(false, ordering: .releasing)

@@ -17,6 +17,11 @@ public struct CacheConfiguration: Sendable, Equatable {
   /// ``maximumBytes``.
   public var sweepAfterBytes: Int64? = nil
 
+  /// Whether the automatic sweep runs on a background task (`true`) or inline, in the call
+  /// whose publish crossed ``sweepAfterBytes`` (a short-lived process, such as the command
+  /// line, would otherwise exit before its sweep ran). Default: `true`.
+  public var sweepsInBackground = true
+
   /// How long new content is safe from garbage collection even when no record points at it
   /// yet (a writer in another process may be about to commit one), in seconds. Default: 300.
   public var gracePeriodSeconds: Double = 300
