@@ -3,9 +3,8 @@
 # Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
-# strace counts the inodes a publish creates, util-linux provides flock(1) for the lock tests,
-# nginx serves the benchmarks.
-packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl strace util-linux nginx)
+# strace counts the inodes a publish creates; util-linux provides flock(1) for the lock tests.
+packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl strace util-linux)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
