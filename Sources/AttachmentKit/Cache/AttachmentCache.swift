@@ -55,10 +55,9 @@ public final class AttachmentCache: Sendable {
   /// user's file is ignored (`verify` removes it).
   func entry(for key: URLKey) -> CacheEntry? {
     let digest = key.digest
-    let read = CacheFiles.withDirectory(layout.recordDirectory(digest: digest)) {
-      CacheFiles.readRecord(digest, in: $0)
+    guard case .bytes(let bytes) = CacheFiles.readRecord(path: layout.recordPath(digest: digest)) else {
+      return nil
     }
-    guard case .bytes(let bytes) = read else { return nil }
     guard let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]),
       record.url == key.normalized
     else {
@@ -66,18 +65,14 @@ public final class AttachmentCache: Sendable {
       return nil
     }
     let validation = record.validation
-    let name = CacheLayout.contentName(sha256: validation.sha256, fileExtension: validation.fileExtension)
-    let found = CacheFiles.withDirectory(layout.contentDirectory(sha256: validation.sha256)) {
-      CacheFiles.find(name, in: $0)
-    }
-    switch found {
+    let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
+    switch CacheFiles.findChecked(path: path) {
     case .file(let size, _) where size == validation.bytes:
-      let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
       return CacheEntry(record: record, path: path, digest: digest)
     case .missing, .file:
       dropRecord(digest: digest, ifStill: bytes)
       return nil
-    case .damaged, nil:
+    case .damaged:
       return nil
     }
   }
@@ -127,9 +122,13 @@ public final class AttachmentCache: Sendable {
       freshUntil: now + freshness.lifetime, lastAccess: now)
     let digest = key.digest
     let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
+    // Checked before the lock, to keep its hold short: a fan-out directory made once does not
+    // change, and the checks are repeated (by failing) if it did.
+    try ensureDirectory(layout.contentDirectory(sha256: validation.sha256))
+    try ensureDirectory(layout.recordDirectory(digest: digest))
     try lock.withExclusiveLock { () throws(AttachmentError) in
       try placeContent(body, at: path, bytes: validation.bytes)
-      try writeRecord(record, digest: digest)
+      try writeRecord(record, digest: digest, checkDirectory: false)
     }
     noteWritten(validation.bytes)
     return CacheEntry(record: record, path: path, digest: digest)
@@ -245,7 +244,6 @@ public final class AttachmentCache: Sendable {
   /// lock: a sweep that started before spares it.
   private func placeContent(_ body: CacheBodyFile, at path: String, bytes: Int64) throws(AttachmentError) {
     let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-    try ensureDirectory(directory)
     if Self.link(body, to: path) == 0 {
       CacheFiles.setModified(path, to: FileSystem.now())
       if configuration.durable { FileSystem.syncDirectory(of: path) }
@@ -260,7 +258,7 @@ public final class AttachmentCache: Sendable {
     }
     // Damaged: link under a temporary name in the same directory, then rename over it, so
     // readers see the old or the new file, never a partial one.
-    let token = Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255) })
+    let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
     let replacement = "\(directory)/.replace-\(token)"
     guard Self.link(body, to: replacement) == 0 else {
       throw AttachmentError(.ioError, "Cannot replace damaged content: \(String(cString: strerror(errno))).")
@@ -289,8 +287,10 @@ public final class AttachmentCache: Sendable {
   private static let atEmptyPath: Int32 = 0x1000
 
   /// Writes a record (lock held): a temporary file renamed over the record.
-  private func writeRecord(_ record: CacheRecord, digest: String) throws(AttachmentError) {
-    try ensureDirectory(layout.recordDirectory(digest: digest))
+  private func writeRecord(_ record: CacheRecord, digest: String, checkDirectory: Bool = true)
+    throws(AttachmentError)
+  {
+    if checkDirectory { try ensureDirectory(layout.recordDirectory(digest: digest)) }
     try FileSystem.writeAtomically(
       Array(record.encoded().utf8), to: layout.recordPath(digest: digest),
       temporaryDirectory: layout.temporary,

@@ -47,9 +47,8 @@ struct CacheBodyFile: Sendable {
   static let oTemporaryFile: Int32 = 0o20_000_000 | O_DIRECTORY
 
   private static func makeNamed(in directory: String) throws(AttachmentError) -> CacheBodyFile {
-    var generator = SystemRandomNumberGenerator()
     for _ in 0..<16 {
-      let token = Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) })
+      let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
       let fresh = "\(directory)/\(prefix)\(token)\(newSuffix)"
       let fd = open(fresh, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
       if fd < 0 {

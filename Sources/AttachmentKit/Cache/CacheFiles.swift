@@ -4,6 +4,9 @@ import Glibc
 /// symbolic link (`O_NOFOLLOW`), records open `O_NONBLOCK` (a FIFO cannot stall a lookup),
 /// and anything that is not a regular file or directory owned by this user is damage.
 enum CacheFiles {
+  /// This process's real user id (asked once: every check compares against it).
+  static let userID = getuid()
+
   /// What is at a name inside the cache.
   enum Found: Equatable {
     /// Nothing.
@@ -20,7 +23,7 @@ enum CacheFiles {
   static func directoryProblem(_ info: stat, groupWritableAllowed: Bool) -> String? {
     if info.st_mode & S_IFMT == S_IFLNK { return "is a symbolic link; refusing to use it" }
     if info.st_mode & S_IFMT != S_IFDIR { return "is not a directory" }
-    if info.st_uid != getuid() { return "belongs to another user (uid \(info.st_uid))" }
+    if info.st_uid != userID { return "belongs to another user (uid \(info.st_uid))" }
     if info.st_mode & S_IWOTH != 0 { return "is writable by everyone; refusing to use it" }
     if !groupWritableAllowed, info.st_mode & S_IWGRP != 0 {
       return "is writable by its group; refusing to use it"
@@ -65,7 +68,7 @@ enum CacheFiles {
   }
 
   private static func classify(_ info: stat) -> Found {
-    guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else { return .damaged }
+    guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == userID else { return .damaged }
     let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     return .file(size: Int64(info.st_size), modified: modified)
   }
@@ -86,6 +89,11 @@ enum CacheFiles {
     let fd = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else { return errno == ENOENT ? .missing : .damaged }
     defer { close(fd) }
+    return readRecord(descriptor: fd)
+  }
+
+  /// Reads an open record file: a regular file of this user, at most 64 KiB.
+  private static func readRecord(descriptor fd: Int32) -> RecordBytes {
     var info = stat()
     guard fstat(fd, &info) == 0, classify(info) != .damaged, info.st_size <= 64 * 1024 else {
       return .damaged
@@ -107,12 +115,32 @@ enum CacheFiles {
     return .bytes(Array(out[0..<filled]))
   }
 
-  /// Reads a record at a path (its directory checked like every cache directory).
+  /// Reads a record at a path with one open (`O_NOFOLLOW | O_NONBLOCK`); a found record
+  /// counts only if its directory is safe (checked like every cache directory).
   static func readRecord(path: String) -> RecordBytes {
-    let slash = path.lastIndex(of: "/") ?? path.startIndex
-    let directory = String(path[..<slash])
-    let name = String(path[path.index(after: slash)...])
-    return withDirectory(directory) { readRecord(name, in: $0) } ?? .damaged
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else { return errno == ENOENT ? .missing : .damaged }
+    let read = readRecord(descriptor: fd)
+    close(fd)
+    guard case .bytes = read, isSafeDirectory(containing: path) else {
+      return read == .missing ? .missing : .damaged
+    }
+    return read
+  }
+
+  /// What is at `path`, counted only if its directory is safe.
+  static func findChecked(path: String) -> Found {
+    let found = find(path: path)
+    guard case .file = found else { return found }
+    return isSafeDirectory(containing: path) ? found : .damaged
+  }
+
+  /// Whether the directory holding `path` is a directory of this user, not writable by
+  /// others, and not a symbolic link.
+  static func isSafeDirectory(containing path: String) -> Bool {
+    let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+    var info = stat()
+    return lstat(directory, &info) == 0 && directoryProblem(info, groupWritableAllowed: false) == nil
   }
 
   /// Removes a file or a whole tree without following any symbolic link. Returns how many

@@ -29,9 +29,8 @@ enum TemporaryFile {
   /// - Throws: `io_error` when the directory is missing or not writable, or the disk is full.
   static func create(in directory: String) throws(AttachmentError) -> (path: String, descriptor: Int32) {
     let base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-    var generator = SystemRandomNumberGenerator()
     for _ in 0..<16 {
-      let token = Hex.encode((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) })
+      let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)  // one getrandom, not eight
       let path = "\(base)/\(prefix)\(getpid())-\(token)\(suffix)"
       let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
       if descriptor >= 0 { return (path, descriptor) }

@@ -228,8 +228,8 @@ struct CacheIntegrityTests {
       for: fixture.server.url("/p.png"), timeout: .seconds(5))
     let root = fixture.scratch.path + "/cache"
     for directory in [
-      root, root + "/v2", root + "/v2/content", root + "/v2/content/ab", root + "/v2/index",
-      root + "/v2/index/00", root + "/v2/tmp",
+      root, root + "/v2", root + "/v2/content", root + "/v2/content/a", root + "/v2/index",
+      root + "/v2/index/0", root + "/v2/tmp",
     ] {
       let mode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
       #expect(mode == 0o700, "\(directory)")
