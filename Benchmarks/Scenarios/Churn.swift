@@ -3,7 +3,7 @@ import Glibc
 
 /// Scenario 5b: churn. A cache capped at 20 MiB, already full, receives 400 distinct
 /// 100 KiB JPEGs at 16 calls in flight, so collection deletes as fast as the pipeline
-/// publishes: the automatic sweep runs every tenth of the cap, inline in the publishing call
+/// publishes: the automatic sweep runs every fifth of the cap written, inline in the publishing call
 /// (as on the command line), so its whole cost is inside the timed run; a background sweep
 /// fell behind here and left the cache at 33 MiB after a run. Against `curl --parallel --parallel-max 16` on the same list. Each repetition
 /// starts from a fresh cache filled to its cap with 400 other files (untimed); pipeline and
@@ -33,7 +33,7 @@ enum ChurnScenario {
       try Files.makeDirectory(directory)
       var configuration = BenchContext.configuration(cacheDirectory: directory)
       configuration.cache.maximumBytes = capBytes
-      configuration.cache.sweepAfterBytes = nil  // the default: every tenth of the cap
+      configuration.cache.sweepAfterBytes = nil  // the default: every fifth of the cap
       configuration.cache.sweepsInBackground = false
       let pipeline = try AttachmentPipeline(configuration: configuration)
       _ = try await concurrently(count: files, width: width) { index in

@@ -69,8 +69,7 @@ struct SharedCacheCLITests {
       #expect(run.jsonLines.count == urls.count)
       let stats = try #require(try CLI.run(["cache", "stats", "--json"] + cache).jsonLines.first)
       let bytes = try #require(stats["bytes"] as? Int)
-      // A sweep runs inline each time a tenth of the limit (here less than a file) was
-      // written; publishes of the other worker may land while it runs: two files over at most.
+      // A sweep runs inline each time a fifth of the limit (about a file) was written; publishes of the other worker may land while it runs: two files over at most.
       #expect(bytes <= limit + 2 * wav.count, "\(setting): \(bytes) bytes for a limit of \(limit)")
       #expect(bytes >= wav.count)
     }

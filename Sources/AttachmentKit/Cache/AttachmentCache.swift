@@ -345,7 +345,7 @@ public final class AttachmentCache: Sendable {
   /// lock: a live writer holds its file's lock.
   func removeAbandonedBodyFiles() {
     let now = FileSystem.now()
-    for name in FileSystem.names(in: layout.temporary) where name.hasPrefix(CacheBodyFile.prefix) {
+    for name in CacheFiles.names(inDirectory: layout.temporary) where name.hasPrefix(CacheBodyFile.prefix) {
       if CacheBodyFile.isAbandoned(name: name, in: layout.temporary, now: now) {
         unlink("\(layout.temporary)/\(name)")
       }

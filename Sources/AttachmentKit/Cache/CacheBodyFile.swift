@@ -30,7 +30,7 @@ struct CacheBodyFile: Sendable {
   /// - Throws: `io_error` when no file can be created (disk full, permissions).
   static func make(in directory: String, anonymous: Bool) throws(AttachmentError) -> (CacheBodyFile, Bool) {
     if anonymous, access("/proc/self/fd", F_OK) == 0 {
-      let fd = open(directory, oTemporaryFile | O_RDWR | O_CLOEXEC, 0o600)
+      let fd = open(directory, oTemporaryFile | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0o600)
       if fd >= 0 {
         return (CacheBodyFile(descriptor: fd, path: "/proc/self/fd/\(fd)", isAnonymous: true), false)
       }

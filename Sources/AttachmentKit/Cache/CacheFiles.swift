@@ -44,6 +44,32 @@ enum CacheFiles {
     return fd
   }
 
+  /// The names in an open directory (without `.` and `..`), read through a duplicate of
+  /// `directory` so the caller's descriptor stays open; `[]` when it cannot be read.
+  static func names(in directory: Int32) -> [String] {
+    let copy = dup(directory)
+    guard copy >= 0 else { return [] }
+    guard let handle = fdopendir(copy) else {
+      close(copy)
+      return []
+    }
+    defer { closedir(handle) }
+    var names: [String] = []
+    while let entry = readdir(handle) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+
+  /// The names in a cache directory opened without following links, or `[]` when it is
+  /// missing or unsafe.
+  static func names(inDirectory path: String) -> [String] {
+    withDirectory(path) { names(in: $0) } ?? []
+  }
+
   /// Runs `body` with the directory open, or returns `nil` when it is missing or unsafe.
   static func withDirectory<T>(_ path: String, _ body: (Int32) -> T?) -> T? {
     guard let fd = openDirectory(path) else { return nil }

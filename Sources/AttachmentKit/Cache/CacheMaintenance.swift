@@ -20,7 +20,7 @@ extension AttachmentCache {
     let content = scanContent()
     report.contentFiles = content.files.count
     report.bytes = content.files.values.reduce(0) { $0 + $1.size }
-    report.temporaryFiles = FileSystem.names(in: layout.temporary).count
+    report.temporaryFiles = CacheFiles.names(inDirectory: layout.temporary).count
     return report
   }
 
@@ -64,7 +64,7 @@ extension AttachmentCache {
     report.removed += try lock.withExclusiveLock { () throws(AttachmentError) -> Int in
       removeTemporaryFiles(now: FileSystem.now(), grace: 0).removed
     }
-    report.temporaryFiles = FileSystem.names(in: layout.temporary).count
+    report.temporaryFiles = CacheFiles.names(inDirectory: layout.temporary).count
     return report
   }
 
@@ -87,9 +87,11 @@ extension AttachmentCache {
     for root in layout.legacy where CacheFiles.find(path: root) != .missing {
       operations.append { CacheFiles.removeTree(root) }
     }
-    let badShards = unsafeShards()
-    for directory in badShards {
-      report.corrupt += 1
+    for directory in unsafeShards() {
+      // A missing fan-out directory (a crash while the cache was being made) is simply made;
+      // a link, a file or an unsafe directory in its place is damage.
+      let missing = CacheFiles.find(path: directory) == .missing
+      if !missing { report.corrupt += 1 }
       operations.append {
         var info = stat()
         guard
@@ -125,7 +127,9 @@ extension AttachmentCache {
       var wrongHash = false
       if healthy, rehash {
         if hashed[path] == nil {
-          hashed[path] = SHA256Hasher.hashFile(atPath: path)?.digest == validation.sha256
+          hashed[path] =
+            SHA256Hasher.hashFile(atPath: path, extraFlags: O_NOFOLLOW | O_NONBLOCK)?.digest
+            == validation.sha256
         }
         healthy = hashed[path] == true
         wrongHash = !healthy
@@ -239,7 +243,9 @@ extension AttachmentCache {
         let now = FileSystem.now()
         if let grace, now - modified <= grace { return 0 }
         if modified >= start {
-          guard let sha256, SHA256Hasher.hashFile(atPath: path)?.digest != sha256 else { return 0 }
+          guard let sha256,
+            SHA256Hasher.hashFile(atPath: path, extraFlags: O_NOFOLLOW | O_NONBLOCK)?.digest != sha256
+          else { return 0 }
         }
         return unlink(path) == 0 ? 1 : 0
       }
@@ -252,7 +258,7 @@ extension AttachmentCache {
   func removeTemporaryFiles(now: Double, grace: Double) -> (removed: Int, left: Int) {
     var removed = 0
     var left = 0
-    for name in FileSystem.names(in: layout.temporary) {
+    for name in CacheFiles.names(inDirectory: layout.temporary) {
       let path = "\(layout.temporary)/\(name)"
       var abandoned = false
       if name.hasPrefix(CacheBodyFile.prefix) {
@@ -303,7 +309,7 @@ extension AttachmentCache {
     for shard in CacheLayout.shards {
       let directory = "\(layout.index)/\(shard)"
       _ = CacheFiles.withDirectory(directory) { fd -> Bool? in
-        for name in FileSystem.names(in: directory) {
+        for name in CacheFiles.names(in: fd) {
           let read = CacheFiles.readRecord(name, in: fd)
           switch read {
           case .missing: continue
@@ -337,7 +343,7 @@ extension AttachmentCache {
     for shard in CacheLayout.shards {
       let directory = "\(layout.content)/\(shard)"
       _ = CacheFiles.withDirectory(directory) { fd -> Bool? in
-        for name in FileSystem.names(in: directory) {
+        for name in CacheFiles.names(in: fd) {
           let path = "\(directory)/\(name)"
           switch CacheFiles.find(name, in: fd) {
           case .missing: continue
