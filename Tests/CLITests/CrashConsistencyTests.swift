@@ -57,8 +57,17 @@ struct CrashConsistencyTests {
     return body
   }
 
+  /// How many record files the cache's index holds now.
+  static func recordCount(_ cache: String) -> Int {
+    let index = cache + "/v2/index"
+    let shards = (try? FileManager.default.contentsOfDirectory(atPath: index)) ?? []
+    return shards.reduce(0) {
+      $0 + ((try? FileManager.default.contentsOfDirectory(atPath: index + "/" + $1))?.count ?? 0)
+    }
+  }
+
   @Test(
-    "kill -9 at 50 moments chosen by bytes sent: every kill mid-flight, verify clean after each, true bytes after"
+    "kill -9 at 50 moments chosen by bytes sent or a record appearing: every kill mid-flight, verify clean after each, true bytes after"
   )
   func killNine() throws {
     // Given a server whose bodies go out in paced 2 KiB chunks, counting what it has sent
@@ -98,25 +107,30 @@ struct CrashConsistencyTests {
       for (index, url) in urls.enumerated() { bodies[url] = Self.crashBody(wav, round: round, index: index) }
       let list = scratch.path + "/round.txt"
       try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-      // Kill once the server has sent this fraction of the round: from the first chunks
-      // (connections and body files just made) to the last files (most entries published,
-      // the rest validating and publishing).
+      // Even rounds: kill once the server has sent a share of the round, from the first
+      // chunks (connections and body files just made) to the last wave. Odd rounds: kill once
+      // the round's first record exists, while the rest of its wave validates and publishes.
+      let byRecord = round % 2 == 1
       let target = roundBytes * (round + 1) / 52
       let before = sent.withLock { $0 }
       let process = try CLI.spawn(
         ["prefetch", "--json", "--concurrency", "8", "--cache-dir", cache, list],
         stdout: scratch.path + "/out")
       var waited = 0
-      while sent.withLock({ $0 }) - before < target && process.isRunning && waited < 20_000 {
+      func reached() -> Bool {
+        byRecord ? Self.recordCount(cache) > entries : sent.withLock { $0 } - before >= target
+      }
+      while !reached() && process.isRunning && waited < 20_000 {
         usleep(500)
         waited += 1
       }
       let progress = sent.withLock { $0 } - before
-      if process.isRunning && progress >= target && progress < roundBytes {
+      if process.isRunning && reached() && progress < roundBytes {
         midFlight += 1
       } else {
         Issue.record(
-          "round \(round): not killed mid-flight (sent \(progress) of \(roundBytes), target \(target))")
+          "round \(round): not killed mid-flight (sent \(progress) of \(roundBytes), target \(byRecord ? "a record" : "\(target) B"))"
+        )
       }
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
@@ -134,7 +148,8 @@ struct CrashConsistencyTests {
     }
     print("kill -9: \(midFlight) of 50 prefetch runs killed mid-flight")
     #expect(midFlight == 50)
-    // Kills landed before any publish of their run and between publishes
+    // Kills landed before any publish of their run, and after some of it (every odd round
+    // by construction: its first record existed)
     print("kill -9: entries published per killed run: \(published)")
     #expect(published.contains(0))
     #expect(published.contains { $0 > 0 && $0 < filesPerRound })
