@@ -205,6 +205,53 @@ struct CacheIntegrityTests {
     #expect(report.removed == 1)
   }
 
+  @Test(
+    "the automatic sweep, after a fifth of the limit is written, brings the cache under its limit by itself")
+  func automaticSweep() async throws {
+    // Given a pipeline whose cache holds about six files, its sweeps in the background
+    let wav = try Samples.bytes("wav-pcm16.wav")
+    let limit = Int64(wav.count) * 6
+    let fixture = try Fixture {
+      $0.cache.maximumBytes = limit
+      $0.cache.gracePeriodSeconds = 0
+    }
+    defer { fixture.close() }
+    // When 20 distinct files are fetched, nobody calling collectGarbage
+    for index in 0..<20 {
+      var body = wav
+      body[body.count - 1] = UInt8(index)
+      fixture.server.serve("/a\(index).wav", body: body, contentType: "audio/wav")
+      _ = try await fixture.pipeline.attachment(
+        for: fixture.server.url("/a\(index).wav"), timeout: .seconds(5))
+    }
+    // Then, once the last background sweep has run (observed, up to 5 s), the cache is
+    // within its limit, and the newest entry is still there
+    var bytes = Int64.max
+    for _ in 0..<500 {
+      bytes = try fixture.pipeline.cache.stats().bytes
+      if bytes <= limit { break }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(bytes <= limit, "the cache holds \(bytes) bytes for a limit of \(limit)")
+    #expect(fixture.pipeline.cache.contentPath(forURL: fixture.server.url("/a19.wav")) != nil)
+  }
+
+  @Test(
+    "a cache directory owned by another user is refused with io_error",
+    .enabled(if: getuid() == 0, "skipped: only root can give a directory to another user"))
+  func foreignDirectory() throws {
+    let scratch = try ScratchDirectory("foreign")
+    defer { scratch.remove() }
+    #expect(chown(scratch.path, 65_534, 65_534) == 0)
+    do {
+      _ = try AttachmentCache(configuration: CacheConfiguration(directory: scratch.path))
+      Issue.record("expected io_error")
+    } catch {
+      #expect(error.code == .ioError)
+      #expect(error.message.contains("belongs to another user"))
+    }
+  }
+
   @Test("a world-writable cache directory is refused with io_error")
   func unsafeDirectory() throws {
     let scratch = try ScratchDirectory("perm")
