@@ -324,21 +324,35 @@ public final class AttachmentCache: Sendable {
   }
 
   private func noteWritten(_ bytes: Int64) {
-    let total = writtenSinceSweep.add(bytes, ordering: .relaxed).newValue
-    guard total >= configuration.sweepThreshold else { return }
+    writtenSinceSweep.add(bytes, ordering: .relaxed)
+    sweepIfDue()
+  }
+
+  /// Starts the automatic sweep when a threshold's worth was written since the last one and
+  /// no sweep of this cache object is running (inline or in the background, per
+  /// ``CacheConfiguration/sweepsInBackground``).
+  private func sweepIfDue() {
+    guard writtenSinceSweep.load(ordering: .relaxed) >= configuration.sweepThreshold else { return }
     guard sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
       return
     }
-    writtenSinceSweep.store(0, ordering: .relaxed)
     guard configuration.sweepsInBackground else {
-      _ = try? collectGarbage()
-      sweeping.store(false, ordering: .releasing)
+      sweepWhileDue()
       return
     }
-    Task.detached(priority: .background) { [self] in
-      _ = try? self.collectGarbage()
-      self.sweeping.store(false, ordering: .releasing)
-    }
+    Task.detached(priority: .background) { [self] in self.sweepWhileDue() }
+  }
+
+  /// Sweeps until less than a threshold was written during the last sweep (what is published
+  /// while a sweep runs is not in its scan), then lets the next publish start one.
+  private func sweepWhileDue() {
+    repeat {
+      writtenSinceSweep.store(0, ordering: .relaxed)
+      _ = try? collectGarbage()
+    } while writtenSinceSweep.load(ordering: .relaxed) >= configuration.sweepThreshold
+    sweeping.store(false, ordering: .releasing)
+    // A publish that crossed the threshold just before `sweeping` was cleared started nothing.
+    sweepIfDue()
   }
 
   /// Removes named body files whose writer is gone (their lock can be taken). Needs no cache
