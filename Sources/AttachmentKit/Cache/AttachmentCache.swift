@@ -126,9 +126,17 @@ public final class AttachmentCache: Sendable {
     // change, and the checks are repeated (by failing) if it did.
     try ensureDirectory(layout.contentDirectory(sha256: validation.sha256))
     try ensureDirectory(layout.recordDirectory(digest: digest))
+    // The record's inode is made and written before the lock (an anonymous file), so the
+    // lock is held for links and a rename only, never for an inode allocation.
+    let prepared = try prepareRecord(record)
+    defer { prepared?.discard() }
     try lock.withExclusiveLock { () throws(AttachmentError) in
       try placeContent(body, at: path, bytes: validation.bytes)
-      try writeRecord(record, digest: digest, checkDirectory: false)
+      if let prepared {
+        try commitPrepared(prepared, digest: digest)
+      } else {
+        try writeRecord(record, digest: digest, checkDirectory: false)
+      }
     }
     noteWritten(validation.bytes)
     return CacheEntry(record: record, path: path, digest: digest)
@@ -281,6 +289,58 @@ public final class AttachmentCache: Sendable {
     if linkat(body.descriptor, "", AT_FDCWD, path, atEmptyPath) == 0 { return 0 }
     if errno == ENOENT || errno == EPERM { errno = saved }
     return -1
+  }
+
+  /// The name prefix of a prepared record linked into `tmp/` just before its rename (only
+  /// ever under the lock, so a sweep, which holds it, removes any it finds).
+  static let preparedRecordPrefix = ".rec-"
+
+  /// Writes a record into an anonymous file, outside the lock; `nil` where the file system
+  /// has no `O_TMPFILE` (the record is then written under the lock).
+  /// - Throws: `io_error` when the file cannot be made or written.
+  private func prepareRecord(_ record: CacheRecord) throws(AttachmentError) -> CacheBodyFile? {
+    let file = try makeBodyFile()
+    guard file.isAnonymous else {
+      file.discard()
+      return nil
+    }
+    let bytes = Array(record.encoded().utf8)
+    var failure: Int32 = 0
+    bytes.withUnsafeBytes { raw in
+      var offset = 0
+      while offset < raw.count {
+        let written = write(file.descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          failure = errno
+          return
+        }
+        offset += written
+      }
+    }
+    if failure == 0, configuration.durable, fsync(file.descriptor) != 0 { failure = errno }
+    guard failure == 0 else {
+      file.discard()
+      throw AttachmentError(.ioError, "Cannot write a cache record: \(String(cString: strerror(failure))).")
+    }
+    return file
+  }
+
+  /// Makes a prepared record the record of `digest` (lock held): linked into `tmp/` under a
+  /// temporary name, then renamed over the record, so readers see the old or the new one.
+  private func commitPrepared(_ file: CacheBodyFile, digest: String) throws(AttachmentError) {
+    let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    let temporary = "\(layout.temporary)/\(Self.preparedRecordPrefix)\(token)"
+    let path = layout.recordPath(digest: digest)
+    guard Self.link(file, to: temporary) == 0 else {
+      throw AttachmentError(.ioError, "Cannot publish a cache record: \(String(cString: strerror(errno))).")
+    }
+    guard rename(temporary, path) == 0 else {
+      let reason = String(cString: strerror(errno))
+      unlink(temporary)
+      throw AttachmentError(.ioError, "Cannot publish a cache record: \(reason).")
+    }
+    if configuration.durable { FileSystem.syncDirectory(of: path) }
   }
 
   /// `AT_EMPTY_PATH`, which Glibc's module does not export.

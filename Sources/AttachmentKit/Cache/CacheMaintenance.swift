@@ -252,8 +252,8 @@ extension AttachmentCache {
     }
   }
 
-  /// Removes temporary files no live writer owns (lock held): record temporaries (their
-  /// writers hold the lock), body files whose lock can be taken, unindexed files older than
+  /// Removes temporary files no live writer owns (lock held): record temporaries and
+  /// prepared records' names (their writers hold the lock), body files whose lock can be taken, unindexed files older than
   /// `grace`. Returns how many were removed and how many are left.
   func removeTemporaryFiles(now: Double, grace: Double) -> (removed: Int, left: Int) {
     var removed = 0
@@ -263,8 +263,8 @@ extension AttachmentCache {
       var abandoned = false
       if name.hasPrefix(CacheBodyFile.prefix) {
         abandoned = CacheBodyFile.isAbandoned(name: name, in: layout.temporary, now: now)
-      } else if TemporaryFile.isTemporary(name: name) {
-        abandoned = true
+      } else if TemporaryFile.isTemporary(name: name) || name.hasPrefix(Self.preparedRecordPrefix) {
+        abandoned = true  // made and renamed only under the lock this sweep holds
       } else if name.hasPrefix("unindexed-") {
         if case .file(_, let modified) = CacheFiles.find(path: path) {
           abandoned = now - modified > grace
