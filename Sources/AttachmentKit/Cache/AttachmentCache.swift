@@ -204,7 +204,8 @@ public final class AttachmentCache: Sendable {
 
   /// Stores the entry of `url` again under each of `urls` (same content, same facts), with
   /// `lastAccess` as their LRU time when given. For tools that seed a cache (the benchmarks'
-  /// 100,000-entry index) without knowing its format. Takes the lock once.
+  /// 100,000-entry index) without knowing its format. Takes the lock in short slices, like a
+  /// sweep, so hits and publishes of other callers go on meanwhile.
   /// - Returns: how many records were written.
   /// - Throws: `io_error` when `url` has no entry or a record cannot be written.
   public func storeCopies(of url: String, as urls: [String], lastAccess: Double? = nil)
@@ -213,18 +214,26 @@ public final class AttachmentCache: Sendable {
     guard let key = URLKey(url), let source = entry(for: key) else {
       throw AttachmentError(.ioError, "The cache holds no entry for the URL to copy.")
     }
-    return try lock.withExclusiveLock { () throws(AttachmentError) -> Int in
-      var written = 0
-      for other in urls {
-        guard let otherKey = URLKey(other) else { continue }
-        var record = source.record
-        record.url = otherKey.normalized
-        if let lastAccess { record.lastAccess = lastAccess }
-        try writeRecord(record, digest: otherKey.digest)
-        written += 1
+    var written = 0
+    let slice = max(1, configuration.sweepSliceOperations)
+    var next = 0
+    while next < urls.count {
+      let end = min(urls.count, next + slice)
+      written += try lock.withExclusiveLock { () throws(AttachmentError) -> Int in
+        var count = 0
+        for other in urls[next..<end] {
+          guard let otherKey = URLKey(other) else { continue }
+          var record = source.record
+          record.url = otherKey.normalized
+          if let lastAccess { record.lastAccess = lastAccess }
+          try writeRecord(record, digest: otherKey.digest)
+          count += 1
+        }
+        return count
       }
-      return written
+      next = end
     }
+    return written
   }
 
   // MARK: - Under the lock
