@@ -165,11 +165,13 @@ public final class AttachmentCache: Sendable {
   /// Refreshes an entry after a `304 Not Modified`: new freshness and validators, same
   /// content. Under the lock the record is re-read: when another process meanwhile stored
   /// different content for the URL, its record stays and is answered instead.
-  /// - Throws: `io_error` when the record cannot be written or the content is gone.
+  /// - Returns: the refreshed entry, or `nil` when its content was removed meanwhile (a sweep
+  ///   of another process): the caller fetches again.
+  /// - Throws: `io_error` when the record cannot be written.
   func refresh(
     _ entry: CacheEntry, headers: ResponseHeaders, freshness: Freshness.Policy, now: Double
-  ) throws(AttachmentError) -> CacheEntry {
-    try lock.withExclusiveLock { () throws(AttachmentError) -> CacheEntry in
+  ) throws(AttachmentError) -> CacheEntry? {
+    try lock.withExclusiveLock { () throws(AttachmentError) -> CacheEntry? in
       let current = currentRecord(digest: entry.digest)
       if let current, current.validation.sha256 != entry.record.validation.sha256,
         let other = healthyEntry(current, digest: entry.digest)
@@ -177,9 +179,7 @@ public final class AttachmentCache: Sendable {
         return other
       }
       guard case .file(let size, _) = CacheFiles.find(path: entry.path), size == entry.record.validation.bytes
-      else {
-        throw AttachmentError(.ioError, "The cached copy was removed while it was being revalidated.")
-      }
+      else { return nil }
       CacheFiles.setModified(entry.path, to: FileSystem.now())  // in use again: no sweep takes it now
       var record =
         current?.validation.sha256 == entry.record.validation.sha256 ? current ?? entry.record : entry.record

@@ -148,7 +148,11 @@ public final class AttachmentPipeline: Sendable {
     if download.isNotModified, let stale {
       body.discard()
       do {
-        let refreshed = try cache.refresh(stale, headers: headers, freshness: policy, now: now)
+        guard let refreshed = try cache.refresh(stale, headers: headers, freshness: policy, now: now) else {
+          // The copy the server confirmed was removed meanwhile (another process's sweep):
+          // fetch it again, unconditionally, within the same deadline.
+          return await fetch(url: url, key: key, stale: nil, deadline: deadline, start: start)
+        }
         if case .refuse(let error) = hitPolicy.verdict(on: refreshed.record) { return .failure(error) }
         var attachment = answer(refreshed, url: url, source: .revalidated, start: start)
         attachment.transferTimings = download.timings

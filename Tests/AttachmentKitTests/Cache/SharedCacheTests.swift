@@ -244,13 +244,46 @@ struct SharedCacheTests {
 
     // When the first caller's touch and refresh arrive late
     cache.touch(seen, now: seen.record.lastAccess + 1_000)
-    let refreshed = try cache.refresh(
-      seen, headers: ResponseHeaders(), freshness: Freshness.Policy(lifetime: 60), now: FileSystem.now())
+    let refreshed = try #require(
+      try cache.refresh(
+        seen, headers: ResponseHeaders(), freshness: Freshness.Policy(lifetime: 60), now: FileSystem.now()))
 
     // Then the newer record stands, and the refresh answers with it
     #expect(cache.currentRecord(digest: key.digest)?.validation.sha256 == newer.sha256)
     #expect(refreshed.record.validation.sha256 == newer.sha256)
     #expect(try Data(contentsOf: URL(fileURLWithPath: refreshed.path)) == Data(changed))
+  }
+
+  @Test("a 304 for a copy another process's sweep removed meanwhile is fetched again, not an error")
+  func revalidatedCopyRemoved() async throws {
+    // Given a stale entry, and a server that (like a sweep elsewhere) removes the cached
+    // content when the conditional request arrives, then answers 304
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let png = try Samples.bytes("png-gray.png")
+    let cachedPath = Locked<String?>(nil)
+    fixture.server.route("/v.png") { request, writer in
+      if request.header("If-None-Match") != nil {
+        if let path = cachedPath.withLock({ $0 }) { unlink(path) }
+        _ = writer.respond(status: 304, headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=0")])
+        return
+      }
+      _ = writer.respond(
+        status: 200,
+        headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=0"), ("Content-Type", "image/png")],
+        body: png)
+    }
+    let url = fixture.server.url("/v.png")
+    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    cachedPath.withLock { $0 = first.path }
+
+    // When it is asked for again
+    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+
+    // Then the answer is the file, downloaded again after the 304, present with its bytes
+    #expect(again.source == .network)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(png))
+    #expect(fixture.server.requestCount(path: "/v.png") == 3)
   }
 
   // MARK: - Hardening
