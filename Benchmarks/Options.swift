@@ -20,22 +20,27 @@ struct Options: Sendable {
   var baseURL: String?
   /// Set in a memory child: its cache directory.
   var cacheDirectory: String?
+  /// The `attachkit` binary the command-line batch runs (default: the one built next to the
+  /// benchmark), e.g. an older build for a before/after comparison.
+  var attachkit: String?
 
   /// The scenario names `--only` accepts, in running order.
   static let scenarioNames = [
-    "hit", "cold", "revalidate", "batch", "refuse", "deadline", "memory", "scale",
+    "hit", "cold", "revalidate", "batch", "churn", "refuse", "deadline", "memory", "scale",
   ]
 
   /// The usage text.
   static let usage = """
     usage: attachkit-bench [--quick] [--json FILE] [--html FILE] [--server auto|nginx|builtin]
                            [--dir DIR] [--only \(scenarioNames.joined(separator: ","))]
+                           [--attachkit PATH]
       --quick    fewer iterations (well under a minute)
       --json     write the results as one flat JSON object
       --html     write a self-contained HTML report (inline SVG)
       --server   nginx (default when installed) or the built-in TestHTTPServer
       --dir      where caches and downloads go (default /tmp; the file system matters)
       --only     run only these scenarios
+      --attachkit  the attachkit binary for the command-line batch (default: next to this one)
     """
 
   /// Parses `arguments` (without the program name).
@@ -62,6 +67,7 @@ struct Options: Sendable {
           throw BenchError("unknown scenario \(unknown)\n\(Self.usage)")
         }
       case "--dir": directory = try value(argument)
+      case "--attachkit": attachkit = try value(argument)
       case "--memory-probe": memoryProbe = try value(argument)
       case "--base": baseURL = try value(argument)
       case "--cache": cacheDirectory = try value(argument)

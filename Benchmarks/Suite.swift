@@ -12,6 +12,7 @@ enum Suite {
       ("cold", ColdDownloadScenario.run),
       ("revalidate", RevalidationScenario.run),
       ("batch", BatchScenario.run),
+      ("churn", ChurnScenario.run),
       ("refuse", EarlyRefusalScenario.run),
       ("deadline", DeadlineScenario.run),
       ("memory", MemoryScenario.run),
@@ -34,7 +35,8 @@ enum Suite {
     log("generating bodies in \(www)")
     let cold = options.runs("cold") ? ColdDownloadScenario.bodiesNeeded(quick: options.quick) : [:]
     let tree = try ContentTree(
-      root: www, hitFiles: 1_000, batchFiles: options.quick ? 100 : 400, coldFiles: cold)
+      root: www, hitFiles: 1_000, batchFiles: options.quick ? 100 : 400,
+      churnFiles: options.runs("churn") ? 2 * ChurnScenario.files : 0, coldFiles: cold)
     let server = try startServer(options: options, tree: tree, scratch: scratch)
     defer {
       server.stop()

@@ -4,7 +4,8 @@
 # are installed too (CI adds the tools its gates use).
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl "$@")
+# strace counts the inodes a publish creates; util-linux provides flock(1) for the lock tests.
+packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl strace util-linux "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

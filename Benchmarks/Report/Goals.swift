@@ -31,6 +31,10 @@ enum Goals {
     ratio("curl_45m_ratio", atMost: 1.1, "cold 45 MiB within 1.1× of curl (p50 wall time)")
     ratio("urlsession_45m_ratio", atMost: 1.0, strictly: true, "cold 45 MiB ahead of URLSession")
     ratio("batch_c16_ratio_curl", atMost: 1.0, "batch c=16 at least as fast as curl --parallel")
+    ratio(
+      "batch_cli_c16_ratio_curl", atMost: 0.8,
+      "attachkit prefetch -j 16 ≤ 0.8× curl --parallel (command line)")
+    ratio("churn_c16_ratio_curl", atMost: 1.0, "churn into a full 20 MiB cache, c=16, ≤ 1.0× curl --parallel")
     value("refuse_html_bytes", atMost: 65_536, "HTML page refused after ≤ 64 KiB (worst run)")
     latency("deadline_overshoot", 99, atMost: 0.050, "deadline overshoot p99 ≤ 50 ms")
     value("growth_rss_45m_mib", atMost: 2 * 1_048_576, "RSS growth during a 45 MiB download ≤ 2 MiB")

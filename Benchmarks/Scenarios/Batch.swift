@@ -1,4 +1,5 @@
 import AttachmentKit
+import Glibc
 
 /// Scenario 5: a batch of distinct URLs (100 KiB JPEGs), cold, through the pipeline at a
 /// fixed number of calls in flight, against `curl --parallel --parallel-max N` on the same
@@ -14,6 +15,7 @@ enum BatchScenario {
   /// repetitions.
   /// - Throws: when a download fails.
   static func run(_ context: BenchContext, into report: inout Report) async throws {
+    try await runCommandLine(context, into: &report)
     let count = context.tree.batchFiles
     let urls = (0..<count).map { context.server.url(ContentTree.batchPath($0)) }
     let repetitions = context.count(full: 3, quick: 1)
@@ -55,5 +57,73 @@ enum BatchScenario {
         "batch c=\(width): pipeline / curl --parallel (wall time)", key: "batch_c\(width)_ratio_curl",
         ours: oursMedian, theirs: curlMedian, goal: width == 16 ? 1.0 : nil)
     }
+  }
+
+  /// The batch as a user runs it: the command line `attachkit prefetch -j 16` (the release
+  /// build next to the benchmark, or `--attachkit PATH`) over the 400-URL list, a fresh cache
+  /// each run, against `curl --parallel --parallel-max 16` on the same list; the two
+  /// alternate which goes first. Both are new processes with new connections.
+  /// - Throws: ``BenchError`` when a run fails.
+  static func runCommandLine(_ context: BenchContext, into report: inout Report) async throws {
+    guard let binary = commandLineBinary(context), access(binary, X_OK) == 0 else {
+      log("batch: no attachkit binary next to the benchmark; skipping the command-line batch")
+      return
+    }
+    let count = context.tree.batchFiles
+    let urls = (0..<count).map { context.server.url(ContentTree.batchPath($0)) }
+    let list = context.scratch + "/batch-urls.txt"
+    try Files.write(urls.joined(separator: "\n") + "\n", to: list)
+    setenv("ATTACHKIT_ALLOW_PRIVATE_NETWORKS", "1", 1)  // the server is on loopback
+    let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+    defer { close(devNull) }
+    let repetitions = context.count(full: 9, quick: 3)
+    var ours: [Duration] = []
+    var curl: [Duration] = []
+    for repetition in 0..<repetitions {
+      let cache = context.scratch + "/caches/batch-cli-r\(repetition)"
+      Files.removeTree(cache)
+      func runOurs() throws {
+        let start = ContinuousClock.now
+        let pid = try Subprocess.spawn(
+          [binary, "prefetch", "-j", "16", "--quiet", "--cache-dir", cache, list], outputDescriptor: devNull)
+        let status = Subprocess.wait(pid)
+        let elapsed = ContinuousClock.now - start
+        guard status == 0 else { throw BenchError("attachkit prefetch exited \(status)") }
+        ours.append(elapsed)
+      }
+      if repetition % 2 == 0 { try runOurs() }
+      curl.append(try ChurnScenario.curlRun(context, urls: urls, name: "curl-batch-cli-r\(repetition)"))
+      if repetition % 2 == 1 { try runOurs() }
+      Files.removeTree(cache)
+    }
+    let oursMedian = Distribution(ours).percentile(50)
+    let curlMedian = Distribution(curl).percentile(50)
+    report.add(
+      section, "batch \(count) × 100 KiB, attachkit prefetch -j 16 (new process, fresh cache)",
+      key: "batch_cli_c16_files_per_s", value: Double(count) / oursMedian, unit: .perSecond)
+    report.add(
+      section, "batch \(count) × 100 KiB, curl --parallel --parallel-max 16 (same runs)",
+      key: "batch_cli_c16_curl_files_per_s", value: Double(count) / curlMedian, unit: .perSecond)
+    report.add(
+      section, "batch \(count) × 100 KiB, attachkit prefetch -j 16, median wall time",
+      key: "batch_cli_c16_ms",
+      value: oursMedian, unit: .milliseconds)
+    report.add(
+      section, "batch \(count) × 100 KiB, curl --parallel, median wall time", key: "batch_cli_c16_curl_ms",
+      value: curlMedian, unit: .milliseconds)
+    report.addRatio(
+      "batch, command line: prefetch -j 16 / curl --parallel (wall time)", key: "batch_cli_c16_ratio_curl",
+      ours: oursMedian, theirs: curlMedian, goal: 0.8)
+  }
+
+  /// The `attachkit` binary to time: `--attachkit`, else the one next to this executable.
+  static func commandLineBinary(_ context: BenchContext) -> String? {
+    if let explicit = context.options.attachkit { return explicit }
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard length > 0 else { return nil }
+    let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard let slash = executable.lastIndex(of: "/") else { return nil }
+    return String(executable[..<slash]) + "/attachkit"
   }
 }

@@ -5,11 +5,11 @@ import Glibc
 /// first hit of an entry not used for over a minute (which rewrites its record for LRU), and
 /// the time of `verify()` and `collectGarbage()`.
 ///
-/// The entries are made by fetching one real entry through the pipeline and cloning its
-/// record file under other URLs (the record's `url` line changed, the file named by the
-/// SHA-256 of the URL, as the cache does), all pointing at the same content; publishing
-/// 100,000 bodies through the pipeline would take minutes. A cloned entry is checked to be
-/// served as a hit before anything is timed.
+/// The entries are made by fetching one real entry through the pipeline and storing copies
+/// of it under other URLs with ``AttachmentCache/storeCopies(of:as:lastAccess:)`` (last used
+/// long ago, all pointing at the same content), so the benchmark never clones the on-disk
+/// format; publishing 100,000 bodies through the pipeline would take minutes. A copy is
+/// checked to be served as a hit before anything is timed.
 enum CacheScaleScenario {
   /// The report section.
   static let section = "9 cache scale"
@@ -19,21 +19,20 @@ enum CacheScaleScenario {
   static func run(_ context: BenchContext, into report: inout Report) async throws {
     let entries = context.count(full: 100_000, quick: 5_000)
     let pipeline = try context.makePipeline("scale")
-    let index = pipeline.cache.configuration.directory + "/v1/index"
     let seedURL = context.server.url(ContentTree.hitPath(0), iteration: 0)
     _ = try await pipeline.attachment(for: seedURL, deadline: generousDeadline())
-    guard let template = templateRecord(in: index) else {
-      throw BenchError("cannot find the seed record under \(index)")
-    }
     let urls = (1...entries).map { context.server.url(ContentTree.hitPath(0), iteration: $0) }
-    let (cloneTime, _) = try await timed { try clone(template, urls: urls, index: index) }
+    let (copyTime, stored) = try await timed {
+      try pipeline.cache.storeCopies(of: seedURL, as: urls, lastAccess: 0)
+    }
+    guard stored == entries else { throw BenchError("stored \(stored) of \(entries) copies") }
     report.add(
-      section, "write \(entries) cloned index records (setup, not the library)", key: "scale_setup_ms",
-      value: cloneTime.seconds, unit: .milliseconds)
+      section, "store \(entries) index records with storeCopies (setup)", key: "scale_setup_ms",
+      value: copyTime.seconds, unit: .milliseconds)
     let probe = try await pipeline.attachment(for: urls[0], deadline: generousDeadline())
     guard probe.source == .cache else {
       throw BenchError(
-        "a cloned record was not served as a hit (\(probe.source)): the record format changed?")
+        "a stored copy was not served as a hit (\(probe.source))")
     }
 
     let sample = Array(
@@ -76,34 +75,5 @@ enum CacheScaleScenario {
       samples.append(elapsed)
     }
     return Distribution(samples)
-  }
-
-  /// The lines of the only record file under `index`.
-  static func templateRecord(in index: String) -> [Substring]? {
-    for shard in Files.names(in: index) {
-      for name in Files.names(in: index + "/" + shard) {
-        guard let bytes = Files.read(index + "/" + shard + "/" + name) else { continue }
-        let text = String(decoding: bytes, as: UTF8.self)
-        return text.split(separator: "\n", omittingEmptySubsequences: false)
-      }
-    }
-    return nil
-  }
-
-  /// Writes one record per URL: the template with its `url` line replaced and its `access`
-  /// time set to 0 (unused for over a minute), named by the SHA-256 of the URL.
-  /// - Throws: ``BenchError`` when a file cannot be written.
-  static func clone(_ template: [Substring], urls: [String], index: String) throws {
-    for url in urls {
-      let lines = template.map { line -> String in
-        if line.hasPrefix("url ") { return "url " + url }
-        if line.hasPrefix("access ") { return "access 0.0" }
-        return String(line)
-      }
-      let digest = SHA256.hex(of: url)
-      let directory = index + "/" + digest.prefix(2)
-      if access(directory, F_OK) != 0 { try Files.makeDirectory(directory) }
-      try Files.write(lines.joined(separator: "\n"), to: directory + "/" + digest)
-    }
   }
 }

@@ -39,17 +39,20 @@ struct ContentTree: Sendable {
   let hitFiles: Int
   /// How many distinct batch files there are.
   let batchFiles: Int
+  /// How many distinct churn files there are (100 KiB JPEGs like the batch, other bodies).
+  let churnFiles: Int
   /// How many distinct bodies each cold size has (label → count).
   let coldFiles: [String: Int]
 
   /// Writes every file under `root` (which must not exist yet).
   /// - Throws: ``BenchError`` when a file cannot be written.
-  init(root: String, hitFiles: Int, batchFiles: Int, coldFiles: [String: Int]) throws {
+  init(root: String, hitFiles: Int, batchFiles: Int, churnFiles: Int = 0, coldFiles: [String: Int]) throws {
     self.root = root
     self.hitFiles = hitFiles
     self.batchFiles = batchFiles
+    self.churnFiles = churnFiles
     self.coldFiles = coldFiles
-    for sub in ["media", "cold", "hit", "batch", "reval", "as-jpeg", "big"] {
+    for sub in ["media", "cold", "hit", "batch", "churn", "reval", "as-jpeg", "big"] {
       try Files.makeDirectory(root + "/" + sub)
     }
     for (index, size) in Self.coldSizes.enumerated() {
@@ -67,6 +70,10 @@ struct ContentTree: Sendable {
       try Files.write(
         MediaFactory.jpeg(bytes: Self.batchBytes, seed: 5_000 + index), to: root + Self.batchPath(index))
     }
+    for index in 0..<churnFiles {
+      try Files.write(
+        MediaFactory.jpeg(bytes: Self.batchBytes, seed: 50_000 + index), to: root + Self.churnPath(index))
+    }
     try Files.write(MediaFactory.jpeg(bytes: Self.smallBytes, seed: 3), to: root + Self.revalidatePath)
     try Files.write(MediaFactory.htmlPage(bytes: Self.htmlBytes), to: root + Self.htmlAsJPEGPath)
     try Self.writeDeclared(to: root + Self.declaredPath)
@@ -80,6 +87,8 @@ struct ContentTree: Sendable {
   static func hitPath(_ index: Int) -> String { "/hit/small-\(index).jpg" }
   /// The URL path of batch file `index`.
   static func batchPath(_ index: Int) -> String { "/batch/\(index).jpg" }
+  /// The URL path of churn file `index`.
+  static func churnPath(_ index: Int) -> String { "/churn/\(index).jpg" }
   /// The URL path of the revalidated entry (`max-age=0` and an ETag).
   static let revalidatePath = "/reval/small.jpg"
   /// The URL path of the HTML page served as `image/jpeg`.
@@ -103,6 +112,7 @@ struct ContentTree: Sendable {
     add(Self.hitLargePath, "audio/wav", fresh)
     for index in 0..<hitFiles { add(Self.hitPath(index), "image/jpeg", fresh) }
     for index in 0..<batchFiles { add(Self.batchPath(index), "image/jpeg", fresh) }
+    for index in 0..<churnFiles { add(Self.churnPath(index), "image/jpeg", fresh) }
     add(Self.revalidatePath, "image/jpeg", [("Cache-Control", "max-age=0")], etag: "\"reval-1\"")
     add(Self.htmlAsJPEGPath, "image/jpeg", [])
     add(Self.declaredPath, "audio/wav", [])

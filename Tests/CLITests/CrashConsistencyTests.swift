@@ -2,8 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The cache survives `kill -9` at any moment and concurrent processes: nothing corrupt, no
-/// temporary file left after the next open, every URL answered with the true bytes.
+/// The cache survives `kill -9` mid-flight and concurrent processes: nothing corrupt and no
+/// temporary file after each kill, every URL answered with the true bytes.
 @Suite("Crash consistency and concurrent processes", .serialized)
 struct CrashConsistencyTests {
   /// A server with `count` distinct WAV files (real structure, distinct last sample), some of
@@ -47,42 +47,118 @@ struct CrashConsistencyTests {
     }
   }
 
-  @Test("kill -9 at 50 random moments: verify finds nothing corrupt, no temp files, true bytes after")
+  /// The body of `/k/ROUND/INDEX.wav`: the sample WAV with its last three bytes made
+  /// distinct, so every round publishes new content.
+  static func crashBody(_ wav: [UInt8], round: Int, index: Int) -> [UInt8] {
+    var body = wav
+    body[body.count - 1] = UInt8(index)
+    body[body.count - 2] = UInt8(round % 256)
+    body[body.count - 3] = 0xA5
+    return body
+  }
+
+  /// How many record files the cache's index holds now.
+  static func recordCount(_ cache: String) -> Int {
+    let index = cache + "/v2/index"
+    let shards = (try? FileManager.default.contentsOfDirectory(atPath: index)) ?? []
+    return shards.reduce(0) {
+      $0 + ((try? FileManager.default.contentsOfDirectory(atPath: index + "/" + $1))?.count ?? 0)
+    }
+  }
+
+  @Test(
+    "kill -9 at 50 moments chosen by bytes sent or a record appearing: every kill mid-flight, verify clean after each, true bytes after"
+  )
   func killNine() throws {
+    // Given a server whose bodies go out in paced 2 KiB chunks, counting what it has sent
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try Scratch()
     defer { scratch.remove() }
-    let bodies = try Self.serveWAVs(server, count: 120, slowEvery: 1)
-    let list = scratch.path + "/urls.txt"
-    try bodies.keys.sorted().joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-    let cache = scratch.path + "/cache"
-    var generator = SystemRandomNumberGenerator()
-
-    var killed = 0
-    for round in 0..<50 {
-      // Clear now and then, so most runs are killed while fetching and publishing.
-      if round % 4 == 0 { _ = try CLI.run(["cache", "clear", "--cache-dir", cache]) }
-      let process = try CLI.spawn(
-        ["prefetch", "--json", "--concurrency", "16", "--cache-dir", cache, list],
-        stdout: scratch.path + "/out")
-      usleep(UInt32.random(in: 5_000...250_000, using: &generator))
-      if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        killed += 1
+    let wav = try Media.bytes("wav-pcm16.wav")
+    let sent = Guarded(0)
+    let paced = Guarded(true)
+    server.routePrefix("/k/") { request, writer in
+      let parts = request.path.split(separator: "/")
+      guard parts.count == 3, let round = Int(parts[1]), let index = Int(parts[2].prefix { $0 != "." }) else {
+        _ = writer.respond(status: 404)
+        return
       }
-      process.waitUntilExit()
+      let body = Self.crashBody(wav, round: round, index: index)
+      _ = writer.writeHead(
+        status: 200, headers: [("Content-Length", "\(body.count)"), ("Content-Type", "audio/wav")])
+      for start in stride(from: 0, to: body.count, by: 2048) {
+        let chunk = Array(body[start..<min(body.count, start + 2048)])
+        guard writer.write(chunk) else { return }
+        sent.withLock { $0 += chunk.count }
+        if paced.withLock({ $0 }) { _ = writer.sleep(milliseconds: 10) }
+      }
     }
-    print("kill -9: \(killed) of 50 prefetch runs killed mid-flight")
-    #expect(killed >= 40)
+    let cache = scratch.path + "/cache"
+    let filesPerRound = 24
+    let roundBytes = filesPerRound * wav.count
+    var bodies: [String: [UInt8]] = [:]
+    var midFlight = 0
+    var published: [Int] = []  // entries each killed run managed to publish
+    var entries = 0
 
-    let verify = try CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
-    let report = try #require(verify.jsonLines.first)
-    #expect(report["corrupt"] as? Int == 0)
-    let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v1/tmp")
-    #expect(leftovers.isEmpty, "\(leftovers)")
+    for round in 0..<50 {
+      let urls = (0..<filesPerRound).map { server.url("/k/\(round)/\($0).wav") }
+      for (index, url) in urls.enumerated() { bodies[url] = Self.crashBody(wav, round: round, index: index) }
+      let list = scratch.path + "/round.txt"
+      try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+      // Even rounds: kill once the server has sent a share of the round, from the first
+      // chunks (connections and body files just made) to the last wave. Odd rounds: kill once
+      // the round's first record exists, while the rest of its wave validates and publishes.
+      let byRecord = round % 2 == 1
+      let target = roundBytes * (round + 1) / 52
+      let before = sent.withLock { $0 }
+      let process = try CLI.spawn(
+        ["prefetch", "--json", "--concurrency", "8", "--cache-dir", cache, list],
+        stdout: scratch.path + "/out")
+      var waited = 0
+      func reached() -> Bool {
+        byRecord ? Self.recordCount(cache) > entries : sent.withLock { $0 } - before >= target
+      }
+      while !reached() && process.isRunning && waited < 20_000 {
+        usleep(500)
+        waited += 1
+      }
+      let progress = sent.withLock { $0 } - before
+      if process.isRunning && reached() && progress < roundBytes {
+        midFlight += 1
+      } else {
+        Issue.record(
+          "round \(round): not killed mid-flight (sent \(progress) of \(roundBytes), target \(byRecord ? "a record" : "\(target) B"))"
+        )
+      }
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
 
-    let final = try CLI.run(["prefetch", "--json", "--cache-dir", cache, list])
+      // Then verify, before anything could repair it, finds nothing corrupt and leaves no
+      // temporary file
+      let verify = try CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
+      let report = try #require(verify.jsonLines.first, "round \(round): \(verify.stderr)")
+      #expect(report["corrupt"] as? Int == 0, "round \(round): \(report)")
+      #expect(report["temporaryFiles"] as? Int == 0, "round \(round): \(report)")
+      published.append((report["entries"] as? Int ?? 0) - entries)
+      entries = report["entries"] as? Int ?? 0
+      let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v2/tmp")
+      #expect(leftovers.isEmpty, "round \(round): \(leftovers)")
+    }
+    print("kill -9: \(midFlight) of 50 prefetch runs killed mid-flight")
+    #expect(midFlight == 50)
+    // Kills landed before any publish of their run, and after some of it (every odd round
+    // by construction: its first record existed)
+    print("kill -9: entries published per killed run: \(published)")
+    #expect(published.contains(0))
+    #expect(published.contains { $0 > 0 && $0 < filesPerRound })
+
+    // And every URL of every round is then answered with its true bytes (hits checked too)
+    paced.withLock { $0 = false }
+    let list = scratch.path + "/all.txt"
+    try bodies.keys.sorted().joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    let final = try CLI.run(["prefetch", "--json", "--concurrency", "16", "--cache-dir", cache, list])
     #expect(final.status == 0)
     Self.checkAnswers(final.jsonLines, bodies: bodies)
   }
@@ -115,5 +191,19 @@ struct CrashConsistencyTests {
     #expect(report["corrupt"] as? Int == 0)
     // Identical content is stored once even when four processes raced to publish it
     #expect(report["contentFiles"] as? Int == 200)
+  }
+}
+
+/// A value behind a lock, shared with the test server's handler threads.
+final class Guarded<Value>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value: Value
+
+  init(_ value: Value) { self.value = value }
+
+  func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return body(&value)
   }
 }

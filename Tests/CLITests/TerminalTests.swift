@@ -88,7 +88,7 @@ struct TerminalTests {
     #expect(lines.first?["outcome"] as? String == "accepted")
     let summary = (try? String(contentsOfFile: scratch.path + "/err", encoding: .utf8)) ?? ""
     #expect(summary.contains("interrupted"))
-    let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/v1/tmp")) ?? []
+    let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/v2/tmp")) ?? []
     #expect(leftovers.isEmpty, "\(leftovers)")
   }
 }

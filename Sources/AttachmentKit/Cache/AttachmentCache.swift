@@ -2,11 +2,14 @@ import Glibc
 import Synchronization
 
 /// The content-addressed on-disk cache: immutable content by SHA-256, one record per
-/// normalized URL, safe across crashes and processes.
+/// normalized URL, safe across crashes and across processes sharing the directory.
 ///
-/// It knows nothing of HTTP transfers: the pipeline hands it validated files and headers.
-/// Reads take no lock (content is immutable and checked by size on every read); record writes
-/// and sweeps take the directory's advisory lock.
+/// It knows nothing of HTTP transfers or of callers' policies: the pipeline hands it
+/// validated files with the facts a policy needs, and judges those facts on every hit.
+/// Reads take no lock and never wait (content is immutable and checked on every read; the LRU
+/// update of a hit only tries the lock). A publish links the content and commits its record
+/// under the directory's advisory lock, so a sweep (which mutates only under that lock, in
+/// short slices) cannot remove what a publish is returning.
 public final class AttachmentCache: Sendable {
   /// The cache's settings.
   public let configuration: CacheConfiguration
@@ -14,102 +17,181 @@ public final class AttachmentCache: Sendable {
   let lock: FileLock
   private let writtenSinceSweep = Atomic<Int64>(0)
   private let sweeping = Atomic<Bool>(false)
+  /// Set once the file system refused `O_TMPFILE`: named body files from then on.
+  private let anonymousRefused = Atomic<Bool>(false)
 
-  /// Opens (creating if needed) the cache in `configuration.directory`, and removes temporary
-  /// files abandoned by processes that no longer run.
-  /// - Throws: `io_error` when the directory cannot be created, is not a directory, belongs to
-  ///   another user or is writable by others.
+  /// Opens (creating if needed) the cache in `configuration.directory`, and removes body files
+  /// abandoned by writers that no longer run.
+  /// - Throws: `io_error` when the directory cannot be created, is not a directory (or is a
+  ///   symbolic link), belongs to another user or is writable by others; the same for the
+  ///   directories inside it.
   public init(configuration: CacheConfiguration) throws(AttachmentError) {
     self.configuration = configuration
     layout = CacheLayout(root: configuration.directory)
     lock = FileLock(path: layout.lockFile)
     try layout.prepare()
-    removeAbandonedTemporaryFiles()
+    removeAbandonedBodyFiles()
   }
 
-  /// The directory where bodies in flight are written (same file system as the content).
-  var temporaryDirectory: String { layout.temporary }
+  // MARK: - The public view of the layout
 
-  // MARK: - Reading (the hit path)
+  /// The file the record of `url` lives in (whether or not there is one now), or `nil` when
+  /// `url` is not an absolute http(s) URL. For tools and tests; the format is the cache's own.
+  public func recordPath(forURL url: String) -> String? {
+    URLKey(url).map { layout.recordPath(digest: $0.digest) }
+  }
+
+  /// The content file of the entry of `url` when the cache holds a readable record whose
+  /// content has the recorded size (fresh or stale; no policy is judged here), else `nil`.
+  public func contentPath(forURL url: String) -> String? {
+    URLKey(url).flatMap { entry(for: $0)?.path }
+  }
+
+  // MARK: - Reading (the hit path: no lock is waited for)
 
   /// The entry for a URL key if its record is readable and its content has the recorded
-  /// size. A damaged entry is dropped and reported as absent, never served.
+  /// size. A damaged entry is a miss, never served: a record that does not parse or whose
+  /// content is missing is dropped (when the lock is free); a symbolic link, FIFO or another
+  /// user's file is ignored (`verify` removes it).
   func entry(for key: URLKey) -> CacheEntry? {
     let digest = key.digest
-    let recordPath = layout.recordPath(digest: digest)
-    guard let bytes = FileSystem.readSmallFile(recordPath) else { return nil }
-    let text = String(decoding: bytes, as: UTF8.self)
-    guard let record = CacheRecord(decoding: text[...]), record.url == key.normalized else {
+    guard case .bytes(let bytes) = CacheFiles.readRecord(path: layout.recordPath(digest: digest)) else {
+      return nil
+    }
+    guard let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]),
+      record.url == key.normalized
+    else {
       dropRecord(digest: digest, ifStill: bytes)
       return nil
     }
-    let path = layout.contentPath(
-      sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
-    guard let info = FileSystem.info(path), info.size == record.validation.bytes else {
+    let validation = record.validation
+    let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
+    switch CacheFiles.findChecked(path: path) {
+    case .file(let size, _) where size == validation.bytes:
+      return CacheEntry(record: record, path: path, digest: digest)
+    case .missing, .file:
       dropRecord(digest: digest, ifStill: bytes)
       return nil
+    case .damaged:
+      return nil
     }
-    return CacheEntry(record: record, path: path, digest: digest)
   }
 
   /// Records a use of an entry for LRU, at most once a minute per entry (a write per hit
-  /// would cost more than the hit).
+  /// would cost more than the hit). Never waits: when another process holds the lock (a
+  /// sweep), the update is skipped. Under the lock the record is re-read and written only if
+  /// it is still the one the hit served, so a newer record is never overwritten.
   func touch(_ entry: CacheEntry, now: Double) {
     guard now - entry.record.lastAccess > 60 else { return }
-    var record = entry.record
-    record.lastAccess = now
-    try? commit(record, digest: entry.digest)
+    _ = lock.withExclusiveLockIfFree {
+      guard currentRecord(digest: entry.digest) == entry.record else { return }
+      var record = entry.record
+      record.lastAccess = now
+      try? writeRecord(record, digest: entry.digest)
+    }
   }
 
   // MARK: - Writing
 
-  /// Publishes a validated file: links it into place by hash (identical content is stored
-  /// once), then commits the record that makes it visible. The temporary file is consumed.
+  /// A new file for a download's body, on the cache's file system (see ``CacheBodyFile``).
+  /// The caller publishes, stashes or discards it.
+  /// - Throws: `io_error` when no file can be created.
+  func makeBodyFile() throws(AttachmentError) -> CacheBodyFile {
+    let anonymous = configuration.anonymousBodyFiles && !anonymousRefused.load(ordering: .relaxed)
+    let (file, refused) = try CacheBodyFile.make(in: layout.temporary, anonymous: anonymous)
+    if refused { anonymousRefused.store(true, ordering: .relaxed) }
+    return file
+  }
+
+  /// Publishes a validated body: links it into place by hash (identical content is stored
+  /// once) and commits the record that makes it visible, both under the lock, so no sweep
+  /// can fall between them. The body file is consumed (discarded) in every case.
+  /// - Parameter peer: the class of the address the body came from (a policy fact).
   /// - Returns: the entry now in the cache.
-  /// - Throws: `io_error` (disk full, permissions); the cache stays as it was and the
-  ///   temporary file is removed.
+  /// - Throws: `io_error` (disk full, permissions, an unsafe directory); the cache stays as
+  ///   it was.
   func publish(
-    file temporary: String, validation: Validation, key: URLKey, headers: ResponseHeaders,
-    freshness: Freshness.Policy, now: Double
+    body: CacheBodyFile, validation: Validation, key: URLKey, headers: ResponseHeaders,
+    peer: PeerAddressClass?, freshness: Freshness.Policy, now: Double
   ) throws(AttachmentError) -> CacheEntry {
-    defer { unlink(temporary) }
-    let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
-    try placeContent(temporary, at: path, bytes: validation.bytes)
+    defer { body.discard() }
+    if configuration.durable { fsync(body.descriptor) }
     let record = CacheRecord(
-      url: key.normalized, validation: validation, etag: headers.etag,
+      url: key.normalized, validation: validation, peer: peer, etag: headers.etag,
       lastModified: headers.lastModified, date: headers.date, fetchedAt: now,
       freshUntil: now + freshness.lifetime, lastAccess: now)
     let digest = key.digest
-    try commit(record, digest: digest)
+    let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
+    // Checked before the lock, to keep its hold short: a fan-out directory made once does not
+    // change, and the checks are repeated (by failing) if it did.
+    try ensureDirectory(layout.contentDirectory(sha256: validation.sha256))
+    try ensureDirectory(layout.recordDirectory(digest: digest))
+    // The record's inode is made and written before the lock (an anonymous file), so the
+    // lock is held for links and a rename only, never for an inode allocation.
+    let prepared = try prepareRecord(record)
+    defer { prepared?.discard() }
+    try lock.withExclusiveLock { () throws(AttachmentError) in
+      try placeContent(body, at: path, bytes: validation.bytes)
+      if let prepared {
+        try commitPrepared(prepared, digest: digest)
+      } else {
+        try writeRecord(record, digest: digest, checkDirectory: false)
+      }
+    }
     noteWritten(validation.bytes)
     return CacheEntry(record: record, path: path, digest: digest)
   }
 
-  /// Moves a validated file that must not be kept (`no-store`) next to the content, outside
-  /// the index, for the caller to take; maintenance removes it after the grace period.
-  func stash(file temporary: String, validation: Validation) throws(AttachmentError) -> String {
+  /// Gives a validated body that must not be kept (`no-store`) a name next to the content,
+  /// outside the index, for the caller to take; maintenance removes it after the grace
+  /// period. The body file is consumed.
+  /// - Throws: `io_error` when it cannot be linked.
+  func stash(body: CacheBodyFile, validation: Validation) throws(AttachmentError) -> String {
+    defer { body.discard() }
     let path = "\(layout.temporary)/unindexed-\(validation.sha256).\(validation.fileExtension)"
-    guard rename(temporary, path) == 0 else {
-      unlink(temporary)
-      throw AttachmentError(
-        .ioError, "Cannot move the file into the cache: \(String(cString: strerror(errno))).")
+    for _ in 0..<2 {
+      if Self.link(body, to: path) == 0 { return path }
+      guard errno == EEXIST else { break }
+      if case .file(let size, _) = CacheFiles.find(path: path), size == validation.bytes {
+        CacheFiles.setModified(path, to: FileSystem.now())
+        return path
+      }
+      unlink(path)
     }
-    return path
+    throw AttachmentError(
+      .ioError, "Cannot move the file into the cache: \(String(cString: strerror(errno))).")
   }
 
-  /// Refreshes an entry after a `304 Not Modified`: new freshness and validators, same content.
+  /// Refreshes an entry after a `304 Not Modified`: new freshness and validators, same
+  /// content. Under the lock the record is re-read: when another process meanwhile stored
+  /// different content for the URL, its record stays and is answered instead.
+  /// - Returns: the refreshed entry, or `nil` when its content was removed meanwhile (a sweep
+  ///   of another process): the caller fetches again.
+  /// - Throws: `io_error` when the record cannot be written.
   func refresh(
     _ entry: CacheEntry, headers: ResponseHeaders, freshness: Freshness.Policy, now: Double
-  ) throws(AttachmentError) -> CacheEntry {
-    var record = entry.record
-    record.etag = headers.etag ?? record.etag
-    record.lastModified = headers.lastModified ?? record.lastModified
-    record.date = headers.date ?? record.date
-    record.fetchedAt = now
-    record.freshUntil = now + freshness.lifetime
-    record.lastAccess = now
-    try commit(record, digest: entry.digest)
-    return CacheEntry(record: record, path: entry.path, digest: entry.digest)
+  ) throws(AttachmentError) -> CacheEntry? {
+    try lock.withExclusiveLock { () throws(AttachmentError) -> CacheEntry? in
+      let current = currentRecord(digest: entry.digest)
+      if let current, current.validation.sha256 != entry.record.validation.sha256,
+        let other = healthyEntry(current, digest: entry.digest)
+      {
+        return other
+      }
+      guard case .file(let size, _) = CacheFiles.find(path: entry.path), size == entry.record.validation.bytes
+      else { return nil }
+      CacheFiles.setModified(entry.path, to: FileSystem.now())  // in use again: no sweep takes it now
+      var record =
+        current?.validation.sha256 == entry.record.validation.sha256 ? current ?? entry.record : entry.record
+      record.etag = headers.etag ?? record.etag
+      record.lastModified = headers.lastModified ?? record.lastModified
+      record.date = headers.date ?? record.date
+      record.fetchedAt = now
+      record.freshUntil = now + freshness.lifetime
+      record.lastAccess = now
+      try writeRecord(record, digest: entry.digest)
+      return CacheEntry(record: record, path: entry.path, digest: entry.digest)
+    }
   }
 
   /// Removes the record of a URL (its content goes at the next sweep if nothing else uses it).
@@ -120,76 +202,235 @@ public final class AttachmentCache: Sendable {
     }
   }
 
-  private func placeContent(_ temporary: String, at path: String, bytes: Int64) throws(AttachmentError) {
-    if configuration.durable {
-      let fd = open(temporary, O_RDONLY | O_CLOEXEC)
-      if fd >= 0 {
-        fsync(fd)
-        close(fd)
-      }
+  /// Stores the entry of `url` again under each of `urls` (same content, same facts), with
+  /// `lastAccess` as their LRU time when given. For tools that seed a cache (the benchmarks'
+  /// 100,000-entry index) without knowing its format. Takes the lock in short slices, like a
+  /// sweep, so hits and publishes of other callers go on meanwhile.
+  /// - Returns: how many records were written.
+  /// - Throws: `io_error` when `url` has no entry or a record cannot be written.
+  public func storeCopies(of url: String, as urls: [String], lastAccess: Double? = nil)
+    throws(AttachmentError) -> Int
+  {
+    guard let key = URLKey(url), let source = entry(for: key) else {
+      throw AttachmentError(.ioError, "The cache holds no entry for the URL to copy.")
     }
+    var written = 0
+    let slice = max(1, configuration.sweepSliceOperations)
+    var next = 0
+    while next < urls.count {
+      let end = min(urls.count, next + slice)
+      written += try lock.withExclusiveLock { () throws(AttachmentError) -> Int in
+        var count = 0
+        for other in urls[next..<end] {
+          guard let otherKey = URLKey(other) else { continue }
+          var record = source.record
+          record.url = otherKey.normalized
+          if let lastAccess { record.lastAccess = lastAccess }
+          try writeRecord(record, digest: otherKey.digest)
+          count += 1
+        }
+        return count
+      }
+      next = end
+    }
+    return written
+  }
+
+  // MARK: - Under the lock
+
+  /// The record now on disk for a digest, parsed, or `nil`.
+  func currentRecord(digest: String) -> CacheRecord? {
+    guard case .bytes(let bytes) = CacheFiles.readRecord(path: layout.recordPath(digest: digest)) else {
+      return nil
+    }
+    return CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...])
+  }
+
+  private func healthyEntry(_ record: CacheRecord, digest: String) -> CacheEntry? {
+    let path = layout.contentPath(
+      sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
+    guard case .file(let size, _) = CacheFiles.find(path: path), size == record.validation.bytes else {
+      return nil
+    }
+    return CacheEntry(record: record, path: path, digest: digest)
+  }
+
+  /// Links the body at `path` (lock held). Identical content already there is kept and made
+  /// young again; damaged content (wrong size, a link, a FIFO, another user's file) is
+  /// replaced atomically. The content's modification time is set to now, read under the
+  /// lock: a sweep that started before spares it.
+  private func placeContent(_ body: CacheBodyFile, at path: String, bytes: Int64) throws(AttachmentError) {
     let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-    try CacheLayout.makeDirectory(directory)
-    if link(temporary, path) == 0 {
+    if Self.link(body, to: path) == 0 {
+      CacheFiles.setModified(path, to: FileSystem.now())
       if configuration.durable { FileSystem.syncDirectory(of: path) }
       return
     }
     guard errno == EEXIST else {
       throw AttachmentError(.ioError, "Cannot publish into the cache: \(String(cString: strerror(errno))).")
     }
-    // Identical content is already there. If it is damaged (wrong size), replace it: the
-    // rename is atomic, so readers see the old or the new file, never a partial one.
-    if FileSystem.info(path)?.size == bytes {
-      utimensat(AT_FDCWD, path, nil, 0)  // young again: a sweep's grace period covers it
+    if case .file(let size, _) = CacheFiles.find(path: path), size == bytes {
+      CacheFiles.setModified(path, to: FileSystem.now())
       return
     }
-    guard rename(temporary, path) == 0 || FileSystem.info(path)?.size == bytes else {
+    // Damaged: link under a temporary name in the same directory, then rename over it, so
+    // readers see the old or the new file, never a partial one.
+    let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    let replacement = "\(directory)/.replace-\(token)"
+    guard Self.link(body, to: replacement) == 0 else {
       throw AttachmentError(.ioError, "Cannot replace damaged content: \(String(cString: strerror(errno))).")
     }
-  }
-
-  private func commit(_ record: CacheRecord, digest: String) throws(AttachmentError) {
-    let path = layout.recordPath(digest: digest)
-    let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-    try CacheLayout.makeDirectory(directory)
-    let bytes = Array(record.encoded().utf8)
-    try lock.withExclusiveLock { () throws(AttachmentError) in
-      try FileSystem.writeAtomically(
-        bytes, to: path, temporaryDirectory: layout.temporary, durable: configuration.durable)
+    guard rename(replacement, path) == 0 else {
+      let reason = String(cString: strerror(errno))
+      unlink(replacement)
+      throw AttachmentError(.ioError, "Cannot replace damaged content: \(reason).")
     }
+    CacheFiles.setModified(path, to: FileSystem.now())
   }
 
-  /// Drops a record that failed its check, unless another writer replaced it meanwhile.
+  /// Makes `path` name the body file: `linkat` of an anonymous file (through
+  /// `/proc/self/fd`, else `AT_EMPTY_PATH`), `link` of a named one. Returns 0 or -1 (errno).
+  private static func link(_ body: CacheBodyFile, to path: String) -> Int32 {
+    guard body.isAnonymous else { return Glibc.link(body.path, path) }
+    if linkat(AT_FDCWD, body.path, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 { return 0 }
+    guard errno == ENOENT || errno == EPERM else { return -1 }
+    let saved = errno
+    if linkat(body.descriptor, "", AT_FDCWD, path, atEmptyPath) == 0 { return 0 }
+    if errno == ENOENT || errno == EPERM { errno = saved }
+    return -1
+  }
+
+  /// The name prefix of a prepared record linked into `tmp/` just before its rename (only
+  /// ever under the lock, so a sweep, which holds it, removes any it finds).
+  static let preparedRecordPrefix = ".rec-"
+
+  /// Writes a record into an anonymous file, outside the lock; `nil` where the file system
+  /// has no `O_TMPFILE` (the record is then written under the lock).
+  /// - Throws: `io_error` when the file cannot be made or written.
+  private func prepareRecord(_ record: CacheRecord) throws(AttachmentError) -> CacheBodyFile? {
+    let file = try makeBodyFile()
+    guard file.isAnonymous else {
+      file.discard()
+      return nil
+    }
+    let bytes = Array(record.encoded().utf8)
+    var failure: Int32 = 0
+    bytes.withUnsafeBytes { raw in
+      var offset = 0
+      while offset < raw.count {
+        let written = write(file.descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          failure = errno
+          return
+        }
+        offset += written
+      }
+    }
+    if failure == 0, configuration.durable, fsync(file.descriptor) != 0 { failure = errno }
+    guard failure == 0 else {
+      file.discard()
+      throw AttachmentError(.ioError, "Cannot write a cache record: \(String(cString: strerror(failure))).")
+    }
+    return file
+  }
+
+  /// Makes a prepared record the record of `digest` (lock held): linked into `tmp/` under a
+  /// temporary name, then renamed over the record, so readers see the old or the new one.
+  private func commitPrepared(_ file: CacheBodyFile, digest: String) throws(AttachmentError) {
+    let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    let temporary = "\(layout.temporary)/\(Self.preparedRecordPrefix)\(token)"
+    let path = layout.recordPath(digest: digest)
+    guard Self.link(file, to: temporary) == 0 else {
+      throw AttachmentError(.ioError, "Cannot publish a cache record: \(String(cString: strerror(errno))).")
+    }
+    guard rename(temporary, path) == 0 else {
+      let reason = String(cString: strerror(errno))
+      unlink(temporary)
+      throw AttachmentError(.ioError, "Cannot publish a cache record: \(reason).")
+    }
+    if configuration.durable { FileSystem.syncDirectory(of: path) }
+  }
+
+  /// `AT_EMPTY_PATH`, which Glibc's module does not export.
+  private static let atEmptyPath: Int32 = 0x1000
+
+  /// Writes a record (lock held): a temporary file renamed over the record.
+  private func writeRecord(_ record: CacheRecord, digest: String, checkDirectory: Bool = true)
+    throws(AttachmentError)
+  {
+    if checkDirectory { try ensureDirectory(layout.recordDirectory(digest: digest)) }
+    try FileSystem.writeAtomically(
+      Array(record.encoded().utf8), to: layout.recordPath(digest: digest),
+      temporaryDirectory: layout.temporary,
+      durable: configuration.durable)
+  }
+
+  /// Makes sure a fan-out directory exists and is safe before writing into it: a missing one
+  /// is made, a file or link in its place is replaced by a directory.
+  /// - Throws: `io_error` when it belongs to another user or is writable by others.
+  private func ensureDirectory(_ path: String) throws(AttachmentError) {
+    var info = stat()
+    if lstat(path, &info) == 0 {
+      if info.st_mode & S_IFMT == S_IFDIR {
+        if let problem = CacheFiles.directoryProblem(info, groupWritableAllowed: false) {
+          throw AttachmentError(.ioError, "The cache directory \(path) \(problem).")
+        }
+        return
+      }
+      unlink(path)
+    }
+    try CacheLayout.makeDirectory(path)
+  }
+
+  /// Drops a record that failed its check, unless another writer replaced it meanwhile or
+  /// the lock is busy (a hit never waits; `verify` removes it later).
   private func dropRecord(digest: String, ifStill bytes: [UInt8]) {
     let path = layout.recordPath(digest: digest)
-    try? lock.withExclusiveLock { () throws(AttachmentError) in
-      if FileSystem.readSmallFile(path) == bytes { unlink(path) }
+    _ = lock.withExclusiveLockIfFree {
+      if CacheFiles.readRecord(path: path) == .bytes(bytes) { unlink(path) }
     }
   }
 
   private func noteWritten(_ bytes: Int64) {
-    let total = writtenSinceSweep.add(bytes, ordering: .relaxed).newValue
-    guard total >= configuration.sweepThreshold else { return }
+    writtenSinceSweep.add(bytes, ordering: .relaxed)
+    sweepIfDue()
+  }
+
+  /// Starts the automatic sweep when a threshold's worth was written since the last one and
+  /// no sweep of this cache object is running (inline or in the background, per
+  /// ``CacheConfiguration/sweepsInBackground``).
+  private func sweepIfDue() {
+    guard writtenSinceSweep.load(ordering: .relaxed) >= configuration.sweepThreshold else { return }
     guard sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
       return
     }
-    writtenSinceSweep.store(0, ordering: .relaxed)
-    Task.detached(priority: .background) { [self] in
-      _ = try? self.collectGarbage()
-      self.sweeping.store(false, ordering: .releasing)
+    guard configuration.sweepsInBackground else {
+      sweepWhileDue()
+      return
     }
+    Task.detached(priority: .background) { [self] in self.sweepWhileDue() }
   }
 
-  func removeAbandonedTemporaryFiles() {
+  /// Sweeps until less than a threshold was written during the last sweep (what is published
+  /// while a sweep runs is not in its scan), then lets the next publish start one.
+  private func sweepWhileDue() {
+    repeat {
+      writtenSinceSweep.store(0, ordering: .relaxed)
+      _ = try? collectGarbage()
+    } while writtenSinceSweep.load(ordering: .relaxed) >= configuration.sweepThreshold
+    sweeping.store(false, ordering: .releasing)
+    // A publish that crossed the threshold just before `sweeping` was cleared started nothing.
+    sweepIfDue()
+  }
+
+  /// Removes named body files whose writer is gone (their lock can be taken). Needs no cache
+  /// lock: a live writer holds its file's lock.
+  func removeAbandonedBodyFiles() {
     let now = FileSystem.now()
-    for name in FileSystem.names(in: layout.temporary) {
-      let path = "\(layout.temporary)/\(name)"
-      if TemporaryFile.isTemporary(name: name) {
-        if TemporaryFile.isAbandoned(name: name) { unlink(path) }
-      } else if name.hasPrefix("unindexed-"), let info = FileSystem.info(path),
-        now - info.modified > configuration.gracePeriodSeconds
-      {
-        unlink(path)
+    for name in CacheFiles.names(inDirectory: layout.temporary) where name.hasPrefix(CacheBodyFile.prefix) {
+      if CacheBodyFile.isAbandoned(name: name, in: layout.temporary, now: now) {
+        unlink("\(layout.temporary)/\(name)")
       }
     }
   }

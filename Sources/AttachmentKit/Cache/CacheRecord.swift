@@ -1,12 +1,21 @@
 /// One index record: what the cache knows about a URL. Committing it is what makes an entry
 /// visible; it points at immutable content by SHA-256.
 ///
-/// Stored as short `key value` lines (fast to parse on the hit path, readable with `cat`).
+/// It keeps the facts a caller's policy is judged on (category by type, bytes, duration,
+/// pixels, and the class of the address the download came from); the pipeline judges them,
+/// the cache only stores them. Stored as short `key value` lines (fast to parse on the hit
+/// path, readable with `cat`).
 struct CacheRecord: Equatable, Sendable {
+  /// The record format this code writes and reads (`v` line).
+  static let version = "2"
+
   /// The normalized URL this record answers.
   var url: String
   /// The validation result of the content (type, size, hash, dimensions, warnings).
   var validation: Validation
+  /// The class of the peer address the content was downloaded from (`nil`: libcurl did not
+  /// say, and the caller accepted private networks).
+  var peer: PeerAddressClass?
   /// Validators for revalidation.
   var etag: String?
   /// The `Last-Modified` header, for `If-Modified-Since`.
@@ -22,15 +31,9 @@ struct CacheRecord: Equatable, Sendable {
 
   /// The record's text.
   func encoded() -> String {
-    var lines = ["v 1", "url \(url)", "sha256 \(validation.sha256)", "bytes \(validation.bytes)"]
-    lines.append("type \(validation.type.rawValue)")
-    if let mime = validation.detectedMIME { lines.append("mime \(mime)") }
-    if let width = validation.width { lines.append("width \(width)") }
-    if let height = validation.height { lines.append("height \(height)") }
-    if let frames = validation.frames { lines.append("frames \(frames)") }
-    if let duration = validation.durationSeconds { lines.append("duration \(duration)") }
-    for codec in validation.codecs { lines.append("codec \(codec)") }
-    for warning in validation.warnings { lines.append("warning \(warning)") }
+    var lines = ["v \(Self.version)", "url \(url)"]
+    lines += Self.validationLines(validation)
+    if let peer { lines.append("peer \(peer.rawValue)") }
     if let etag { lines.append("etag \(etag)") }
     if let lastModified { lines.append("lastmod \(lastModified)") }
     if let date { lines.append("date \(date)") }
@@ -43,38 +46,23 @@ struct CacheRecord: Equatable, Sendable {
   /// Parses a record, or returns `nil` for anything malformed (a torn or foreign file is a
   /// miss, never a crash).
   init?(decoding text: Substring) {
-    var fields: [Substring: Substring] = [:]
-    var warnings: [String] = []
-    var codecs: [String] = []
-    for line in text.split(separator: "\n") {
-      guard let space = line.firstIndex(of: " ") else { return nil }
-      let key = line[..<space]
-      let value = line[line.index(after: space)...]
-      if key == "warning" {
-        warnings.append(String(value))
-      } else if key == "codec" {
-        codecs.append(String(value))
-      } else {
-        fields[key] = value
-      }
-    }
-    guard fields["v"] == "1", let url = fields["url"], let sha = fields["sha256"], sha.count == 64,
-      let bytes = fields["bytes"].flatMap({ Int64($0) }), bytes > 0,
-      let type = fields["type"].flatMap({ MediaType(rawValue: String($0)) }),
-      let fetched = fields["fetched"].flatMap({ Double($0) }),
-      let fresh = fields["fresh"].flatMap({ Double($0) }),
-      let access = fields["access"].flatMap({ Double($0) })
+    guard let lines = RecordLines(text), lines.single["v"] == Self.version[...],
+      let url = lines.single["url"], let validation = Self.validation(from: lines),
+      let fetched = lines.single["fetched"].flatMap({ Double($0) }),
+      let fresh = lines.single["fresh"].flatMap({ Double($0) }),
+      let access = lines.single["access"].flatMap({ Double($0) })
     else { return nil }
     self.url = String(url)
-    validation = Validation(
-      type: type, detectedMIME: fields["mime"].map(String.init), bytes: bytes, sha256: String(sha),
-      width: fields["width"].flatMap { Int($0) }, height: fields["height"].flatMap { Int($0) },
-      frames: fields["frames"].flatMap { Int($0) },
-      durationSeconds: fields["duration"].flatMap { Double($0) }, codecs: codecs,
-      warnings: warnings)
-    etag = fields["etag"].map(String.init)
-    lastModified = fields["lastmod"].map(String.init)
-    date = fields["date"].map(String.init)
+    self.validation = validation
+    if let text = lines.single["peer"] {
+      guard let peer = PeerAddressClass(rawValue: String(text)) else { return nil }
+      self.peer = peer
+    } else {
+      peer = nil
+    }
+    etag = lines.single["etag"].map(String.init)
+    lastModified = lines.single["lastmod"].map(String.init)
+    date = lines.single["date"].map(String.init)
     fetchedAt = fetched
     freshUntil = fresh
     lastAccess = access
@@ -82,11 +70,12 @@ struct CacheRecord: Equatable, Sendable {
 
   /// Makes a record.
   init(
-    url: String, validation: Validation, etag: String?, lastModified: String?, date: String?,
-    fetchedAt: Double, freshUntil: Double, lastAccess: Double
+    url: String, validation: Validation, peer: PeerAddressClass?, etag: String?, lastModified: String?,
+    date: String?, fetchedAt: Double, freshUntil: Double, lastAccess: Double
   ) {
     self.url = url
     self.validation = validation
+    self.peer = peer
     self.etag = etag
     self.lastModified = lastModified
     self.date = date
@@ -95,8 +84,81 @@ struct CacheRecord: Equatable, Sendable {
     self.lastAccess = lastAccess
   }
 
+  // MARK: - The validation round trip (one place to add a field)
+
+  /// The lines of a validation result. A new `Validation` field gets a line here and a read
+  /// in ``validation(from:)``; repeated values use ``RecordLines/repeatedKeys``.
+  static func validationLines(_ validation: Validation) -> [String] {
+    var lines = [
+      "sha256 \(validation.sha256)", "bytes \(validation.bytes)", "type \(validation.type.rawValue)",
+    ]
+    if let mime = validation.detectedMIME { lines.append("mime \(mime)") }
+    if let width = validation.width { lines.append("width \(width)") }
+    if let height = validation.height { lines.append("height \(height)") }
+    if let frames = validation.frames { lines.append("frames \(frames)") }
+    if let duration = validation.durationSeconds { lines.append("duration \(duration)") }
+    for codec in validation.codecs { lines.append("codec \(codec)") }
+    for warning in validation.warnings { lines.append("warning \(warning)") }
+    return lines
+  }
+
+  /// The validation result in parsed record lines, or `nil` when a field is malformed (a
+  /// `sha256` must be 64 lower-case hex digits: it becomes a file name).
+  static func validation(from lines: RecordLines) -> Validation? {
+    guard let sha = lines.single["sha256"], isSHA256(sha),
+      let bytes = lines.single["bytes"].flatMap({ Int64($0) }), bytes > 0,
+      let type = lines.single["type"].flatMap({ MediaType(rawValue: String($0)) })
+    else { return nil }
+    func integer(_ key: Substring) -> Int?? {
+      guard let text = lines.single[key] else { return .some(nil) }
+      return Int(text).map { .some($0) } ?? nil
+    }
+    guard let width = integer("width"), let height = integer("height"), let frames = integer("frames") else {
+      return nil
+    }
+    var duration: Double?
+    if let text = lines.single["duration"] {
+      guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return nil }
+      duration = seconds
+    }
+    return Validation(
+      type: type, detectedMIME: lines.single["mime"].map(String.init), bytes: bytes, sha256: String(sha),
+      width: width, height: height, frames: frames, durationSeconds: duration,
+      codecs: lines.repeated["codec", default: []].map(String.init),
+      warnings: lines.repeated["warning", default: []].map(String.init))
+  }
+
+  /// Whether `text` is 64 lower-case hex digits.
+  static func isSHA256(_ text: Substring) -> Bool {
+    text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+  }
+
   private static func singleLine(_ text: String) -> String {
     guard text.contains(where: { $0 == "\n" || $0 == "\r" }) else { return text }
     return String(text.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+  }
+}
+
+/// A record's `key value` lines: single-valued keys (the last one wins) and repeated ones.
+struct RecordLines {
+  /// Keys that may appear many times, each value kept in order.
+  static let repeatedKeys: Set<Substring> = ["warning", "codec"]
+  /// Single-valued keys.
+  var single: [Substring: Substring] = [:]
+  /// Repeated keys, values in order.
+  var repeated: [Substring: [Substring]] = [:]
+
+  /// Splits a record's text, or returns `nil` when a line has no space.
+  init?(_ text: Substring) {
+    for line in text.split(separator: "\n") {
+      guard let space = line.firstIndex(of: " ") else { return nil }
+      let key = line[..<space]
+      let value = line[line.index(after: space)...]
+      if Self.repeatedKeys.contains(key) {
+        repeated[key, default: []].append(value)
+      } else {
+        single[key] = value
+      }
+    }
   }
 }

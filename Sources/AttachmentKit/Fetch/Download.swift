@@ -22,6 +22,10 @@ public struct Download: Sendable {
   public var timings: TransferTimings
   /// How many redirects were followed.
   public var redirectCount: Int
+  /// The class of the address the final response came from (libcurl's primary IP of the
+  /// last connection), or `nil` when libcurl does not say. The cache keeps it so a later hit
+  /// is judged against the caller's address policy.
+  public var peerAddressClass: PeerAddressClass?
 
   /// Whether the server answered a conditional request with `304 Not Modified`.
   public var isNotModified: Bool { status == 304 }

@@ -25,6 +25,14 @@ public struct DownloadRequest: Sendable {
   /// thread, one call at a time.
   public var inspector: (any ResponseInspector)?
 
+  /// A file the caller already opened for the body, instead of a new temporary file in
+  /// ``directory`` (the cache hands one in so it can publish an anonymous `O_TMPFILE`).
+  /// The transfer writes at `descriptor`'s offset, takes the descriptor over and closes it
+  /// when done (pass a `dup` to keep using the file), and reports `path` as
+  /// ``Download/file``. It never unlinks the file: on any outcome the caller disposes of it.
+  /// Default: `nil`.
+  public var bodyFile: (path: String, descriptor: Int32)?
+
   /// Makes a request for `url` whose body is written into `directory`.
   public init(url: String, directory: String = "/tmp", inspector: (any ResponseInspector)? = nil) {
     self.url = url

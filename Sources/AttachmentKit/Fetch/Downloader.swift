@@ -60,10 +60,15 @@ public final class Downloader: Sendable {
         .networkError,
         "The download engine could not start: libcurl.so.4 could not be loaded (apt: libcurl4).")
     }
-    let (path, descriptor) = try TemporaryFile.create(in: request.directory)
+    let (path, descriptor): (String, Int32)
+    if let bodyFile = request.bodyFile {
+      (path, descriptor) = bodyFile
+    } else {
+      (path, descriptor) = try TemporaryFile.create(in: request.directory)
+    }
     let transfer = Transfer(
       request: request, configuration: configuration, deadline: deadline,
-      temporaryFile: path, fileDescriptor: descriptor)
+      temporaryFile: path, fileDescriptor: descriptor, ownsFile: request.bodyFile == nil)
     if let error = transfer.makeHandle(now: now) {
       transfer.completion.answer(.failure(error))
       transfer.releaseResources()

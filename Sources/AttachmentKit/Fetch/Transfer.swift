@@ -12,6 +12,8 @@ final class Transfer: @unchecked Sendable {
   let completion: TransferCompletion
   let deadline: ContinuousClock.Instant
   let temporaryFile: String
+  /// Whether the transfer made ``temporaryFile`` (and so removes it on failure or a `304`).
+  let ownsFile: Bool
 
   var easy: UnsafeMutableRawPointer?
   let configuration: DownloaderConfiguration
@@ -30,17 +32,19 @@ final class Transfer: @unchecked Sendable {
   private var blockedAddress: String?
 
   /// Makes a transfer whose body is written to the already open `fileDescriptor` at
-  /// `temporaryFile`. The transfer owns the descriptor from now on.
+  /// `temporaryFile`. The transfer owns the descriptor from now on, and the file itself when
+  /// `ownsFile` (otherwise the caller who made it removes it).
   init(
     request: DownloadRequest, configuration: DownloaderConfiguration,
-    deadline: ContinuousClock.Instant, temporaryFile: String, fileDescriptor: Int32
+    deadline: ContinuousClock.Instant, temporaryFile: String, fileDescriptor: Int32, ownsFile: Bool = true
   ) {
     self.request = request
     self.configuration = configuration
     self.deadline = deadline
     self.temporaryFile = temporaryFile
+    self.ownsFile = ownsFile
     self.fileDescriptor = fileDescriptor
-    self.completion = TransferCompletion(temporaryFile: temporaryFile)
+    self.completion = TransferCompletion(temporaryFile: ownsFile ? temporaryFile : nil)
     self.response = ResponseStateMachine(
       rules: .init(
         maximumBodyBytes: min(request.maximumBodyBytes ?? .max, configuration.maximumBodyBytes),
@@ -180,7 +184,7 @@ final class Transfer: @unchecked Sendable {
     _ = ak_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective)
     var redirects = 0
     _ = ak_easy_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &redirects)
-    if head.status == 304 { unlink(temporaryFile) }
+    if head.status == 304, ownsFile { unlink(temporaryFile) }
     return .success(
       Download(
         url: request.url,
@@ -191,7 +195,8 @@ final class Transfer: @unchecked Sendable {
         bytesReceived: response.bodyBytes,
         sha256: digest,
         timings: timings(of: easy),
-        redirectCount: redirects))
+        redirectCount: redirects,
+        peerAddressClass: PeerAddressClass.ofPrimaryIP(easy)))
   }
 
   private func timings(of easy: UnsafeMutableRawPointer) -> TransferTimings {

@@ -16,10 +16,11 @@ final class TransferCompletion: Sendable {
   }
 
   private let state = Locked<State>(.waiting)
-  private let temporaryFile: String
+  private let temporaryFile: String?
 
-  /// Makes a completion for a transfer whose body goes to `temporaryFile`.
-  init(temporaryFile: String) {
+  /// Makes a completion for a transfer whose body goes to `temporaryFile` (`nil` when the
+  /// caller made the file and removes it).
+  init(temporaryFile: String?) {
     self.temporaryFile = temporaryFile
   }
 
@@ -56,7 +57,7 @@ final class TransferCompletion: Sendable {
         return (false, nil)
       }
     }
-    if won, case .failure = result {
+    if won, case .failure = result, let temporaryFile {
       unlink(temporaryFile)
     }
     continuation?.resume(returning: result)

@@ -21,6 +21,7 @@ public final class AttachmentPipeline: Sendable {
   /// The cache it reads and writes.
   public let cache: AttachmentCache
   private let validator: Validator
+  private let hitPolicy: HitPolicy
   private let downloaderBox: LazyDownloader
   private let flights = SingleFlight<URLKey, Attachment>()
 
@@ -31,6 +32,7 @@ public final class AttachmentPipeline: Sendable {
     self.configuration = configuration
     cache = try AttachmentCache(configuration: configuration.cache)
     validator = Validator(limits: configuration.limits)
+    hitPolicy = HitPolicy(configuration: configuration)
     var downloader = configuration.downloader
     downloader.maximumBodyBytes = min(downloader.maximumBodyBytes, configuration.limits.largestMaximumBytes)
     downloaderBox = LazyDownloader(configuration: downloader)
@@ -59,25 +61,37 @@ public final class AttachmentPipeline: Sendable {
       throw URLCheck.problem(with: url) ?? AttachmentError(.invalidURL, "The URL is not valid.")
     }
     let now = FileSystem.now()
-    let cached = reload ? nil : cache.entry(for: key)
-    if let cached, cached.isFresh(at: now) {
-      cache.touch(cached, now: now)
-      return answer(cached, url: url, source: .cache, start: start)
+    var cached = reload ? nil : cache.entry(for: key)
+    if let entry = cached {
+      // The stored facts are judged against this caller's policy on every hit.
+      switch hitPolicy.verdict(on: entry.record) {
+      case .serve:
+        if entry.isFresh(at: now) {
+          cache.touch(entry, now: now)
+          return answer(entry, url: url, source: .cache, start: start)
+        }
+      case .refuse(let error):
+        if entry.isFresh(at: now) { throw error }
+      case .undecided:
+        cached = nil
+      }
     }
+    let stale = cached
     let outcome = await flights.run(key, deadline: deadline) { [self] in
-      await self.fetch(url: url, key: key, stale: cached, deadline: deadline, start: start)
+      await self.fetch(url: url, key: key, stale: stale, deadline: deadline, start: start)
     }
     return try outcome.get()
   }
 
-  /// The attachment for `url` if the cache holds a fresh, size-checked copy, without any
-  /// network, task or thread: the cheapest possible answer. `nil` means ask
-  /// ``attachment(for:deadline:reload:)``.
+  /// The attachment for `url` if the cache holds a fresh, size-checked copy that this
+  /// pipeline's policy accepts, without any network, task or thread: the cheapest possible
+  /// answer. `nil` means ask ``attachment(for:deadline:reload:)`` (which also gives the
+  /// refusal when the policy refuses the cached copy).
   public func cachedAttachment(for url: String) -> Attachment? {
     let start = ContinuousClock.now
     guard let key = URLKey(url), let entry = cache.entry(for: key) else { return nil }
     let now = FileSystem.now()
-    guard entry.isFresh(at: now) else { return nil }
+    guard entry.isFresh(at: now), case .serve = hitPolicy.verdict(on: entry.record) else { return nil }
     cache.touch(entry, now: now)
     return answer(entry, url: url, source: .cache, start: start)
   }
@@ -96,9 +110,14 @@ public final class AttachmentPipeline: Sendable {
     url: String, key: URLKey, stale: CacheEntry?, deadline: ContinuousClock.Instant,
     start: ContinuousClock.Instant
   ) async -> Result<Attachment, AttachmentError> {
-    var request = DownloadRequest(
-      url: url, directory: cache.temporaryDirectory,
-      inspector: StreamingSniffer(limits: configuration.limits))
+    let body: CacheBodyFile
+    do {
+      body = try cache.makeBodyFile()
+    } catch {
+      return .failure(error)
+    }
+    var request = DownloadRequest(url: url, inspector: StreamingSniffer(limits: configuration.limits))
+    request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
     request.ifNoneMatch = stale?.record.etag
     request.ifModifiedSince = stale?.record.etag == nil ? stale?.record.lastModified : nil
 
@@ -106,7 +125,10 @@ public final class AttachmentPipeline: Sendable {
     do {
       download = try await downloaderBox.downloader.download(request, deadline: deadline)
     } catch {
-      if configuration.useStaleOnError, let stale, error.code.isNetworkFailure {
+      body.discard()
+      if configuration.useStaleOnError, let stale, error.code.isNetworkFailure,
+        case .serve = hitPolicy.verdict(on: stale.record)
+      {
         var attachment = answer(stale, url: url, source: .cache, start: start)
         attachment.isStale = true
         attachment.validation.warnings.append(
@@ -124,8 +146,14 @@ public final class AttachmentPipeline: Sendable {
       defaultLifetime: configuration.cache.defaultFreshnessSeconds)
 
     if download.isNotModified, let stale {
+      body.discard()
       do {
-        let refreshed = try cache.refresh(stale, headers: headers, freshness: policy, now: now)
+        guard let refreshed = try cache.refresh(stale, headers: headers, freshness: policy, now: now) else {
+          // The copy the server confirmed was removed meanwhile (another process's sweep):
+          // fetch it again, unconditionally, within the same deadline.
+          return await fetch(url: url, key: key, stale: nil, deadline: deadline, start: start)
+        }
+        if case .refuse(let error) = hitPolicy.verdict(on: refreshed.record) { return .failure(error) }
         var attachment = answer(refreshed, url: url, source: .revalidated, start: start)
         attachment.transferTimings = download.timings
         return .success(attachment)
@@ -133,17 +161,29 @@ public final class AttachmentPipeline: Sendable {
         return .failure(error)
       }
     }
-    guard let file = download.file else {
+    guard download.file != nil else {
+      body.discard()
       return .failure(AttachmentError(.networkError, "The server answered 304 to an unconditional request."))
     }
+    let validation: Validation
     do {
-      let validation = try validator.validate(file: file, sha256: download.sha256, deadline: deadline)
+      validation = try validator.validate(file: body.path, sha256: download.sha256, deadline: deadline)
+    } catch {
+      body.discard()
+      return .failure(error)
+    }
+    do {
       let path: String
       if policy.noStore {
-        path = try cache.stash(file: file, validation: validation)
+        path = try cache.stash(body: body, validation: validation)
       } else {
+        // Without private networks every connection was to a public address (the open-socket
+        // check refused the rest), whether or not libcurl reports the peer.
+        let peer =
+          download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
         let entry = try cache.publish(
-          file: file, validation: validation, key: key, headers: headers, freshness: policy, now: now)
+          body: body, validation: validation, key: key, headers: headers, peer: peer, freshness: policy,
+          now: now)
         path = entry.path
       }
       return .success(
@@ -152,7 +192,6 @@ public final class AttachmentPipeline: Sendable {
           bytesTransferred: download.bytesReceived, transferTimings: download.timings,
           totalMicroseconds: Self.microseconds(since: start)))
     } catch {
-      unlink(file)
       return .failure(error)
     }
   }

@@ -75,7 +75,7 @@ enum FileSystem {
   /// fsyncs the directory holding `path`, so a rename or link in it survives a power loss.
   static func syncDirectory(of path: String) {
     let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
     guard fd >= 0 else { return }
     fsync(fd)
     close(fd)

@@ -45,9 +45,10 @@ final class SHA256Hasher {
   }
 
   /// The SHA-256 of a whole file, read in 256 KiB pieces (constant memory), or `nil` when the
-  /// file cannot be read.
-  static func hashFile(atPath path: String) -> (digest: String, bytes: Int64)? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+  /// file cannot be read. `extraFlags` are added to `open` (the cache passes `O_NOFOLLOW |
+  /// O_NONBLOCK`).
+  static func hashFile(atPath path: String, extraFlags: Int32 = 0) -> (digest: String, bytes: Int64)? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | extraFlags)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     let hasher = SHA256Hasher()

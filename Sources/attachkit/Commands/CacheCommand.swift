@@ -12,7 +12,8 @@ enum CacheCommand: ParsableCommand {
 
   enum Stats: RunnableCommand {
     static let configuration = CommandConfiguration(
-      name: "stats", abstract: "Count entries, content files and bytes.", sections: [CommonOptions.exitCodes])
+      name: "stats", abstract: "Count entries, content files and bytes.",
+      sections: [CommonOptions.cacheExitCodes])
     static let arguments = CacheCommand.common
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
       .finished(CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.stats() })
@@ -23,7 +24,7 @@ enum CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       name: "verify",
       abstract: "Re-hash every entry; remove damaged ones, orphans and abandoned temporary files.",
-      sections: [CommonOptions.exitCodes])
+      sections: [CommonOptions.cacheExitCodes])
     static let arguments = CacheCommand.common
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
       .finished(CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.verify() })
@@ -34,13 +35,16 @@ enum CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
       name: "gc",
       abstract: "Evict least recently used entries down to the low watermark when over the size limit.",
-      sections: [CommonOptions.exitCodes])
+      sections: [CommonOptions.cacheExitCodes])
     static let arguments =
       CacheCommand.common + [
-        .option(long: "max-bytes", valueName: "BYTES", help: "The size limit for this run (default 512MiB).")
+        .option(
+          long: "max-bytes", valueName: "BYTES",
+          help: "The size limit for this run (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB).")
       ]
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-      let limit = try arguments.byteCount("max-bytes")
+      var limit = try arguments.byteCount("max-bytes", .positive)
+      if limit == nil { limit = try CommonOptions.environmentCacheBytes(arguments) }
       return .finished(
         CacheCommand.perform(arguments) { cache throws(AttachmentError) in
           try cache.collectGarbage(maximumBytes: limit)
@@ -50,7 +54,8 @@ enum CacheCommand: ParsableCommand {
 
   enum Clear: RunnableCommand {
     static let configuration = CommandConfiguration(
-      name: "clear", abstract: "Remove every entry and all content.", sections: [CommonOptions.exitCodes])
+      name: "clear", abstract: "Remove every entry and all content.", sections: [CommonOptions.cacheExitCodes]
+    )
     static let arguments = CacheCommand.common
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
       .finished(CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.clear() })

@@ -12,6 +12,11 @@ enum CommonOptions {
     help:
       "The cache directory (default: $ATTACHKIT_CACHE_DIR, else $XDG_CACHE_HOME/attachkit, else ~/.cache/attachkit)."
   )
+  static let maximumCacheBytes = ArgumentSpec.option(
+    long: "max-cache-bytes", valueName: "BYTES",
+    help:
+      "The size the cache may grow to; least recently used entries are evicted past it (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB)."
+  )
   static let deadline = ArgumentSpec.option(
     long: "deadline", valueName: "SECONDS",
     help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
@@ -48,6 +53,35 @@ enum CommonOptions {
         130  interrupted (Ctrl-C)
       """)
 
+  /// Exit codes of the `cache` subcommands (they reject or fail no input).
+  static let cacheExitCodes = HelpSection(
+    title: "EXIT CODES",
+    body: """
+        0    done
+        2    usage error (bad option)
+        3    the cache directory is unusable
+      """)
+
+  /// The cache size limit from `--max-cache-bytes`, else `$ATTACHKIT_CACHE_MAX_BYTES`, else
+  /// `nil` (the library's default, 512 MiB).
+  static func maximumCacheBytes(_ arguments: ParsedArguments) throws(UsageError) -> Int64? {
+    if let bytes = try arguments.byteCount("max-cache-bytes", .positive) { return bytes }
+    return try environmentCacheBytes(arguments)
+  }
+
+  /// `$ATTACHKIT_CACHE_MAX_BYTES` as a byte count, or `nil` when unset or empty.
+  static func environmentCacheBytes(_ arguments: ParsedArguments) throws(UsageError) -> Int64? {
+    guard let text = getenv("ATTACHKIT_CACHE_MAX_BYTES").map({ String(cString: $0) }), !text.isEmpty else {
+      return nil
+    }
+    guard let bytes = ByteCount.parse(text), bytes > 0 else {
+      throw arguments.usageError(
+        "ATTACHKIT_CACHE_MAX_BYTES expects a positive byte size such as 500, 10MB or 5MiB, got '\(Terminal.safe(text))'"
+      )
+    }
+    return bytes
+  }
+
   /// The validation limits from the options.
   static func limits(_ arguments: ParsedArguments) throws(UsageError) -> ValidationLimits {
     var limits = ValidationLimits()
@@ -82,6 +116,12 @@ enum CommonOptions {
     var configuration = PipelineConfiguration(
       cacheDirectory: arguments.string("cache-dir") ?? CacheConfiguration.defaultDirectory())
     configuration.limits = try limits(arguments)
+    if let bytes = try maximumCacheBytes(arguments) {
+      configuration.cache.maximumBytes = bytes
+    }
+    // A command-line run is short: its automatic sweep runs inline, or the process would
+    // exit before a background one finished.
+    configuration.cache.sweepsInBackground = false
     configuration.downloader.allowPrivateNetworks =
       arguments.flag("allow-private-networks") || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
     if let proxy = arguments.string("proxy") {

@@ -15,7 +15,7 @@ enum FetchCommand: RunnableCommand {
   static let arguments: [ArgumentSpec] =
     [
       CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
-      CommonOptions.allowPrivateNetworks,
+      CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes,
     ]
     + CommonOptions.proxy + CommonOptions.limits + [
       .flag(

@@ -1,4 +1,5 @@
 import Foundation
+import PosixLock
 import TestSupport
 import Testing
 
@@ -95,38 +96,160 @@ struct CacheIntegrityTests {
     #expect(fixture.pipeline.cache.entry(for: try #require(URLKey(urls[1]))) == nil)
   }
 
-  @Test("garbage collection while another task writes loses nothing that was committed")
+  @Test("sweeps that evict while publishes land (observed) never remove what a publish returned")
   func sweepDuringWrites() async throws {
-    let fixture = try Fixture()  // default 300 s grace period protects young content
+    // Given no grace period (only the sweep's own re-checks protect new content), 30 old
+    // entries unused for ages, and 40 new bodies served in paced chunks
+    let fixture = try Fixture {
+      $0.cache.gracePeriodSeconds = 0
+      $0.cache.sweepAfterBytes = 1 << 40  // the test drives the sweeps
+      $0.cache.sweepSliceOperations = 4  // many short slices, interleaved with publishes
+    }
     defer { fixture.close() }
     let wav = try Samples.bytes("wav-pcm16.wav")
-    for index in 0..<20 {
+    func body(_ index: Int) -> [UInt8] {
       var body = wav
-      body[body.count - 1] = UInt8(index)  // distinct content, same structure
-      fixture.server.serve("/p\(index).wav", body: body, contentType: "audio/wav")
+      body[body.count - 1] = UInt8(index)
+      return body
     }
     let pipeline = fixture.pipeline
     let server = fixture.server
-    async let written: [AttachmentKit.Attachment] = withThrowingTaskGroup(of: AttachmentKit.Attachment.self) {
-      group in
-      for index in 0..<20 {
-        group.addTask {
-          try await pipeline.attachment(for: server.url("/p\(index).wav"), timeout: .seconds(10))
+    for index in 0..<30 {
+      server.serve("/old\(index).wav", body: body(index), contentType: "audio/wav")
+      let url = server.url("/old\(index).wav")
+      _ = try await pipeline.attachment(for: url, timeout: .seconds(5))
+      #expect(try pipeline.cache.storeCopies(of: url, as: [url], lastAccess: 1) == 1)
+    }
+    for index in 30..<70 {
+      let copy = body(index)
+      server.route("/new\(index).wav") { _, writer in
+        _ = writer.writeHead(status: 200, headers: [("Content-Length", "\(copy.count)")])
+        for start in stride(from: 0, to: copy.count, by: 4096) {
+          guard writer.write(Array(copy[start..<min(copy.count, start + 4096)])) else { return }
+          _ = writer.sleep(milliseconds: 5)
         }
       }
-      return try await group.reduce(into: []) { $0.append($1) }
     }
-    for _ in 0..<10 {
-      _ = try pipeline.cache.collectGarbage(maximumBytes: 1 << 30)
+    // A limit whose low watermark (80 %) holds the 40 new entries but none of the old ones
+    let limit = Int64(wav.count) * 52
+    let published = Locked(0)
+    let missing = Locked<[String]>([])
+
+    // When the 40 are fetched at once while a sweeper collects each time a publish landed
+    async let written: Int = withThrowingTaskGroup(of: Void.self) { group in
+      for index in 30..<70 {
+        group.addTask {
+          let attachment = try await pipeline.attachment(
+            for: server.url("/new\(index).wav"), timeout: .seconds(20))
+          // What a publish returned must be there, with its bytes
+          if FileManager.default.contents(atPath: attachment.path) != Data(body(index)) {
+            missing.withLock { $0.append(attachment.path) }
+          }
+          published.withLock { $0 += 1 }
+        }
+      }
+      try await group.waitForAll()
+      return 40
     }
-    let attachments = try await written
-    _ = try pipeline.cache.collectGarbage(maximumBytes: 1 << 30)
-    for attachment in attachments {
-      #expect(FileManager.default.fileExists(atPath: attachment.path))
+    let sweeps = try await offThePool { () -> [(before: Int, after: Int, evicted: Int)] in
+      var sweeps: [(before: Int, after: Int, evicted: Int)] = []
+      var seen = 0
+      while seen < 40 {
+        let now = published.withLock { $0 }
+        if now == seen {
+          usleep(200)
+          continue
+        }
+        seen = now
+        let report = try pipeline.cache.collectGarbage(maximumBytes: limit)
+        sweeps.append((now, published.withLock { $0 }, report.evicted))
+      }
+      return sweeps
+    }
+    #expect(try await written == 40)
+
+    // Then sweeps overlapped publishes and evicted, and nothing published was lost
+    let overlapping = sweeps.filter { $0.before < 40 && $0.after > $0.before }.count
+    #expect(overlapping >= 1, "no sweep overlapped a publish: \(sweeps)")
+    #expect(sweeps.reduce(0) { $0 + $1.evicted } >= 1, "nothing was evicted: \(sweeps)")
+    #expect(missing.withLock { $0 }.isEmpty, "\(missing.withLock { $0 })")
+    for index in 30..<70 {
+      let key = try #require(URLKey(server.url("/new\(index).wav")))
+      #expect(pipeline.cache.entry(for: key) != nil, "new entry \(index) was evicted or broken")
     }
     let verify = try pipeline.cache.verify()
-    #expect(verify.entries == 20)
     #expect(verify.corrupt == 0)
+    let final = try pipeline.cache.collectGarbage(maximumBytes: limit)
+    #expect(final.entries >= 40)
+    #expect(final.bytes <= limit)
+  }
+
+  @Test("the grace period spares young orphan content and no longer protects old orphan content")
+  func gracePeriod() async throws {
+    // Given an entry whose record was removed (its content now an orphan)
+    let fixture = try Fixture()  // default grace period: 300 s
+    defer { fixture.close() }
+    fixture.server.serve("/g.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
+    let url = fixture.server.url("/g.png")
+    let attachment = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    fixture.pipeline.cache.remove(try #require(URLKey(url)))
+
+    // When collected within the grace period, it stays
+    _ = try fixture.pipeline.cache.collectGarbage()
+    #expect(FileManager.default.fileExists(atPath: attachment.path), "young orphan content was removed")
+
+    // And once older than the grace period, it goes
+    CacheFiles.setModified(attachment.path, to: FileSystem.now() - 301)
+    let report = try fixture.pipeline.cache.collectGarbage()
+    #expect(!FileManager.default.fileExists(atPath: attachment.path), "old orphan content was kept")
+    #expect(report.removed == 1)
+  }
+
+  @Test(
+    "the automatic sweep, after a fifth of the limit is written, brings the cache under its limit by itself")
+  func automaticSweep() async throws {
+    // Given a pipeline whose cache holds about six files, its sweeps in the background
+    let wav = try Samples.bytes("wav-pcm16.wav")
+    let limit = Int64(wav.count) * 6
+    let fixture = try Fixture {
+      $0.cache.maximumBytes = limit
+      $0.cache.gracePeriodSeconds = 0
+    }
+    defer { fixture.close() }
+    // When 20 distinct files are fetched, nobody calling collectGarbage
+    for index in 0..<20 {
+      var body = wav
+      body[body.count - 1] = UInt8(index)
+      fixture.server.serve("/a\(index).wav", body: body, contentType: "audio/wav")
+      _ = try await fixture.pipeline.attachment(
+        for: fixture.server.url("/a\(index).wav"), timeout: .seconds(5))
+    }
+    // Then, once the last background sweep has run (observed, up to 5 s), the cache is
+    // within its limit, and the newest entry is still there
+    var bytes = Int64.max
+    for _ in 0..<500 {
+      bytes = try fixture.pipeline.cache.stats().bytes
+      if bytes <= limit { break }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(bytes <= limit, "the cache holds \(bytes) bytes for a limit of \(limit)")
+    #expect(fixture.pipeline.cache.contentPath(forURL: fixture.server.url("/a19.wav")) != nil)
+  }
+
+  @Test(
+    "a cache directory owned by another user is refused with io_error",
+    .enabled(if: getuid() == 0, "skipped: only root can give a directory to another user"))
+  func foreignDirectory() throws {
+    let scratch = try ScratchDirectory("foreign")
+    defer { scratch.remove() }
+    #expect(chown(scratch.path, 65_534, 65_534) == 0)
+    do {
+      _ = try AttachmentCache(configuration: CacheConfiguration(directory: scratch.path))
+      Issue.record("expected io_error")
+    } catch {
+      #expect(error.code == .ioError)
+      #expect(error.message.contains("belongs to another user"))
+    }
   }
 
   @Test("a world-writable cache directory is refused with io_error")
@@ -151,7 +274,10 @@ struct CacheIntegrityTests {
     let attachment = try await fixture.pipeline.attachment(
       for: fixture.server.url("/p.png"), timeout: .seconds(5))
     let root = fixture.scratch.path + "/cache"
-    for directory in [root, root + "/v1", root + "/v1/content", root + "/v1/index", root + "/v1/tmp"] {
+    for directory in [
+      root, root + "/v2", root + "/v2/content", root + "/v2/content/a", root + "/v2/index",
+      root + "/v2/index/0", root + "/v2/tmp",
+    ] {
       let mode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
       #expect(mode == 0o700, "\(directory)")
     }

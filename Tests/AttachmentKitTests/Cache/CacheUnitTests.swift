@@ -65,7 +65,8 @@ struct CacheUnitTests {
       type: .gif, detectedMIME: "image/gif", bytes: 904, sha256: String(repeating: "a", count: 64), width: 64,
       height: 48, frames: 5, durationSeconds: nil, warnings: ["one", "two"])
     let record = CacheRecord(
-      url: "http://x/a.gif", validation: validation, etag: "\"e\"", lastModified: nil, date: "d",
+      url: "http://x/a.gif", validation: validation, peer: .loopback, etag: "\"e\"", lastModified: nil,
+      date: "d",
       fetchedAt: 1.5,
       freshUntil: 2.5, lastAccess: 3.5)
     let text = record.encoded()
@@ -73,5 +74,20 @@ struct CacheUnitTests {
     #expect(CacheRecord(decoding: text.prefix(text.count / 2)) == nil)
     #expect(CacheRecord(decoding: "garbage"[...]) == nil)
     #expect(CacheRecord(decoding: text.replacingOccurrences(of: "type gif", with: "type webp")[...]) == nil)
+    // A sha256 becomes a file name: exactly 64 lower-case hex digits, nothing else
+    let sha = String(repeating: "a", count: 64)
+    for bad in [
+      String(repeating: "A", count: 64), String(repeating: "a", count: 63) + "g",
+      String(repeating: "a", count: 63),
+      "../../" + String(repeating: "a", count: 58), String(repeating: "a", count: 63) + "/",
+    ] {
+      #expect(
+        CacheRecord(decoding: text.replacingOccurrences(of: "sha256 \(sha)", with: "sha256 \(bad)")[...])
+          == nil, "\(bad)")
+    }
+    // The peer class round-trips, and an unknown one does not parse
+    #expect(CacheRecord(decoding: text[...])?.peer == .loopback)
+    #expect(
+      CacheRecord(decoding: text.replacingOccurrences(of: "peer loopback", with: "peer moon")[...]) == nil)
   }
 }

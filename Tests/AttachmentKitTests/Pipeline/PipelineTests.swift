@@ -28,7 +28,7 @@ struct PipelineTests {
     }
 
     func temporaryFiles() -> [String] {
-      (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v1/tmp")) ?? []
+      (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v2/tmp")) ?? []
     }
   }
 

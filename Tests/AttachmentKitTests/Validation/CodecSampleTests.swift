@@ -105,7 +105,8 @@ struct CodecSampleTests {
     let validation = try Validator().validate(file: Samples.path("mp4-h264-dts.mp4"))
     #expect(validation.codecs == ["avc1.64000A", "dtsc"])
     let record = CacheRecord(
-      url: "https://example.com/a.mp4", validation: validation, etag: nil, lastModified: nil, date: nil,
+      url: "https://example.com/a.mp4", validation: validation, peer: .public, etag: nil, lastModified: nil,
+      date: nil,
       fetchedAt: 1, freshUntil: 2, lastAccess: 3)
     let text = record.encoded()
     #expect(text.contains("\ncodec avc1.64000A\ncodec dtsc\n"))

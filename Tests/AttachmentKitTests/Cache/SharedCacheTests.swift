@@ -1,0 +1,392 @@
+import Foundation
+import PosixLock
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// The cache shared between processes: its layout (two inodes per entry, no directory per
+/// entry, old formats ignored), ownership of bodies in flight without process ids, hits
+/// that never wait for a lock, and re-checked writes.
+@Suite("Shared cache: layout, ownership, locking", .serialized)
+struct SharedCacheTests {
+  typealias Fixture = PipelineTests.Fixture
+
+  /// Serves `count` distinct WAVs under `/d/N.wav` and returns their URLs.
+  static func serveWAVs(_ server: TestHTTPServer, count: Int, prefix: String = "/d/") throws -> [String] {
+    let wav = try Samples.bytes("wav-pcm16.wav")
+    return (0..<count).map { index in
+      var body = wav
+      body[body.count - 1] = UInt8(index % 256)
+      body[body.count - 2] = UInt8(index / 256)
+      server.serve("\(prefix)\(index).wav", body: body, contentType: "audio/wav")
+      return server.url("\(prefix)\(index).wav")
+    }
+  }
+
+  // MARK: - Layout
+
+  @Test(
+    "an entry costs at most two inodes and no directory: every inode-creating call of a prefetch, counted")
+  func inodesPerEntry() throws {
+    let strace = "/usr/bin/strace"
+    try #require(
+      FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("inodes")
+    defer { scratch.remove() }
+    let urls = try Self.serveWAVs(server, count: 40)
+    let list = scratch.path + "/urls.txt"
+    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    let cache = scratch.path + "/cache"
+    _ = try AttachmentCache(configuration: CacheConfiguration(directory: cache))  // steady state: made once
+
+    // When a prefetch of 40 new entries runs under strace
+    let log = scratch.path + "/strace.log"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: strace)
+    process.arguments =
+      [
+        "-f", "-qq", "-o", log, "-e",
+        "trace=open,openat,creat,mkdir,mkdirat,mknod,mknodat,link,linkat,symlink,symlinkat",
+      ]
+      + [CLIPath.attachkit, "prefetch", "--json", "-j", "4", "--cache-dir", cache, list]
+    var environment = ProcessInfo.processInfo.environment
+    environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+
+    // Then every call that can allocate an inode under the cache is counted: a new file
+    // (O_CREAT|O_EXCL, O_TMPFILE, creat), a directory, a node or a symbolic link
+    let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+    var files = 0
+    var directories = 0
+    var other: [Substring] = []
+    for line in lines where line.contains(cache) {
+      guard
+        let result = line.split(separator: "=").last.flatMap({
+          Int($0.trimmingCharacters(in: .whitespaces).prefix { $0 != " " })
+        }),
+        result >= 0
+      else { continue }
+      if line.contains("mkdir") {
+        directories += 1
+      } else if line.contains("O_TMPFILE") || (line.contains("O_CREAT") && line.contains("O_EXCL"))
+        || line.contains("creat(")
+      {
+        files += 1
+      } else if line.contains("mknod") || line.contains("symlink") {
+        other.append(line)
+      }
+    }
+    #expect(try AttachmentCache(configuration: CacheConfiguration(directory: cache)).stats().entries == 40)
+    #expect(directories == 0, "a publish made \(directories) directories")
+    #expect(other.isEmpty, "\(other)")
+    #expect(files <= 2 * urls.count, "\(files) inodes for \(urls.count) entries: more than two an entry")
+    #expect(files >= urls.count, "the count saw too few creations (\(files)): is strace tracing the writer?")
+  }
+
+  @Test("a version 1 cache is never read, never crashes, and is removed by the next sweep")
+  func legacyLayout() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let root = fixture.pipeline.configuration.cache.directory
+    let url = fixture.server.url("/l.png")
+    fixture.server.serve("/l.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
+    // An old tree with a record for the same URL and garbage content
+    for directory in ["/v1/content/ab/cd", "/v1/index/12", "/v1/tmp"] {
+      try FileManager.default.createDirectory(atPath: root + directory, withIntermediateDirectories: true)
+    }
+    try "v 1\nurl \(url)\nsha256 abcd\n".write(
+      toFile: root + "/v1/index/12/1234", atomically: true, encoding: .utf8)
+    try Data(repeating: 7, count: 100).write(to: URL(fileURLWithPath: root + "/v1/content/ab/cd/abcd.png"))
+
+    let reopened = try AttachmentPipeline(configuration: fixture.pipeline.configuration)
+    #expect(try await reopened.attachment(for: url, timeout: .seconds(5)).source == .network)
+    let report = try reopened.cache.collectGarbage()
+    #expect(!FileManager.default.fileExists(atPath: root + "/v1"))
+    #expect(report.entries == 1)
+    #expect(try await reopened.attachment(for: url, timeout: .seconds(5)).source == .cache)
+  }
+
+  // MARK: - Ownership without process ids
+
+  @Test(
+    "named body files (no O_TMPFILE): a live writer's file survives another opener, an abandoned one goes")
+  func namedBodyOwnership() async throws {
+    // Given a pipeline forced onto named body files, fetching a slow body
+    let fixture = try Fixture { $0.cache.anonymousBodyFiles = false }
+    defer { fixture.close() }
+    let wav = try Samples.bytes("wav-pcm16.wav")
+    let sent = Locked(0)
+    fixture.server.route("/slow.wav") { _, writer in
+      _ = writer.writeHead(status: 200, headers: [("Content-Length", "\(wav.count)")])
+      for start in stride(from: 0, to: wav.count, by: 2048) {
+        guard writer.write(Array(wav[start..<min(wav.count, start + 2048)])) else { return }
+        sent.withLock { $0 += 1 }
+        _ = writer.sleep(milliseconds: 40)
+      }
+    }
+    let temporary = fixture.pipeline.cache.layout.temporary
+    // An abandoned body file: nobody holds its lock
+    let abandoned = temporary + "/.body-0123456789abcdef.part"
+    #expect(FileManager.default.createFile(atPath: abandoned, contents: Data([1, 2, 3])))
+
+    let pipeline = fixture.pipeline
+    let url = fixture.server.url("/slow.wav")
+    async let fetched = pipeline.attachment(for: url, timeout: .seconds(10))
+    // When the body is in flight (the server has sent some of it)
+    var spins = 0
+    while sent.withLock({ $0 }) < 2 && spins < 500 {
+      usleep(10_000)
+      spins += 1
+    }
+    let live =
+      FileManager.default.fileExists(atPath: abandoned)
+      ? (try FileManager.default.contentsOfDirectory(atPath: temporary)).filter {
+        $0.hasSuffix(".part") && $0 != ".body-0123456789abcdef.part"
+      }
+      : []
+    #expect(live.count == 1, "the writer's named body file: \(live)")
+    // And another process-like opener sweeps the temporary directory
+    _ = try AttachmentCache(configuration: pipeline.configuration.cache)
+
+    // Then the abandoned file is gone, the live one stays and is published
+    #expect(!FileManager.default.fileExists(atPath: abandoned))
+    for name in live { #expect(FileManager.default.fileExists(atPath: temporary + "/" + name)) }
+    let attachment = try await fetched
+    #expect(try Data(contentsOf: URL(fileURLWithPath: attachment.path)) == Data(wav))
+    #expect(fixture.temporaryFiles().isEmpty)
+  }
+
+  // MARK: - Locking
+
+  @Test("a hit answers in under 10 ms while another process holds the cache lock, skipping its LRU update")
+  func hitNeverWaits() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/h.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
+    let url = fixture.server.url("/h.png")
+    let cache = fixture.pipeline.cache
+    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    // A second URL for the same content, unused for ages: its next hit wants the lock (LRU)
+    let old = fixture.server.url("/h.png?old")
+    #expect(try cache.storeCopies(of: url, as: [old], lastAccess: 1_000) == 1)
+    let oldKey = try #require(URLKey(old))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))  // warm
+
+    // Given another process holding the lock (as a sweep would)
+    // (flock runs `cat`, which holds on until its standard input closes)
+    let holder = Process()
+    let input = Pipe()
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+    holder.arguments = [cache.layout.lockFile, "cat"]
+    holder.standardInput = input
+    holder.standardOutput = FileHandle.nullDevice
+    try holder.run()
+    defer {
+      try? input.fileHandleForWriting.close()
+      holder.waitUntilExit()
+    }
+    var waited = 0
+    while cache.lock.withExclusiveLockIfFree({ true }) != nil && waited < 500 {
+      usleep(10_000)
+      waited += 1
+    }
+    try #require(cache.lock.withExclusiveLockIfFree({ true }) == nil, "flock never took the lock")
+
+    // When the old entry is hit (should the hit wait for the lock, the holder lets go after
+    // 3 s so the test fails instead of hanging)
+    let writer = input.fileHandleForWriting
+    DispatchQueue.global().asyncAfter(deadline: .now() + 3) { try? writer.close() }
+    let (attachment, seconds) = try await measure {
+      try await fixture.pipeline.attachment(for: old, timeout: .seconds(5))
+    }
+
+    // Then it answers at once from the cache, and its access time is left for later
+    #expect(attachment.source == .cache)
+    #expect(
+      seconds < 0.010,
+      "a cache hit took \(Int(seconds * 1000)) ms while another process held the cache lock; issue 11 requires < 10 ms (a hit must never wait for a sweep)"
+    )
+    #expect(cache.currentRecord(digest: oldKey.digest)?.lastAccess == 1_000)
+    try input.fileHandleForWriting.close()
+    holder.waitUntilExit()
+    #expect(cache.lock.withExclusiveLockIfFree({ true }) == true)
+
+    // And with the lock free, the next hit records its use
+    _ = try await fixture.pipeline.attachment(for: old, timeout: .seconds(5))
+    #expect((cache.currentRecord(digest: oldKey.digest)?.lastAccess ?? 0) > 1_000)
+  }
+
+  @Test("touch and refresh re-read the record under the lock: a newer record is never overwritten")
+  func noLostUpdates() async throws {
+    // Given an entry read by one caller, then replaced by another publish (new content)
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let wav = try Samples.bytes("wav-pcm16.wav")
+    var changed = wav
+    changed[changed.count - 1] ^= 0xFF
+    fixture.server.serve("/r.wav", body: wav, contentType: "audio/wav", etag: "\"a\"")
+    let url = fixture.server.url("/r.wav")
+    let cache = fixture.pipeline.cache
+    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let key = try #require(URLKey(url))
+    let seen = try #require(cache.entry(for: key))
+    fixture.server.serve("/r.wav", body: changed, contentType: "audio/wav", etag: "\"b\"")
+    let newer = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5), reload: true)
+    #expect(newer.sha256 != seen.record.validation.sha256)
+
+    // When the first caller's touch and refresh arrive late
+    cache.touch(seen, now: seen.record.lastAccess + 1_000)
+    let refreshed = try #require(
+      try cache.refresh(
+        seen, headers: ResponseHeaders(), freshness: Freshness.Policy(lifetime: 60), now: FileSystem.now()))
+
+    // Then the newer record stands, and the refresh answers with it
+    #expect(cache.currentRecord(digest: key.digest)?.validation.sha256 == newer.sha256)
+    #expect(refreshed.record.validation.sha256 == newer.sha256)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: refreshed.path)) == Data(changed))
+  }
+
+  @Test("a 304 for a copy another process's sweep removed meanwhile is fetched again, not an error")
+  func revalidatedCopyRemoved() async throws {
+    // Given a stale entry, and a server that (like a sweep elsewhere) removes the cached
+    // content when the conditional request arrives, then answers 304
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let png = try Samples.bytes("png-gray.png")
+    let cachedPath = Locked<String?>(nil)
+    fixture.server.route("/v.png") { request, writer in
+      if request.header("If-None-Match") != nil {
+        if let path = cachedPath.withLock({ $0 }) { unlink(path) }
+        _ = writer.respond(status: 304, headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=0")])
+        return
+      }
+      _ = writer.respond(
+        status: 200,
+        headers: [("ETag", "\"p\""), ("Cache-Control", "max-age=0"), ("Content-Type", "image/png")],
+        body: png)
+    }
+    let url = fixture.server.url("/v.png")
+    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    cachedPath.withLock { $0 = first.path }
+
+    // When it is asked for again
+    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+
+    // Then the answer is the file, downloaded again after the 304, present with its bytes
+    #expect(again.source == .network)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(png))
+    #expect(fixture.server.requestCount(path: "/v.png") == 3)
+  }
+
+  // MARK: - Hardening
+
+  @Test(
+    "a symbolic link, a FIFO or another user's file as a record is ignored on a hit and removed by verify")
+  func damagedRecords() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let urls = try Self.serveWAVs(fixture.server, count: 3)
+    let cache = fixture.pipeline.cache
+    for url in urls { _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5)) }
+    let paths = try urls.map { try #require(cache.recordPath(forURL: $0)) }
+    // A link to a copy of the real record outside the cache
+    let outside = fixture.scratch.path + "/outside-record"
+    #expect(rename(paths[0], outside) == 0)
+    #expect(symlink(outside, paths[0]) == 0)
+    // A FIFO: opening it without O_NONBLOCK would block the lookup forever
+    #expect(unlink(paths[1]) == 0)
+    #expect(mkfifo(paths[1], 0o600) == 0)
+    // Another user's record (needs root to make)
+    let foreign = getuid() == 0
+    if foreign { #expect(chown(paths[2], 65_534, 65_534) == 0) }
+
+    let keys = try urls.map { try #require(URLKey($0)) }
+    let lookups = try await offThePool { keys.map { cache.entry(for: $0) == nil } }
+    #expect(lookups[0], "a symbolic link was followed")
+    #expect(lookups[1], "a FIFO was read")
+    if foreign { #expect(lookups[2], "another user's record was trusted") }
+
+    let report = try cache.verify()
+    #expect(report.corrupt >= (foreign ? 3 : 2))
+    var info = stat()
+    #expect(lstat(paths[0], &info) != 0 && errno == ENOENT, "verify left the link")
+    #expect(lstat(paths[1], &info) != 0 && errno == ENOENT, "verify left the FIFO")
+    if foreign { #expect(lstat(paths[2], &info) != 0 && errno == ENOENT, "verify left the foreign file") }
+    #expect(FileManager.default.fileExists(atPath: outside), "verify must not follow the link")
+    #expect(report.entries == (foreign ? 0 : 1))
+  }
+
+  @Test("content that is a symbolic link is never served and verify removes it")
+  func linkedContent() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let png = try Samples.bytes("png-gray.png")
+    fixture.server.serve("/c.png", body: png, contentType: "image/png")
+    let url = fixture.server.url("/c.png")
+    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let elsewhere = fixture.scratch.path + "/elsewhere.png"
+    #expect(rename(first.path, elsewhere) == 0)
+    #expect(symlink(elsewhere, first.path) == 0)
+
+    #expect(fixture.pipeline.cache.entry(for: try #require(URLKey(url))) == nil)
+    let report = try fixture.pipeline.cache.verify()
+    #expect(report.corrupt >= 1)
+    var info = stat()
+    #expect(lstat(first.path, &info) != 0)
+    #expect(FileManager.default.fileExists(atPath: elsewhere))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    #expect(again.source == .network)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(png))
+  }
+
+  @Test(
+    "fan-out directories are checked like the root: an unsafe one is ignored on a hit and rebuilt by verify")
+  func unsafeSubdirectories() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/s.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
+    let url = fixture.server.url("/s.png")
+    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let record = try #require(fixture.pipeline.cache.recordPath(forURL: url))
+    let shard = String(record[..<(record.lastIndex(of: "/") ?? record.endIndex)])
+    #expect(chmod(shard, 0o777) == 0)
+
+    #expect(
+      fixture.pipeline.cache.entry(for: try #require(URLKey(url))) == nil,
+      "a world-writable directory was trusted")
+    let report = try fixture.pipeline.cache.verify()
+    #expect(report.corrupt >= 1)
+    var info = stat()
+    #expect(lstat(shard, &info) == 0 && info.st_mode & 0o777 == 0o700)
+    #expect(!FileManager.default.fileExists(atPath: record))
+
+    // A world-writable directory of the versioned root makes the cache refuse to open
+    let temporary = fixture.pipeline.cache.layout.temporary
+    #expect(chmod(temporary, 0o777) == 0)
+    do {
+      _ = try AttachmentCache(configuration: fixture.pipeline.configuration.cache)
+      Issue.record("expected io_error")
+    } catch {
+      #expect(error.code == .ioError)
+      #expect(error.message.contains("writable by everyone"))
+    }
+  }
+}
+
+/// Where the built `attachkit` binary is (next to the test bundle).
+enum CLIPath {
+  static var attachkit: String {
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+    var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+    if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+    return directory.path + "/attachkit"
+  }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// One cache directory shared by command-line runs with different options: each run's own
+/// limits judge every hit, and the cache size limit applies to fetch and prefetch.
+@Suite("attachkit: a shared cache", .serialized)
+struct SharedCacheCLITests {
+  @Test("fetch --max-video-seconds 600, then fetch with the defaults: too_long from the cache, no request")
+  func policyAcrossProcesses() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/v.mp4", body: try Media.bytes("too-long-video-40s.mp4"), contentType: "video/mp4")
+    let cache = ["--cache-dir", scratch.path + "/cache"]
+    let url = server.url("/v.mp4")
+
+    let lenient = try CLI.run(["fetch", "--json", "--max-video-seconds", "600"] + cache + [url])
+    #expect(lenient.status == 0)
+    #expect(lenient.jsonLines.first?["outcome"] as? String == "accepted")
+    #expect(lenient.jsonLines.first?["source"] as? String == "network")
+
+    let strict = try CLI.run(["fetch", "--json"] + cache + [url])
+    #expect(strict.status == 1)
+    let line = try #require(strict.jsonLines.first)
+    #expect(line["outcome"] as? String == "rejected")
+    #expect((line["error"] as? [String: Any])?["code"] as? String == "too_long")
+
+    // Without --allow-private-networks (and without the variable) the loopback copy is refused
+    let publicOnly = try CLI.run(
+      ["fetch", "--json", "--max-video-seconds", "600"] + cache + [url],
+      environment: ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "0"])
+    #expect(publicOnly.status == 1)
+    #expect((publicOnly.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "blocked_address")
+    #expect(server.requestCount(path: "/v.mp4") == 1, "a refused hit must not ask the server")
+
+    // And the lenient caller still gets its hit
+    let again = try CLI.run(["fetch", "--json", "--max-video-seconds", "600"] + cache + [url])
+    #expect(again.jsonLines.first?["source"] as? String == "cache")
+  }
+
+  @Test("prefetch --max-cache-bytes and ATTACHKIT_CACHE_MAX_BYTES keep the cache near its limit")
+  func sizeLimit() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let wav = try Media.bytes("wav-pcm16.wav")
+    var urls: [String] = []
+    for index in 0..<24 {
+      var body = wav
+      body[body.count - 1] = UInt8(index)
+      server.serve("/s/\(index).wav", body: body, contentType: "audio/wav")
+      urls.append(server.url("/s/\(index).wav"))
+    }
+    let list = scratch.path + "/urls.txt"
+    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    let limit = wav.count * 6
+
+    for (index, setting) in [
+      (["--max-cache-bytes", "\(limit)"], [String: String]()),
+      ([], ["ATTACHKIT_CACHE_MAX_BYTES": "\(limit)"]),
+    ].enumerated() {
+      let cache = ["--cache-dir", scratch.path + "/cache\(index)"]
+      let run = try CLI.run(
+        ["prefetch", "--json", "-j", "2"] + setting.0 + cache + [list], environment: setting.1)
+      #expect(run.status == 0)
+      #expect(run.jsonLines.count == urls.count)
+      let stats = try #require(try CLI.run(["cache", "stats", "--json"] + cache).jsonLines.first)
+      let bytes = try #require(stats["bytes"] as? Int)
+      // A sweep runs inline each time a fifth of the limit (about a file) was written; publishes of the other worker may land while it runs: two files over at most.
+      #expect(bytes <= limit + 2 * wav.count, "\(setting): \(bytes) bytes for a limit of \(limit)")
+      #expect(bytes >= wav.count)
+    }
+
+    let unlimited = try CLI.run(["prefetch", "--json", "--cache-dir", scratch.path + "/cache2", list])
+    #expect(unlimited.status == 0)
+    let stats = try #require(
+      try CLI.run(["cache", "stats", "--json", "--cache-dir", scratch.path + "/cache2"]).jsonLines.first)
+    #expect(
+      stats["bytes"] as? Int == wav.count * urls.count, "the default limit (512 MiB) evicts nothing here")
+
+    let bad = try CLI.run(
+      ["prefetch", "--cache-dir", scratch.path + "/cache3", list],
+      environment: ["ATTACHKIT_CACHE_MAX_BYTES": "lots"])
+    #expect(bad.status == 2)
+    #expect(bad.stderr.contains("ATTACHKIT_CACHE_MAX_BYTES"))
+  }
+
+  @Test("cache gc --help lists only the exit codes gc can return")
+  func gcExitCodes() throws {
+    let help = try CLI.run(["cache", "gc", "--help"])
+    #expect(help.status == 0)
+    let section = try #require(help.stdout.components(separatedBy: "EXIT CODES:").last)
+    let codes = section.split(separator: "\n").compactMap {
+      $0.split(separator: " ").first.flatMap { Int($0) }
+    }
+    #expect(codes == [0, 2, 3])
+    #expect(try CLI.run(["fetch", "--help"]).stdout.contains("--max-cache-bytes"))
+    #expect(try CLI.run(["prefetch", "--help"]).stdout.contains("--max-cache-bytes"))
+  }
+}
