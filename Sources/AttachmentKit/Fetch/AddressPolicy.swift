@@ -11,10 +11,23 @@ import Glibc
 /// (libcurl's open-socket callback), after DNS and on every redirect, so DNS rebinding and
 /// redirects cannot dodge it.
 enum AddressPolicy {
+  /// Why an address is refused: the kind of network it belongs to (what a cache keeps to judge
+  /// later callers) and the reason, for people.
+  struct Refusal: Equatable, CustomStringConvertible {
+    /// The address's class; never ``PeerAddressClass/public``.
+    let peer: PeerAddressClass
+    /// What the address is, e.g. "a loopback address (127.0.0.0/8)".
+    let reason: String
+    /// The reason.
+    var description: String { reason }
+  }
+
   /// Why an address is refused, or `nil` when it is a public address or one of `allowed`
   /// (addresses as ``bytes(of:)`` gives them).
-  static func refusal(for address: UnsafePointer<sockaddr>, allowed: Set<[UInt8]> = []) -> String? {
-    guard let bytes = bytes(of: address) else { return "a non-IP address family" }
+  static func refusal(for address: UnsafePointer<sockaddr>, allowed: Set<[UInt8]> = []) -> Refusal? {
+    guard let bytes = bytes(of: address) else {
+      return Refusal(peer: .private, reason: "a non-IP address family")
+    }
     if allowed.contains(bytes) { return nil }
     return bytes.count == 4
       ? refusal(ipv4: bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) : refusal(ipv6: bytes)
@@ -52,47 +65,52 @@ enum AddressPolicy {
     return result
   }
 
-  /// IPv4 ranges that are not public unicast, with the reason given for each (RFC 6890 and
-  /// the IANA special-purpose registry).
-  private static let ipv4Ranges: [(base: UInt32, bits: UInt32, reason: String)] = [
-    (0x0000_0000, 8, "an unspecified address (0.0.0.0/8)"),
-    (0x7F00_0000, 8, "a loopback address (127.0.0.0/8)"),
-    (0x0A00_0000, 8, "a private address (10.0.0.0/8)"),
-    (0xAC10_0000, 12, "a private address (172.16.0.0/12)"),
-    (0xC0A8_0000, 16, "a private address (192.168.0.0/16)"),
-    (0xA9FE_0000, 16, "a link-local address (169.254.0.0/16, cloud metadata)"),
-    (0x6440_0000, 10, "a shared address (100.64.0.0/10)"),
-    (0xC000_0000, 24, "an IETF protocol address (192.0.0.0/24)"),
-    (0xC000_0200, 24, "a documentation address (192.0.2.0/24)"),
-    (0xC633_6400, 24, "a documentation address (198.51.100.0/24)"),
-    (0xCB00_7100, 24, "a documentation address (203.0.113.0/24)"),
-    (0xC612_0000, 15, "a benchmarking address (198.18.0.0/15)"),
-    (0xE000_0000, 4, "a multicast address (224.0.0.0/4)"),
-    (0xF000_0000, 4, "a reserved or broadcast address (240.0.0.0/4)"),
+  /// IPv4 ranges that are not public unicast, with their class and the reason given for each
+  /// (RFC 6890 and the IANA special-purpose registry).
+  private static let ipv4Ranges: [(base: UInt32, bits: UInt32, peer: PeerAddressClass, reason: String)] = [
+    (0x0000_0000, 8, .private, "an unspecified address (0.0.0.0/8)"),
+    (0x7F00_0000, 8, .loopback, "a loopback address (127.0.0.0/8)"),
+    (0x0A00_0000, 8, .private, "a private address (10.0.0.0/8)"),
+    (0xAC10_0000, 12, .private, "a private address (172.16.0.0/12)"),
+    (0xC0A8_0000, 16, .private, "a private address (192.168.0.0/16)"),
+    (0xA9FE_0000, 16, .linkLocal, "a link-local address (169.254.0.0/16, cloud metadata)"),
+    (0x6440_0000, 10, .private, "a shared address (100.64.0.0/10)"),
+    (0xC000_0000, 24, .private, "an IETF protocol address (192.0.0.0/24)"),
+    (0xC000_0200, 24, .private, "a documentation address (192.0.2.0/24)"),
+    (0xC633_6400, 24, .private, "a documentation address (198.51.100.0/24)"),
+    (0xCB00_7100, 24, .private, "a documentation address (203.0.113.0/24)"),
+    (0xC612_0000, 15, .private, "a benchmarking address (198.18.0.0/15)"),
+    (0xE000_0000, 4, .private, "a multicast address (224.0.0.0/4)"),
+    (0xF000_0000, 4, .private, "a reserved or broadcast address (240.0.0.0/4)"),
   ]
 
   /// Why an IPv4 address (host byte order) is refused, or `nil`.
-  static func refusal(ipv4 value: UInt32) -> String? {
+  static func refusal(ipv4 value: UInt32) -> Refusal? {
     for range in ipv4Ranges {
       let mask: UInt32 = range.bits == 0 ? 0 : ~UInt32(0) << (32 - range.bits)
-      if value & mask == range.base & mask { return range.reason }
+      if value & mask == range.base & mask { return Refusal(peer: range.peer, reason: range.reason) }
     }
     return nil
   }
 
   /// Why an IPv6 address (16 bytes, network order) is refused, or `nil`.
-  static func refusal(ipv6 bytes: [UInt8]) -> String? {
-    guard bytes.count == 16 else { return "a malformed address" }
+  static func refusal(ipv6 bytes: [UInt8]) -> Refusal? {
+    guard bytes.count == 16 else { return Refusal(peer: .private, reason: "a malformed address") }
     func has(_ prefix: [UInt8]) -> Bool { bytes.starts(with: prefix) }
     func ipv4(at offset: Int, flipped: Bool = false) -> UInt32 {
       let value = bytes[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
       return flipped ? ~value : value
     }
-    func embedded(_ value: UInt32, _ what: String) -> String? {
-      refusal(ipv4: value).map { "\(what) embedding \($0)" }
+    func embedded(_ value: UInt32, _ what: String) -> Refusal? {
+      refusal(ipv4: value).map { Refusal(peer: $0.peer, reason: "\(what) embedding \($0.reason)") }
     }
-    if bytes.allSatisfy({ $0 == 0 }) { return "an unspecified address (::)" }
-    if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return "a loopback address (::1)" }
+    func refused(_ peer: PeerAddressClass, _ reason: String) -> Refusal {
+      Refusal(peer: peer, reason: reason)
+    }
+    if bytes.allSatisfy({ $0 == 0 }) { return refused(.private, "an unspecified address (::)") }
+    if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 {
+      return refused(.loopback, "a loopback address (::1)")
+    }
     // IPv4-compatible (::a.b.c.d), IPv4-mapped (::ffff:a.b.c.d) and IPv4-translated
     // (::ffff:0:a.b.c.d) addresses carry an IPv4 address in their last four bytes.
     let zeroPrefix = bytes[0..<8].allSatisfy { $0 == 0 }
@@ -108,7 +126,9 @@ enum AddressPolicy {
     }
     // Local-use NAT64 (RFC 8215): its embedding is the operator's choice, and it only ever
     // reaches the operator's own network.
-    if has([0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01]) { return "a local-use NAT64 address (64:ff9b:1::/48)" }
+    if has([0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01]) {
+      return refused(.private, "a local-use NAT64 address (64:ff9b:1::/48)")
+    }
     // 6to4 (RFC 3056): 2002:a.b.c.d::/48.
     if has([0x20, 0x02]) { return embedded(ipv4(at: 2), "a 6to4 address (2002::/16)") }
     // Teredo (RFC 4380): 2001:0::/32, the server's IPv4 in bytes 4–7 and the client's,
@@ -117,12 +137,16 @@ enum AddressPolicy {
       return embedded(ipv4(at: 4), "a Teredo address (2001::/32, server)")
         ?? embedded(ipv4(at: 12, flipped: true), "a Teredo address (2001::/32, client)")
     }
-    if has([0x20, 0x01, 0x0D, 0xB8]) { return "a documentation address (2001:db8::/32)" }
-    if has([0x01, 0x00, 0, 0, 0, 0, 0, 0]) { return "a discard-only address (100::/64)" }
-    if bytes[0] & 0xFE == 0xFC { return "a unique-local address (fc00::/7)" }
-    if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 { return "a link-local address (fe80::/10)" }
-    if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0xC0 { return "a site-local address (fec0::/10)" }
-    if bytes[0] == 0xFF { return "a multicast address (ff00::/8)" }
+    if has([0x20, 0x01, 0x0D, 0xB8]) { return refused(.private, "a documentation address (2001:db8::/32)") }
+    if has([0x01, 0x00, 0, 0, 0, 0, 0, 0]) { return refused(.private, "a discard-only address (100::/64)") }
+    if bytes[0] & 0xFE == 0xFC { return refused(.private, "a unique-local address (fc00::/7)") }
+    if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 {
+      return refused(.linkLocal, "a link-local address (fe80::/10)")
+    }
+    if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0xC0 {
+      return refused(.private, "a site-local address (fec0::/10)")
+    }
+    if bytes[0] == 0xFF { return refused(.private, "a multicast address (ff00::/8)") }
     return nil
   }
 
@@ -132,15 +156,19 @@ enum AddressPolicy {
   /// resolves names itself): an IP literal in any form the proxy may parse (dotted, decimal,
   /// hex or octal IPv4, bracketed IPv6) is judged like a connected address, and `localhost`
   /// names are refused. A DNS name that resolves to a private address cannot be seen here.
-  static func refusal(host rawHost: Substring) -> String? {
+  static func refusal(host rawHost: Substring) -> Refusal? {
     var host = rawHost.lowercased()
     if host.hasSuffix(".") { host.removeLast() }
-    if host == "localhost" || host.hasSuffix(".localhost") { return "a loopback name (\(host))" }
+    if host == "localhost" || host.hasSuffix(".localhost") {
+      return Refusal(peer: .loopback, reason: "a loopback name (\(host))")
+    }
     if host.hasPrefix("["), host.hasSuffix("]") {
       var literal = String(host.dropFirst().dropLast())
       if let zone = literal.firstIndex(of: "%") { literal = String(literal[..<zone]) }
       var address = in6_addr()
-      guard inet_pton(AF_INET6, literal, &address) == 1 else { return "a malformed IPv6 literal" }
+      guard inet_pton(AF_INET6, literal, &address) == 1 else {
+        return Refusal(peer: .private, reason: "a malformed IPv6 literal")
+      }
       return refusal(ipv6: withUnsafeBytes(of: address) { Array($0) })
     }
     // inet_aton accepts every IPv4 spelling resolvers do (127.1, 2130706433, 0x7f.0.0.1).

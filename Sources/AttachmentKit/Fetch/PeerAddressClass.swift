@@ -38,15 +38,7 @@ public enum PeerAddressClass: String, Sendable, Codable, CaseIterable {
     let refusal = withUnsafePointer(to: &storage) { pointer in
       pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { AddressPolicy.refusal(for: $0) }
     }
-    self = Self.classify(refusal: refusal)
-  }
-
-  /// Maps the address policy's refusal to a class (`nil`: public).
-  static func classify(refusal: String?) -> PeerAddressClass {
-    guard let refusal else { return .public }
-    if refusal.contains("loopback") { return .loopback }
-    if refusal.contains("link-local") { return .linkLocal }
-    return .private
+    self = refusal?.peer ?? .public
   }
 
   /// The class of the final connection of a finished transfer (`CURLINFO_PRIMARY_IP`), or

@@ -27,7 +27,7 @@ enum ProxyPolicy {
   /// host already checked and passes.
   static func refusal(url: some StringProtocol) -> AttachmentError? {
     let text = url.hasPrefix("//") ? "http:" + url : String(url)
-    guard let authority = URLAuthority(text), let reason = AddressPolicy.refusal(host: authority.host)
+    guard let authority = URLAuthority(text), let reason = AddressPolicy.refusal(host: authority.host)?.reason
     else { return nil }
     return AttachmentError(
       .blockedAddress,

@@ -85,7 +85,7 @@ final class Transfer: @unchecked Sendable {
       AddressPolicy.refusal(for: pointer, allowed: allowedAddresses)
     }
     if let refusal {
-      blockedAddress = refusal
+      blockedAddress = refusal.reason
       return -1
     }
     return socket(

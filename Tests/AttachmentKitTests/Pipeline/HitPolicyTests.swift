@@ -114,6 +114,9 @@ struct HitPolicyTests {
       ("172.16.5.5", .private), ("fd00::1", .private), ("169.254.169.254", .linkLocal),
       ("fe80::1", .linkLocal),
       ("8.8.8.8", .public), ("2001:4860:4860::8888", .public), ("::ffff:127.0.0.1", .loopback),
+      // addresses that embed IPv4 take the embedded address's class
+      ("64:ff9b::7f00:1", .loopback), ("2002:a9fe:a9fe::1", .linkLocal), ("64:ff9b::a00:1", .private),
+      ("2001:0:808:808::80ff:fffe", .loopback), ("198.18.0.1", .private), ("240.0.0.1", .private),
     ]
     for (text, expected) in cases {
       #expect(PeerAddressClass(numericAddress: text) == expected, "\(text)")
