@@ -116,7 +116,8 @@ public final class AttachmentPipeline: Sendable {
     } catch {
       return .failure(error)
     }
-    var request = DownloadRequest(url: url, inspector: StreamingSniffer(limits: configuration.limits))
+    let sniffer = StreamingSniffer(limits: configuration.limits)
+    var request = DownloadRequest(url: url, inspector: sniffer)
     request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
     request.ifNoneMatch = stale?.record.etag
     request.ifModifiedSince = stale?.record.etag == nil ? stale?.record.lastModified : nil
@@ -167,7 +168,8 @@ public final class AttachmentPipeline: Sendable {
     }
     let validation: Validation
     do {
-      validation = try validator.validate(file: body.path, sha256: download.sha256, deadline: deadline)
+      validation = try validator.validate(
+        file: body.path, sha256: download.sha256, deadline: deadline, sniffed: sniffer.verdict)
     } catch {
       body.discard()
       return .failure(error)

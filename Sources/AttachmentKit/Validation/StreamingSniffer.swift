@@ -23,6 +23,8 @@ public final class StreamingSniffer: ResponseInspector {
     var detected: String??
     /// How many times the window was judged (identification and classification).
     var judgements = 0
+    /// What the window proved, once it did: handed to the validator so it does not judge again.
+    var verdict: SniffVerdict?
   }
 
   private let limits: ValidationLimits
@@ -35,6 +37,10 @@ public final class StreamingSniffer: ResponseInspector {
 
   /// How many times the bytes were judged so far (for tests: it stays at most 5 per body).
   var judgements: Int { state.withLock { $0.judgements } }
+
+  /// What the first bytes proved (their format, and libmagic's name for them), once they did;
+  /// ``Validator`` continues from it instead of identifying the same bytes again.
+  var verdict: SniffVerdict? { state.withLock { $0.verdict } }
 
   /// Refuses a declared `Content-Length` over the largest category limit.
   public func inspect(head: ResponseHead) -> InspectorVerdict {
@@ -105,6 +111,7 @@ public final class StreamingSniffer: ResponseInspector {
       case .failure(let error): return .reject(error)
       case .success(let category):
         state.identified = true
+        state.verdict = SniffVerdict(format: report.format, detected: detected)
         state.category = category
         state.window = []
         if let category, let declared = state.declaredLength,
@@ -135,4 +142,14 @@ public final class StreamingSniffer: ResponseInspector {
     let what = declared ? "declares \(bytes) bytes" : "grew past \(maximum) bytes"
     return AttachmentError(.tooLarge, "The \(name) \(what), over its limit of \(maximum).")
   }
+}
+
+/// What streaming sniffing proved about a body's first bytes: the format the probes found, and
+/// what libmagic called them. The same bytes lead the file, so the validator takes this instead
+/// of identifying them (and asking libmagic) a second time.
+struct SniffVerdict: Sendable, Equatable {
+  /// The format the first bytes identified as.
+  let format: ProbedFormat
+  /// libmagic's MIME type for them.
+  let detected: String?
 }

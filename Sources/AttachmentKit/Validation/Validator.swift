@@ -34,6 +34,14 @@ public struct Validator: Sendable {
   public func validate(
     file path: String, sha256: String? = nil, deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
+    try validate(file: path, sha256: sha256, deadline: deadline, sniffed: nil)
+  }
+
+  /// Validates a downloaded file, continuing from what the streaming sniffer proved of its
+  /// first bytes (`sniffed`) instead of identifying them again; `nil` identifies here.
+  func validate(
+    file path: String, sha256: String?, deadline: ContinuousClock.Instant?, sniffed: SniffVerdict?
+  ) throws(AttachmentError) -> Validation {
     try Self.checkTime(deadline)
     let file: FileBytes
     do {
@@ -44,17 +52,22 @@ public struct Validator: Sendable {
     let size = file.count
     guard size > 0 else { throw AttachmentError(.empty, "The file is empty (0 bytes).") }
 
-    let head = file.bytes(at: 0, count: 10)
-    let tagLength = head.withUnsafeBytes { MediaProbe.id3v2Length($0) }
-    let window = file.bytes(at: Int64(tagLength), count: SniffWindow.maximumBytes)
-    let identified = window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }
-    let detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
-
-    guard let identified else {
-      throw SniffWindow.refusal(detected: detected)
+    let format: ProbedFormat
+    let detected: String?
+    if let sniffed {
+      (format, detected) = (sniffed.format, sniffed.detected)
+    } else {
+      let head = file.bytes(at: 0, count: 10)
+      let tagLength = head.withUnsafeBytes { MediaProbe.id3v2Length($0) }
+      let window = file.bytes(at: Int64(tagLength), count: SniffWindow.maximumBytes)
+      detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+      guard let identified = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) else {
+        throw SniffWindow.refusal(detected: detected)
+      }
+      format = identified.format
     }
     let report: ProbeReport
-    switch MediaProbe.inspect(file: file, as: identified.format, deadline: deadline) {
+    switch MediaProbe.inspect(file: file, as: format, deadline: deadline) {
     case .success(let complete): report = complete
     case .failure(.interrupted(.deadline)):
       throw AttachmentError(.deadlineExceeded, "The deadline passed while the file's structure was checked.")

@@ -63,3 +63,35 @@ struct StreamingSnifferTests {
     #expect(judgements <= 5, "\(entry.file): \(judgements) judgements")
   }
 }
+
+/// One identification per transfer: the validator continues from the sniffer's verdict.
+@Suite("Sniffer to validator")
+struct SniffVerdictTests {
+  @Test("the sniffer's verdict goes to the validator, which neither identifies nor asks libmagic again")
+  func validatorContinuesFromTheVerdict() throws {
+    // Given the sniffer's verdict on a movie's first bytes (over 4 KiB, so it judges them)
+    let name = "mp4-isom.mp4"
+    let bytes = try Samples.bytes(name)
+    let sniffer = StreamingSniffer()
+    _ = sniffer.inspect(head: ResponseHead(status: 200, headers: ResponseHeaders()))
+    _ = bytes.withUnsafeBytes { sniffer.inspect(body: $0, at: 0) }
+    let verdict = try #require(sniffer.verdict)
+    #expect(verdict == SniffVerdict(format: .isoBMFF, detected: "video/mp4"))
+
+    // When the validator is handed that verdict with a sentinel for libmagic's answer
+    let marked = SniffVerdict(format: verdict.format, detected: "x-test/from-the-sniffer")
+    let validation = try Validator().validate(
+      file: Samples.path(name), sha256: nil, deadline: nil, sniffed: marked)
+
+    // Then it used that answer (libmagic was not asked again) and still walked the whole file
+    #expect(validation.detectedMIME == "x-test/from-the-sniffer")
+    #expect(validation.type == .mp4)
+    #expect(validation.durationSeconds != nil)
+    // and a verdict that does not fit the file is refused by the complete-file walk
+    #expect(throws: AttachmentError.self) {
+      try Validator().validate(
+        file: Samples.path(name), sha256: nil, deadline: nil,
+        sniffed: SniffVerdict(format: .png, detected: nil))
+    }
+  }
+}
