@@ -141,14 +141,20 @@ struct FetchFaultTests {
       ("http://example.com/a\u{7F}.jpg", .invalidURL),
       ("http://example.com/a\r\nX-Injected: 1", .invalidURL),
     ]
+    let scratch = try ScratchDirectory("bad-urls")
+    defer { scratch.remove() }
     for (url, code) in cases {
+      let start = ContinuousClock.now
       do {
-        _ = try await downloader.download(DownloadRequest(url: url), timeout: .seconds(1))
+        _ = try await downloader.download(
+          DownloadRequest(url: url, directory: scratch.path), timeout: .seconds(1))
         Issue.record("\(url) should fail")
       } catch {
         #expect(error.code == code, "\(url): \(error)")
       }
+      #expect(ContinuousClock.now - start <= .seconds(1) + .milliseconds(250), "\(url)")
     }
+    #expect(scratch.contents().isEmpty)  // refused before any file was made
   }
 
   @Test("a closed port fails with connect_failed")
@@ -156,6 +162,7 @@ struct FetchFaultTests {
     let port = try unusedLoopbackPort()
     let scratch = try ScratchDirectory("refused")
     defer { scratch.remove() }
+    let start = ContinuousClock.now
     do {
       _ = try await Downloader(configuration: .loopback).download(
         DownloadRequest(url: "http://127.0.0.1:\(port)/a.jpg", directory: scratch.path),
@@ -164,6 +171,7 @@ struct FetchFaultTests {
     } catch {
       #expect(error.code == .connectFailed)
     }
+    #expect(ContinuousClock.now - start <= .seconds(3) + .milliseconds(250))
     #expect(scratch.contents().isEmpty)
   }
 
