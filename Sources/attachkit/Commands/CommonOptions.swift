@@ -17,6 +17,10 @@ enum CommonOptions {
     help:
       "The size the cache may grow to; least recently used entries are evicted past it (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB)."
   )
+  static let durable = ArgumentSpec.flag(
+    long: "durable",
+    help: "fsync each new file, record and directory before answering, so a power loss cannot undo a publish."
+  )
   static let deadline = ArgumentSpec.option(
     long: "deadline", valueName: "SECONDS",
     help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
@@ -122,6 +126,7 @@ enum CommonOptions {
     // A command-line run is short: its automatic sweep runs inline, or the process would
     // exit before a background one finished.
     configuration.cache.sweepsInBackground = false
+    configuration.cache.durable = arguments.flag("durable")
     configuration.downloader.allowPrivateNetworks =
       arguments.flag("allow-private-networks") || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
     if let proxy = arguments.string("proxy") {

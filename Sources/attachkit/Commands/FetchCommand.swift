@@ -15,7 +15,7 @@ enum FetchCommand: RunnableCommand {
   static let arguments: [ArgumentSpec] =
     [
       CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
-      CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes,
+      CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes, CommonOptions.durable,
     ]
     + CommonOptions.proxy + CommonOptions.limits + [
       .flag(

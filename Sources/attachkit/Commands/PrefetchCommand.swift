@@ -19,7 +19,7 @@ enum PrefetchCommand: RunnableCommand {
   static let arguments: [ArgumentSpec] =
     [
       CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
-      CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes,
+      CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes, CommonOptions.durable,
     ]
     + CommonOptions.proxy + CommonOptions.limits + [
       .option(long: "concurrency", short: "j", valueName: "N", help: "Downloads at once (default 8)."),

@@ -390,3 +390,54 @@ enum CLIPath {
     return directory.path + "/attachkit"
   }
 }
+
+/// `durable`: every publish reaches the disk before it is answered.
+@Suite("Durable publishing", .serialized)
+struct DurableTests {
+  /// The `fsync`/`fdatasync` calls a `prefetch` of `count` new entries makes, counted by strace.
+  private static func syncCalls(durable: Bool, count: Int) throws -> Int {
+    let strace = "/usr/bin/strace"
+    try #require(
+      FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("durable")
+    defer { scratch.remove() }
+    let body = try Samples.bytes("wav-pcm16.wav")
+    var urls: [String] = []
+    for index in 0..<count {
+      var copy = body
+      copy[copy.count - 1] ^= UInt8(index + 1)  // distinct content, still a valid WAV
+      server.serve("/d/\(index).wav", body: copy)
+      urls.append(server.url("/d/\(index).wav"))
+    }
+    let list = scratch.path + "/urls.txt"
+    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    let log = scratch.path + "/strace.log"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: strace)
+    process.arguments =
+      ["-f", "-qq", "-o", log, "-e", "trace=fsync,fdatasync,syncfs,sync_file_range"]
+      + [CLIPath.attachkit, "prefetch", "-j", "2", "--cache-dir", scratch.path + "/cache"]
+      + (durable ? ["--durable"] : []) + [list]
+    var environment = ProcessInfo.processInfo.environment
+    environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+    return lines.filter { $0.contains("fsync(") || $0.contains("fdatasync(") }.count
+  }
+
+  @Test("--durable syncs each new body, its record and their directories; without it nothing is synced")
+  func durableSyncs() throws {
+    let count = 5
+    #expect(try Self.syncCalls(durable: false, count: count) == 0)
+    // At least the body and the record of each entry (directories come on top)
+    let synced = try Self.syncCalls(durable: true, count: count)
+    #expect(synced >= 2 * count, "\(synced) sync calls for \(count) entries")
+  }
+}
