@@ -1,3 +1,4 @@
+import AttachmentKit
 import Foundation
 
 /// Number formatting shared by the table, the JSON and the HTML.
@@ -47,21 +48,8 @@ enum Format {
     return String(format: "%.6g", value)
   }
 
-  /// `text` as a JSON string literal.
-  static func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\t": out += "\\t"
-      case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-      default: out.unicodeScalars.append(scalar)
-      }
-    }
-    return out + "\""
-  }
+  /// `text` as a JSON string literal (the library's writer, so every face escapes alike).
+  static func jsonString(_ text: String) -> String { JSON.quoted(text) }
 
   /// `text` escaped for HTML text and attributes.
   static func html(_ text: String) -> String {

@@ -273,23 +273,30 @@ public final class AttachmentCache: Sendable {
       CacheFiles.setModified(path, to: FileSystem.now())
       return
     }
-    // Damaged: link under a temporary name in the same directory, then rename over it, so
-    // readers see the old or the new file, never a partial one.
-    let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
-    let replacement = "\(directory)/.replace-\(token)"
-    guard Self.link(body, to: replacement) == 0 else {
-      throw AttachmentError(.ioError, "Cannot replace damaged content: \(String(cString: strerror(errno))).")
-    }
-    guard rename(replacement, path) == 0 else {
-      let reason = String(cString: strerror(errno))
-      unlink(replacement)
-      throw AttachmentError(.ioError, "Cannot replace damaged content: \(reason).")
-    }
+    // Damaged: readers see the old or the new file, never a partial one.
+    try Self.place(body, at: path, through: "\(directory)/.replace-", what: "replace damaged content")
     CacheFiles.setModified(path, to: FileSystem.now())
   }
 
   /// Makes `path` name the body file: `linkat` of an anonymous file (through
   /// `/proc/self/fd`, else `AT_EMPTY_PATH`), `link` of a named one. Returns 0 or -1 (errno).
+  /// Puts `file` at `path`, replacing what is there atomically: links it under a random name
+  /// starting with `prefix` (on the same file system), then renames that over `path`.
+  /// - Throws: `io_error` naming `what` failed.
+  private static func place(
+    _ file: CacheBodyFile, at path: String, through prefix: String, what: String
+  ) throws(AttachmentError) {
+    let temporary = prefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    guard link(file, to: temporary) == 0 else {
+      throw AttachmentError(.ioError, "Cannot \(what): \(String(cString: strerror(errno))).")
+    }
+    guard rename(temporary, path) == 0 else {
+      let reason = String(cString: strerror(errno))
+      unlink(temporary)
+      throw AttachmentError(.ioError, "Cannot \(what): \(reason).")
+    }
+  }
+
   private static func link(_ body: CacheBodyFile, to path: String) -> Int32 {
     guard body.isAnonymous else { return Glibc.link(body.path, path) }
     if linkat(AT_FDCWD, body.path, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 { return 0 }
@@ -338,17 +345,10 @@ public final class AttachmentCache: Sendable {
   /// Makes a prepared record the record of `digest` (lock held): linked into `tmp/` under a
   /// temporary name, then renamed over the record, so readers see the old or the new one.
   private func commitPrepared(_ file: CacheBodyFile, digest: String) throws(AttachmentError) {
-    let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
-    let temporary = "\(layout.temporary)/\(Self.preparedRecordPrefix)\(token)"
     let path = layout.recordPath(digest: digest)
-    guard Self.link(file, to: temporary) == 0 else {
-      throw AttachmentError(.ioError, "Cannot publish a cache record: \(String(cString: strerror(errno))).")
-    }
-    guard rename(temporary, path) == 0 else {
-      let reason = String(cString: strerror(errno))
-      unlink(temporary)
-      throw AttachmentError(.ioError, "Cannot publish a cache record: \(reason).")
-    }
+    try Self.place(
+      file, at: path, through: "\(layout.temporary)/\(Self.preparedRecordPrefix)",
+      what: "publish a cache record")
     if configuration.durable { FileSystem.syncDirectory(of: path) }
   }
 

@@ -54,14 +54,7 @@ enum CacheFiles {
       return []
     }
     defer { closedir(handle) }
-    var names: [String] = []
-    while let entry = readdir(handle) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-      }
-      if name != "." && name != ".." { names.append(name) }
-    }
-    return names
+    return FileSystem.names(from: handle)
   }
 
   /// The names in a cache directory opened without following links, or `[]` when it is

@@ -6,6 +6,11 @@ enum FileSystem {
   static func names(in directory: String) -> [String] {
     guard let handle = opendir(directory) else { return [] }
     defer { closedir(handle) }
+    return names(from: handle)
+  }
+
+  /// The names an open directory stream still lists (without `.` and `..`).
+  static func names(from handle: OpaquePointer) -> [String] {
     var names: [String] = []
     while let entry = readdir(handle) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in

@@ -29,9 +29,6 @@ struct SharedCacheTests {
   @Test(
     "an entry costs at most two inodes and no directory: every inode-creating call of a prefetch, counted")
   func inodesPerEntry() throws {
-    let strace = "/usr/bin/strace"
-    try #require(
-      FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try ScratchDirectory("inodes")
@@ -43,27 +40,13 @@ struct SharedCacheTests {
     _ = try AttachmentCache(configuration: CacheConfiguration(directory: cache))  // steady state: made once
 
     // When a prefetch of 40 new entries runs under strace
-    let log = scratch.path + "/strace.log"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: strace)
-    process.arguments =
-      [
-        "-f", "-qq", "-o", log, "-e",
-        "trace=open,openat,creat,mkdir,mkdirat,mknod,mknodat,link,linkat,symlink,symlinkat",
-      ]
-      + [CLIPath.attachkit, "prefetch", "--json", "-j", "4", "--cache-dir", cache, list]
-    var environment = ProcessInfo.processInfo.environment
-    environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
+    let (status, lines) = try straceAttachkit(
+      "open,openat,creat,mkdir,mkdirat,mknod,mknodat,link,linkat,symlink,symlinkat",
+      ["prefetch", "--json", "-j", "4", "--cache-dir", cache, list], log: scratch.path + "/strace.log")
+    #expect(status == 0)
 
     // Then every call that can allocate an inode under the cache is counted: a new file
     // (O_CREAT|O_EXCL, O_TMPFILE, creat), a directory, a node or a symbolic link
-    let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
     var files = 0
     var directories = 0
     var other: [Substring] = []
@@ -396,9 +379,6 @@ enum CLIPath {
 struct DurableTests {
   /// The `fsync`/`fdatasync` calls a `prefetch` of `count` new entries makes, counted by strace.
   private static func syncCalls(durable: Bool, count: Int) throws -> Int {
-    let strace = "/usr/bin/strace"
-    try #require(
-      FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try ScratchDirectory("durable")
@@ -413,22 +393,13 @@ struct DurableTests {
     }
     let list = scratch.path + "/urls.txt"
     try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-    let log = scratch.path + "/strace.log"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: strace)
-    process.arguments =
-      ["-f", "-qq", "-o", log, "-e", "trace=fsync,fdatasync,syncfs,sync_file_range"]
-      + [CLIPath.attachkit, "prefetch", "-j", "2", "--cache-dir", scratch.path + "/cache"]
-      + (durable ? ["--durable"] : []) + [list]
-    var environment = ProcessInfo.processInfo.environment
-    environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+    let (status, lines) = try straceAttachkit(
+      "fsync,fdatasync,syncfs,sync_file_range",
+      ["prefetch", "-j", "2", "--cache-dir", scratch.path + "/cache"] + (durable ? ["--durable"] : []) + [
+        list
+      ],
+      log: scratch.path + "/strace.log")
+    #expect(status == 0)
     return lines.filter { $0.contains("fsync(") || $0.contains("fdatasync(") }.count
   }
 
@@ -440,4 +411,24 @@ struct DurableTests {
     let synced = try Self.syncCalls(durable: true, count: count)
     #expect(synced >= 2 * count, "\(synced) sync calls for \(count) entries")
   }
+}
+
+/// Runs the built `attachkit` with `arguments` under strace (following threads), tracing the
+/// system calls in `trace`; returns its exit status and strace's lines.
+func straceAttachkit(_ trace: String, _ arguments: [String], log: String) throws -> (Int32, [Substring]) {
+  let strace = "/usr/bin/strace"
+  try #require(
+    FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: strace)
+  process.arguments = ["-f", "-qq", "-o", log, "-e", "trace=" + trace, CLIPath.attachkit] + arguments
+  var environment = ProcessInfo.processInfo.environment
+  environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"
+  process.environment = environment
+  process.standardOutput = FileHandle.nullDevice
+  process.standardError = FileHandle.nullDevice
+  try process.run()
+  process.waitUntilExit()
+  let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+  return (process.terminationStatus, lines)
 }
