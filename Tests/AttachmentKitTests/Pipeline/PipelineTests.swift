@@ -291,6 +291,25 @@ struct PipelineTests {
     #expect(fixture.temporaryFiles().isEmpty)
   }
 
+  @Test("a miss whose deadline has passed is answered at once: no request, no file, nothing published")
+  func passedDeadline() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/late.png", body: try Samples.bytes("png-rgba.png"))
+    let start = ContinuousClock.now
+    do {
+      _ = try await fixture.pipeline.attachment(
+        for: fixture.server.url("/late.png"), deadline: start - .milliseconds(1))
+      Issue.record("a passed deadline should fail")
+    } catch {
+      #expect(error.code == .deadlineExceeded, "\(error)")
+    }
+    #expect(ContinuousClock.now - start < .milliseconds(250))
+    #expect(fixture.server.totalConnections == 0)
+    #expect(fixture.temporaryFiles().isEmpty)
+    #expect(fixture.pipeline.cachedAttachment(for: fixture.server.url("/late.png")) == nil)
+  }
+
   @Test("identical content under two URLs is stored once")
   func deduplication() async throws {
     let fixture = try Fixture()
