@@ -19,7 +19,7 @@ final class Transfer: @unchecked Sendable {
   let configuration: DownloaderConfiguration
   private let allowedAddresses: Set<[UInt8]>
   private var fileDescriptor: Int32
-  private let hasher = SHA256Hasher()
+  private let digest: BodyDigest
   var headerList: UnsafeMutablePointer<curl_slist>?
   let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
@@ -44,6 +44,7 @@ final class Transfer: @unchecked Sendable {
     self.temporaryFile = temporaryFile
     self.ownsFile = ownsFile
     self.fileDescriptor = fileDescriptor
+    self.digest = BodyDigest(writer: fileDescriptor)
     self.completion = TransferCompletion(temporaryFile: ownsFile ? temporaryFile : nil)
     self.response = ResponseStateMachine(
       rules: .init(
@@ -135,7 +136,7 @@ final class Transfer: @unchecked Sendable {
       }
       written += result
     }
-    hasher.update(bytes)
+    digest.append(bytes, writtenTotal: response.bodyBytes)
     return true
   }
 
@@ -176,8 +177,8 @@ final class Transfer: @unchecked Sendable {
         return .failure(AttachmentError(.ioError, "Closing the body file failed."))
       }
     }
-    let digest = head.status == 304 ? "" : (hasher.finalize() ?? "")
-    if head.status != 304, digest.isEmpty {
+    let sha256 = head.status == 304 ? "" : (digest.finalize(total: response.bodyBytes) ?? "")
+    if head.status != 304, sha256.isEmpty {
       return .failure(AttachmentError(.ioError, "Hashing the body failed in libcrypto."))
     }
     var effective: UnsafeMutablePointer<CChar>?
@@ -193,7 +194,7 @@ final class Transfer: @unchecked Sendable {
         headers: head.headers,
         file: head.status == 304 ? nil : temporaryFile,
         bytesReceived: response.bodyBytes,
-        sha256: digest,
+        sha256: sha256,
         timings: timings(of: easy),
         redirectCount: redirects,
         peerAddressClass: PeerAddressClass.ofPrimaryIP(easy)))

@@ -127,7 +127,7 @@ struct DownloaderTests {
 
     // Then every one has the right bytes (its digest is the body's, by an independent tool),
     // over far fewer connections than requests
-    let expected = try Self.sha256sum(body, in: scratch.path)
+    let expected = try sha256sum(body, in: scratch.path)
     #expect(expected.count == 64)
     #expect(hashes.allSatisfy { $0 == expected }, "\(Set(hashes)) != \(expected)")
     #expect(server.requestCount(path: "/files/shared") == 64)
@@ -135,19 +135,4 @@ struct DownloaderTests {
     #expect(scratch.leftovers().isEmpty)
   }
 
-  /// The SHA-256 of `bytes` by coreutils' `sha256sum`, an oracle independent of libcrypto's use here.
-  private static func sha256sum(_ bytes: [UInt8], in directory: String) throws -> String {
-    let path = directory + "/oracle.bin"
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
-    defer { unlink(path) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [path]
-    let out = Pipe()
-    process.standardOutput = out
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
-  }
 }

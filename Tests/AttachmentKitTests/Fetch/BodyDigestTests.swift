@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import AttachmentKit
+
+/// The body's SHA-256 while it is written: inline for small bodies, read back on a background
+/// queue past 1 MiB, the same digest either way. Each test runs on its own thread, as the engine
+/// thread would (its waits must not hold Swift's cooperative threads other tests resume on).
+@Suite("Body digest")
+struct BodyDigestTests {
+  /// Writes `body` in `chunk`-byte pieces through a descriptor, as the transfer does, feeding
+  /// each piece to a digest; returns the digest's answer and whether it left the engine thread.
+  private static func digest(
+    of body: [UInt8], chunk: Int, descriptor: Int32, beforeFinalize: () -> Void = {}
+  ) -> (String?, Bool) {
+    let digest = BodyDigest(writer: descriptor)
+    var offset = 0
+    while offset < body.count {
+      let end = min(body.count, offset + chunk)
+      body[offset..<end].withUnsafeBytes { piece in
+        _ = write(descriptor, piece.baseAddress, piece.count)
+        digest.append(piece, writtenTotal: Int64(end))
+      }
+      offset = end
+    }
+    beforeFinalize()
+    let result = digest.finalize(total: Int64(body.count))
+    return (result, digest.isOffloaded)
+  }
+
+  @Test(
+    "small and large bodies, in even and odd chunk sizes, match sha256sum",
+    arguments: [
+      (1000, 1000), (1 << 20, 65_536), ((1 << 20) + 1, 65_536), (5 << 20, 16_384), (3_000_017, 99_991),
+    ])
+  func matchesOracle(size: Int, chunk: Int) async throws {
+    try await offThePool { try Self.matchesOracle(size: size, chunk: chunk) }
+  }
+
+  private static func matchesOracle(size: Int, chunk: Int) throws {
+    let scratch = try ScratchDirectory("digest")
+    defer { scratch.remove() }
+    let body = testBytes(count: size, seed: UInt64(size))
+    let (path, descriptor) = try TemporaryFile.create(in: scratch.path)
+    defer {
+      close(descriptor)
+      unlink(path)
+    }
+    let (digest, offloaded) = Self.digest(of: body, chunk: chunk, descriptor: descriptor)
+    #expect(digest == (try sha256sum(body, in: scratch.path)))
+    #expect(offloaded == (size > BodyDigest.inlineBytes), "hashing left the engine thread only past 1 MiB")
+  }
+
+  @Test("a nameless O_TMPFILE body is read back through /proc and hashed right")
+  func anonymousFile() async throws {
+    try await offThePool { try Self.anonymousFile() }
+  }
+
+  private static func anonymousFile() throws {
+    let scratch = try ScratchDirectory("digest-tmpfile")
+    defer { scratch.remove() }
+    let oTmpfile: Int32 = 0o20_200_000  // O_TMPFILE (__O_TMPFILE | O_DIRECTORY); Glibc does not import it
+    let descriptor = open(scratch.path, oTmpfile | O_WRONLY | O_CLOEXEC, 0o600)
+    try #require(descriptor >= 0, "the file system has no O_TMPFILE")
+    defer { close(descriptor) }
+    let body = testBytes(count: 3 << 20, seed: 3)
+    let (digest, offloaded) = Self.digest(of: body, chunk: 65_536, descriptor: descriptor)
+    #expect(offloaded)
+    #expect(digest == (try sha256sum(body, in: scratch.path)))
+  }
+
+  @Test("a body cut short under the reader gives no digest rather than a wrong one")
+  func shortReadFails() async throws {
+    try await offThePool { try Self.shortReadFails() }
+  }
+
+  private static func shortReadFails() throws {
+    let scratch = try ScratchDirectory("digest-short")
+    defer { scratch.remove() }
+    let (path, descriptor) = try TemporaryFile.create(in: scratch.path)
+    defer {
+      close(descriptor)
+      unlink(path)
+    }
+    let body = testBytes(count: 4 << 20, seed: 4)
+    let (digest, _) = Self.digest(of: body, chunk: 65_536, descriptor: descriptor) {
+      _ = ftruncate(descriptor, 2 << 20)  // something else cut the file before it was all hashed
+    }
+    // Either the job had hashed everything before the cut (then the digest is right) or it
+    // reads past the cut and fails: never a digest of other bytes.
+    if let digest { #expect(digest == (try sha256sum(body, in: scratch.path))) }
+  }
+}

@@ -1,0 +1,18 @@
+import Foundation
+
+/// The SHA-256 of `bytes` by coreutils' `sha256sum`: an oracle independent of the library's
+/// own hashing (libcrypto through `SHA256Hasher`).
+func sha256sum(_ bytes: [UInt8], in directory: String) throws -> String {
+  let path = directory + "/oracle-\(UUID().uuidString.prefix(8)).bin"
+  try Data(bytes).write(to: URL(fileURLWithPath: path))
+  defer { unlink(path) }
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+  process.arguments = [path]
+  let out = Pipe()
+  process.standardOutput = out
+  try process.run()
+  let data = out.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+}
