@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 seconds=${1:-60}
-shift || true
+if [ $# -gt 0 ]; then shift; fi
 targets=("$@")
 ((${#targets[@]})) || targets=(media container parser)
 out=fuzz-out

@@ -31,13 +31,14 @@ if ((${#missing[@]})); then
 fi
 for enc in libx264 libmp3lame aac alac mpeg1video mpeg2video mp2 libvpx-vp9 libopus flac mpeg4 \
   libx265 libaom-av1 ac3 eac3 dca truehd pcm_s24le adpcm_ms; do
-  help=$(ffmpeg -hide_banner -h encoder="$enc" 2>/dev/null || true)
+  # an unknown encoder makes ffmpeg fail: then the help is empty and the check below says so
+  help=$(ffmpeg -hide_banner -h encoder="$enc" 2>/dev/null) || help=""
   [[ "$help" == "Encoder $enc "* ]] || {
     echo "make-samples: ffmpeg lacks the $enc encoder (Debian's ffmpeg package has it)" >&2
     exit 1
   }
 done
-formats=$(convert -list format 2>/dev/null || true)
+formats=$(convert -list format 2>/dev/null) || formats=""  # checked format by format below
 for fmt in HEIC AVIF WEBP TIFF; do
   grep -qE "^ *$fmt\*? +[A-Z0-9]+ +rw" <<<"$formats" || {
     echo "make-samples: ImageMagick cannot write $fmt (apt-get install -y imagemagick libheif1 libwebp7)" >&2
