@@ -52,34 +52,15 @@ struct HitPolicy: Sendable {
       return .refuse(
         AttachmentError(.tooLarge, "The body is \(size) bytes, over the limit of \(maximumBodyBytes)."))
     }
-    let category = validation.category
-    let maximum = limits.maximumBytes(for: category)
-    if size > maximum {
-      return .refuse(
-        AttachmentError(.tooLarge, "The \(category.rawValue) is \(size) bytes, over the limit of \(maximum).")
-      )
+    // The validator's own rule, so a hit is refused with the code and message a download would get.
+    if let violation = limits.violation(
+      category: validation.category, bytes: size, durationSeconds: validation.durationSeconds,
+      width: validation.width, height: validation.height)
+    {
+      return .refuse(violation)
     }
-    if category == .video {
-      guard let seconds = validation.durationSeconds else { return .undecided }
-      if seconds > limits.maximumVideoSeconds {
-        return .refuse(
-          AttachmentError(
-            .tooLong,
-            "The video lasts \(Self.format(seconds)) s, over the limit of \(Self.format(limits.maximumVideoSeconds)) s."
-          ))
-      }
-    }
-    if category == .image, let width = validation.width, let height = validation.height {
-      let (pixels, overflow) = Int64(width).multipliedReportingOverflow(by: Int64(height))
-      let (decoded, overflow4) = pixels.multipliedReportingOverflow(by: 4)
-      if overflow || overflow4 || decoded > limits.maximumDecodedImageBytes {
-        return .refuse(
-          AttachmentError(
-            .tooManyPixels,
-            "The image is \(width)×\(height) pixels: decoded it needs \(decoded) bytes, over \(limits.maximumDecodedImageBytes)."
-          ))
-      }
-    }
+    // A video whose duration was not stored cannot be judged from the record.
+    if validation.category == .video, validation.durationSeconds == nil { return .undecided }
     return .serve
   }
 
@@ -90,9 +71,5 @@ struct HitPolicy: Sendable {
     case .private: "a private address"
     case .linkLocal: "a link-local address"
     }
-  }
-
-  private static func format(_ seconds: Double) -> String {
-    String((seconds * 10).rounded() / 10)
   }
 }

@@ -30,4 +30,37 @@ public struct ValidationLimits: Sendable, Equatable, Codable {
   public var largestMaximumBytes: Int64 {
     max(maximumImageBytes, maximumAudioBytes, maximumVideoBytes)
   }
+
+  /// The limit a file with these facts breaks, in the order a download meets them (size, then
+  /// duration when it is known, then decoded pixels), as the error that refuses it; `nil` when
+  /// it keeps every limit. The validator judges new files with it and the pipeline judges
+  /// cache hits with it, so both give the same code and message.
+  func violation(
+    category: MediaType.Category, bytes: Int64, durationSeconds: Double?, width: Int?, height: Int?
+  ) -> AttachmentError? {
+    let maximum = maximumBytes(for: category)
+    if bytes > maximum {
+      return AttachmentError(
+        .tooLarge, "The \(category.rawValue) is \(bytes) bytes, over the limit of \(maximum).")
+    }
+    if category == .video, let seconds = durationSeconds, seconds > maximumVideoSeconds {
+      return AttachmentError(
+        .tooLong,
+        "The video lasts \(Self.tenths(seconds)) s, over the limit of \(Self.tenths(maximumVideoSeconds)) s.")
+    }
+    if category == .image, let width, let height {
+      let (pixels, overflow) = Int64(width).multipliedReportingOverflow(by: Int64(height))
+      let (decoded, overflow4) = pixels.multipliedReportingOverflow(by: 4)
+      if overflow || overflow4 || decoded > maximumDecodedImageBytes {
+        return AttachmentError(
+          .tooManyPixels,
+          "The image is \(width)×\(height) pixels: decoded it needs \(decoded) bytes, over \(maximumDecodedImageBytes)."
+        )
+      }
+    }
+    return nil
+  }
+
+  /// Seconds to a tenth, for messages: `30.0`, `45.2`.
+  static func tenths(_ seconds: Double) -> String { String((seconds * 10).rounded() / 10) }
 }

@@ -120,32 +120,17 @@ public struct Validator: Sendable {
   }
 
   private func check(type: MediaType, report: ProbeReport, size: Int64) throws(AttachmentError) {
-    let maximum = limits.maximumBytes(for: type.category)
-    if size > maximum {
-      throw AttachmentError(
-        .tooLarge, "The \(type.category.rawValue) is \(size) bytes, over the limit of \(maximum).")
+    if let violation = limits.violation(
+      category: type.category, bytes: size, durationSeconds: report.durationSeconds, width: report.width,
+      height: report.height)
+    {
+      throw violation
     }
     if type.category == .video, report.durationSeconds == nil {
       throw AttachmentError(
         .unknownDuration,
-        "The video's duration cannot be established (no movie, track, fragment or time stamp duration), so its length limit of \(Self.format(limits.maximumVideoSeconds)) s cannot be checked."
+        "The video's duration cannot be established (no movie, track, fragment or time stamp duration), so its length limit of \(ValidationLimits.tenths(limits.maximumVideoSeconds)) s cannot be checked."
       )
-    }
-    if type.category == .video, let seconds = report.durationSeconds, seconds > limits.maximumVideoSeconds {
-      throw AttachmentError(
-        .tooLong,
-        "The video lasts \(Self.format(seconds)) s, over the limit of \(Self.format(limits.maximumVideoSeconds)) s."
-      )
-    }
-    if type.category == .image, let width = report.width, let height = report.height {
-      let (pixels, overflow) = Int64(width).multipliedReportingOverflow(by: Int64(height))
-      let (decoded, overflow4) = pixels.multipliedReportingOverflow(by: 4)
-      if overflow || overflow4 || decoded > limits.maximumDecodedImageBytes {
-        throw AttachmentError(
-          .tooManyPixels,
-          "The image is \(width)×\(height) pixels: decoded it needs \(decoded) bytes, over \(limits.maximumDecodedImageBytes)."
-        )
-      }
     }
   }
 
@@ -157,10 +142,5 @@ public struct Validator: Sendable {
       )
     }
     return warnings
-  }
-
-  private static func format(_ seconds: Double) -> String {
-    let tenths = (seconds * 10).rounded() / 10
-    return String(tenths)
   }
 }
