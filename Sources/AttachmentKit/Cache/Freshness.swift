@@ -1,7 +1,7 @@
 /// HTTP freshness (RFC 9111 §4.2) as plain functions over stored headers and clocks.
 enum Freshness {
   /// What the response headers allow a cache to do.
-  struct Policy: Equatable {
+  struct Policy: Equatable, Sendable {
     /// `no-store`: the response must not be kept.
     var noStore = false
     /// How long the response stays fresh from the moment it was received, in seconds

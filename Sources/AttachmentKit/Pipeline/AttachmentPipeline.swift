@@ -24,12 +24,19 @@ public final class AttachmentPipeline: Sendable {
   private let hitPolicy: HitPolicy
   private let downloaderBox: LazyDownloader
   private let flights = SingleFlight<URLKey, Attachment>()
+  private let observer: StageObserver?
 
   /// Opens the cache and prepares the pipeline. The downloader (and libcurl) start on the
   /// first cache miss, not before, so a run that only hits the cache never loads them.
   /// - Throws: `io_error` when the cache directory is unusable.
-  public init(configuration: PipelineConfiguration) throws(AttachmentError) {
+  public convenience init(configuration: PipelineConfiguration) throws(AttachmentError) {
+    try self.init(configuration: configuration, observer: nil)
+  }
+
+  /// A pipeline that reports each miss's stages to `observer` (tests).
+  init(configuration: PipelineConfiguration, observer: StageObserver?) throws(AttachmentError) {
     self.configuration = configuration
+    self.observer = observer
     cache = try AttachmentCache(configuration: configuration.cache)
     validator = Validator(limits: configuration.limits)
     hitPolicy = HitPolicy(configuration: configuration)
@@ -166,13 +173,37 @@ public final class AttachmentPipeline: Sendable {
       body.discard()
       return .failure(AttachmentError(.networkError, "The server answered 304 to an unconditional request."))
     }
+    // The complete-file checks and publishing run off the cooperative pool, under the same
+    // deadline, and stop when the caller cancels.
+    let sniffed = sniffer.verdict
+    return await OffPoolWork.run(deadline: deadline) { [self] signal in
+      self.checkAndPublish(
+        body: body, download: download, sniffed: sniffed, url: url, key: key, freshness: policy, now: now,
+        start: start, signal: signal)
+    }
+  }
+
+  /// Validates the complete body and publishes it (or stashes it, for `no-store`), unless
+  /// `signal` says the caller is gone or the deadline has passed: then the body is removed and
+  /// nothing is published. Runs on a check thread (see ``OffPoolWork``).
+  private func checkAndPublish(
+    body: CacheBodyFile, download: Download, sniffed: SniffVerdict?, url: String, key: URLKey,
+    freshness policy: Freshness.Policy, now: Double, start: ContinuousClock.Instant, signal: StopSignal
+  ) -> Result<Attachment, AttachmentError> {
+    defer { observer?(.finished, url) }
+    observer?(.downloaded, url)
     let validation: Validation
     do {
       validation = try validator.validate(
-        file: body.path, sha256: download.sha256, deadline: deadline, sniffed: sniffer.verdict)
+        file: body.path, sha256: download.sha256, signal: signal, sniffed: sniffed)
     } catch {
       body.discard()
       return .failure(error)
+    }
+    observer?(.validated, url)
+    if let reason = signal.reason {
+      body.discard()
+      return .failure(StopSignal.error(for: reason, while: "before the file was published"))
     }
     do {
       let path: String
@@ -184,7 +215,8 @@ public final class AttachmentPipeline: Sendable {
         let peer =
           download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
         let entry = try cache.publish(
-          body: body, validation: validation, key: key, headers: headers, peer: peer, freshness: policy,
+          body: body, validation: validation, key: key, headers: download.headers, peer: peer,
+          freshness: policy,
           now: now)
         path = entry.path
       }

@@ -34,15 +34,19 @@ public struct Validator: Sendable {
   public func validate(
     file path: String, sha256: String? = nil, deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
-    try validate(file: path, sha256: sha256, deadline: deadline, sniffed: nil)
+    try validate(file: path, sha256: sha256, signal: StopSignal(deadline: deadline), sniffed: nil)
   }
 
   /// Validates a downloaded file, continuing from what the streaming sniffer proved of its
-  /// first bytes (`sniffed`) instead of identifying them again; `nil` identifies here.
+  /// first bytes (`sniffed`) instead of identifying them again; `nil` identifies here. The walk
+  /// stops when `signal` says so (its deadline, or a cancellation raised from another thread:
+  /// the pipeline runs this off Swift's cooperative pool).
   func validate(
-    file path: String, sha256: String?, deadline: ContinuousClock.Instant?, sniffed: SniffVerdict?
+    file path: String, sha256: String?, signal: StopSignal, sniffed: SniffVerdict?
   ) throws(AttachmentError) -> Validation {
-    try Self.checkTime(deadline)
+    if let reason = signal.reason {
+      throw StopSignal.error(for: reason, while: "before the file was checked")
+    }
     let file: FileBytes
     do {
       file = try FileBytes(path: path)
@@ -67,17 +71,12 @@ public struct Validator: Sendable {
       format = identified.format
     }
     let report: ProbeReport
-    switch MediaProbe.inspect(file: file, as: format, deadline: deadline) {
+    switch MediaProbe.inspect(file: file, as: format, signal: signal) {
     case .success(let complete): report = complete
-    case .failure(.interrupted(.deadline)):
-      throw AttachmentError(.deadlineExceeded, "The deadline passed while the file's structure was checked.")
-    case .failure(.interrupted(.cancelled)):
-      throw AttachmentError.cancelledError()
-    case .failure(.interrupted(.workBudget)):
-      throw AttachmentError(
-        .unsupportedType,
-        "The file is malformed: its structure needs more work to check than its size justifies.",
-        detected: detected)
+    case .failure(.interrupted(let reason)):
+      var error = StopSignal.error(for: reason, while: "while the file's structure was checked")
+      if reason == .workBudget { error.detected = detected }
+      throw error
     case .failure(.truncated(let detail)):
       var error = AttachmentError(.truncated, "The file is cut short: \(detail).", detected: detected)
       error.isRejection = true
@@ -102,15 +101,6 @@ public struct Validator: Sendable {
       height: report.height, frames: report.frames, durationSeconds: report.durationSeconds,
       codecs: Self.codecs(of: report.streams),
       warnings: warnings(type: type, detected: detected) + codecWarnings + report.notes)
-  }
-
-  /// Throws `cancelled` when the task is cancelled, `deadline_exceeded` when `deadline` has
-  /// passed.
-  private static func checkTime(_ deadline: ContinuousClock.Instant?) throws(AttachmentError) {
-    if Task.isCancelled { throw AttachmentError.cancelledError() }
-    if let deadline, ContinuousClock.now >= deadline {
-      throw AttachmentError(.deadlineExceeded, "The deadline passed before the file was checked.")
-    }
   }
 
   /// The streams' codecs strings, each once, in order.

@@ -50,7 +50,8 @@ struct ProbeRobustnessTests {
   private static func inspect(
     _ bytes: [UInt8], as format: ProbedFormat, _ what: @autoclosure () -> String
   ) -> Result<ProbeReport, ProbeProblem> {
-    let result = MediaProbe.inspect(file: FileBytes(bytes: bytes), as: format, deadline: .now + walkLimit)
+    let result = MediaProbe.inspect(
+      file: FileBytes(bytes: bytes), as: format, signal: StopSignal(deadline: .now + walkLimit))
     if case .failure(.interrupted(let stop)) = result {
       Issue.record("\(what()) as \(format): interrupted (\(stop)) instead of a verdict")
     }

@@ -81,7 +81,7 @@ struct SniffVerdictTests {
     // When the validator is handed that verdict with a sentinel for libmagic's answer
     let marked = SniffVerdict(format: verdict.format, detected: "x-test/from-the-sniffer")
     let validation = try Validator().validate(
-      file: Samples.path(name), sha256: nil, deadline: nil, sniffed: marked)
+      file: Samples.path(name), sha256: nil, signal: StopSignal(deadline: nil), sniffed: marked)
 
     // Then it used that answer (libmagic was not asked again) and still walked the whole file
     #expect(validation.detectedMIME == "x-test/from-the-sniffer")
@@ -90,7 +90,7 @@ struct SniffVerdictTests {
     // and a verdict that does not fit the file is refused by the complete-file walk
     #expect(throws: AttachmentError.self) {
       try Validator().validate(
-        file: Samples.path(name), sha256: nil, deadline: nil,
+        file: Samples.path(name), sha256: nil, signal: StopSignal(deadline: nil),
         sniffed: SniffVerdict(format: .png, detected: nil))
     }
   }

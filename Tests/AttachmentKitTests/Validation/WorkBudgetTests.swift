@@ -89,7 +89,7 @@ struct WorkBudgetTests {
   func deadlineStopsWalk() throws {
     let file = try Self.longMP3()
     #expect(throws: Never.self) { try MediaProbe.inspect(file: file, as: .mp3).get() }
-    let result = MediaProbe.inspect(file: file, as: .mp3, deadline: .now - .seconds(1))
+    let result = MediaProbe.inspect(file: file, as: .mp3, signal: StopSignal(deadline: .now - .seconds(1)))
     #expect(result == .failure(.interrupted(.deadline)))
   }
 

@@ -13,9 +13,9 @@
 /// Not thread-safe: one reader per walk.
 ///
 /// A reader also keeps the walk's work budget: every read counts (one unit, plus one per 8
-/// bytes read), and once the units pass ``readsPerByte`` × `count` + ``baseReads``, or the
-/// deadline passes, or the calling task is cancelled (both checked every ``checkInterval``
-/// units), ``stop`` says why and every later
+/// bytes read), and once the units pass ``readsPerByte`` × `count` + ``baseReads``, or its
+/// ``StopSignal`` says stop (deadline passed, request cancelled, or the calling task cancelled;
+/// checked every ``checkInterval`` units), ``stop`` says why and every later
 /// read returns nil, so any loop over the bytes ends at once. Callers look at ``stop`` before
 /// believing a verdict.
 final class ByteReader {
@@ -32,7 +32,7 @@ final class ByteReader {
   private(set) var stop: ProbeStop?
   private var reads = 0
   private let maximumReads: Int
-  private let deadline: ContinuousClock.Instant?
+  private let signal: StopSignal?
 
   /// The bytes read.
   let file: FileBytes
@@ -42,12 +42,12 @@ final class ByteReader {
   private var windowStart = 0
   private let inMemory: Bool
 
-  /// A reader over `file`; in-memory bytes are used in place, without a copy. `deadline`,
-  /// when given, stops the walk once it passes (see ``stop``).
-  init(_ file: FileBytes, deadline: ContinuousClock.Instant? = nil) {
+  /// A reader over `file`; in-memory bytes are used in place, without a copy. `signal`, when
+  /// given, stops the walk once it says so (see ``stop``).
+  init(_ file: FileBytes, signal: StopSignal? = nil) {
     self.file = file
     self.count = Int(exactly: file.count) ?? 0
-    self.deadline = deadline
+    self.signal = signal
     self.maximumReads =
       ProbeMath.add(ProbeMath.multiply(count, Self.readsPerByte) ?? .max, Self.baseReads) ?? .max
     if let bytes = file.memoryBytes {
@@ -94,16 +94,16 @@ final class ByteReader {
     return 0
   }
 
-  /// Sets ``stop`` when the reads are over budget, the deadline has passed or the task is
-  /// cancelled.
+  /// Sets ``stop`` when the reads are over budget, or the signal (or the calling task's
+  /// cancellation, without one) says stop.
   private func checkBudget() {
     guard stop == nil else { return }
     if reads > maximumReads {
       stop = .workBudget
+    } else if let signal {
+      stop = signal.reason
     } else if Task.isCancelled {
       stop = .cancelled
-    } else if let deadline, ContinuousClock.now >= deadline {
-      stop = .deadline
     }
   }
 

@@ -41,12 +41,12 @@ enum MediaProbe {
   /// Step 2, on the complete file: checks the whole structure and fills in dimensions and
   /// duration. Fails `.truncated` when the structure runs past the end of the file,
   /// `.malformed` when it is wrong (including when the file is not `format` at all), and
-  /// `.interrupted` when the walk went over its work budget (see ``ByteReader``), the
-  /// `deadline` passed or the task was cancelled, whatever the walk concluded.
+  /// `.interrupted` when the walk went over its work budget (see ``ByteReader``) or `signal`
+  /// said stop (deadline, cancellation), whatever the walk concluded.
   static func inspect(
-    file: FileBytes, as format: ProbedFormat, deadline: ContinuousClock.Instant? = nil
+    file: FileBytes, as format: ProbedFormat, signal: StopSignal? = nil
   ) -> Result<ProbeReport, ProbeProblem> {
-    let reader = ByteReader(file, deadline: deadline)
+    let reader = ByteReader(file, signal: signal)
     let result = inspect(reader, as: format)
     if let stop = reader.stop { return .failure(.interrupted(stop)) }
     return result

@@ -1,0 +1,211 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// The deadline and cancellation after the download: the complete-file checks and publishing
+/// run off the cooperative pool, under the request's deadline, and stop when the caller goes.
+///
+/// Each test holds a miss at a stage (through the pipeline's stage observer) until its deadline
+/// has passed or its caller has been cancelled, so the fault lands exactly where the test
+/// names, whatever the machine's speed.
+@Suite("Pipeline stages: deadline and cancellation after the download")
+struct PipelineStageTests {
+  /// A server, a fresh cache and a pipeline whose misses report to `gate`.
+  struct Fixture {
+    let server: TestHTTPServer
+    let scratch: ScratchDirectory
+    let pipeline: AttachmentPipeline
+    let gate: StageGate
+
+    init(gate: StageGate) throws {
+      server = try TestHTTPServer.start()
+      scratch = try ScratchDirectory("stages")
+      var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
+      configuration.downloader.allowPrivateNetworks = true  // the test server is on loopback
+      self.gate = gate
+      pipeline = try AttachmentPipeline(configuration: configuration, observer: gate.observe)
+    }
+
+    func close() {
+      gate.release()
+      server.stop()
+      scratch.remove()
+    }
+
+    /// Nothing of the miss is left: no entry, no content, no temporary body.
+    func expectNothingPublished(_ url: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+      let stats = try pipeline.cache.stats()
+      #expect(stats.entries == 0 && stats.contentFiles == 0, "\(stats)", sourceLocation: sourceLocation)
+      #expect(pipeline.cachedAttachment(for: url) == nil, sourceLocation: sourceLocation)
+      let temporary =
+        (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v2/tmp")) ?? []
+      #expect(temporary.isEmpty, "\(temporary)", sourceLocation: sourceLocation)
+    }
+  }
+
+  /// Runs one request and returns its error code (nil on success) and when it was answered.
+  static func attempt(
+    _ pipeline: AttachmentPipeline, _ url: String, deadline: ContinuousClock.Instant
+  ) async -> (AttachmentError.Code?, ContinuousClock.Instant) {
+    do {
+      _ = try await pipeline.attachment(for: url, deadline: deadline)
+      return (nil, .now)
+    } catch {
+      return (error.code, .now)
+    }
+  }
+
+  @Test(
+    "a deadline that passes before the complete-file check: answered at the deadline, the check stops, nothing published"
+  )
+  func deadlineBeforeValidation() async throws {
+    let deadline = ContinuousClock.now + .seconds(2)
+    let gate = StageGate(hold: .downloaded, until: .deadlinePassed(deadline))
+    let fixture = try Fixture(gate: gate)
+    defer { fixture.close() }
+    fixture.server.serve("/photo.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
+    let url = fixture.server.url("/photo.png")
+
+    let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
+
+    #expect(code == .deadlineExceeded)
+    #expect(answered < deadline + .milliseconds(250))
+    #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
+    #expect(gate.stages == [.downloaded, .finished], "the check ran past its deadline")
+    try fixture.expectNothingPublished(url)
+  }
+
+  @Test("a deadline that passes after the check but before publishing: nothing published, no body left")
+  func deadlineBeforePublishing() async throws {
+    let deadline = ContinuousClock.now + .seconds(2)
+    let gate = StageGate(hold: .validated, until: .deadlinePassed(deadline))
+    let fixture = try Fixture(gate: gate)
+    defer { fixture.close() }
+    fixture.server.serve(
+      "/photo.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
+    let url = fixture.server.url("/photo.jpg")
+
+    let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
+
+    #expect(code == .deadlineExceeded)
+    #expect(answered < deadline + .milliseconds(250))
+    #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
+    #expect(gate.stages == [.downloaded, .validated, .finished])
+    try fixture.expectNothingPublished(url)
+  }
+
+  @Test(
+    "a caller cancelled while its file waits for the check: the check thread sees it and stops, nothing published"
+  )
+  func cancellationReachesTheCheckThread() async throws {
+    let gate = StageGate(hold: .downloaded, until: .released)
+    let fixture = try Fixture(gate: gate)
+    defer { fixture.close() }
+    fixture.server.serve("/clip.wav", body: try Samples.bytes("wav-pcm16.wav"), contentType: "audio/wav")
+    let url = fixture.server.url("/clip.wav")
+
+    let caller = Task { await Self.attempt(fixture.pipeline, url, deadline: .now + .seconds(20)) }
+    #expect(await gate.wait(for: .downloaded, upTo: .seconds(5)))
+    caller.cancel()
+    let (code, _) = await caller.value
+    gate.release()
+
+    #expect(code == .cancelled)
+    #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
+    #expect(gate.stages == [.downloaded, .finished], "the check ran for a caller that had gone")
+    try fixture.expectNothingPublished(url)
+  }
+
+  @Test("the complete-file check and publishing run outside any task: off the cooperative pool")
+  func checksRunOffThePool() async throws {
+    let gate = StageGate(hold: .finished, until: .released)
+    gate.release()
+    let fixture = try Fixture(gate: gate)
+    defer { fixture.close() }
+    fixture.server.serve("/slide.gif", body: try Samples.bytes("gif-animated.gif"), contentType: "image/gif")
+
+    let attachment = try await fixture.pipeline.attachment(
+      for: fixture.server.url("/slide.gif"), deadline: .now + .seconds(10))
+
+    #expect(attachment.source == .network)
+    #expect(gate.stages == [.downloaded, .validated, .finished])
+    // A task's code runs on the pool; the check thread has no current task.
+    #expect(gate.stagesSeenInsideATask.isEmpty, "\(gate.stagesSeenInsideATask)")
+  }
+}
+
+/// Records the stages of every miss and holds misses at one stage until a condition holds
+/// (bounded at 10 s, so a broken pipeline fails the test instead of hanging it).
+final class StageGate: @unchecked Sendable {
+  /// What a held miss waits for.
+  enum Until {
+    case deadlinePassed(ContinuousClock.Instant)
+    case released
+  }
+
+  private let condition = NSCondition()
+  private var seen: [PipelineStage] = []
+  private var seenInTask: [PipelineStage] = []
+  private var isReleased = false
+  private let holdStage: PipelineStage
+  private let until: Until
+  private let urlFilter: String?
+
+  init(hold stage: PipelineStage, until: Until, onlyFor urlFilter: String? = nil) {
+    holdStage = stage
+    self.until = until
+    self.urlFilter = urlFilter
+  }
+
+  /// The pipeline's observer: records `stage`, and holds the calling check thread when it is
+  /// the held stage.
+  var observe: StageObserver {
+    { [self] stage, url in
+      let inTask = withUnsafeCurrentTask { $0 != nil }
+      condition.lock()
+      if inTask { seenInTask.append(stage) }
+      defer { condition.unlock() }
+      seen.append(stage)
+      condition.broadcast()
+      guard stage == holdStage, urlFilter.map({ url.contains($0) }) ?? true else { return }
+      let limit = Date().addingTimeInterval(10)
+      switch until {
+      case .released:
+        while !isReleased, condition.wait(until: limit) {}
+      case .deadlinePassed(let deadline):
+        condition.unlock()
+        while ContinuousClock.now < deadline + .milliseconds(20) { usleep(5_000) }
+        condition.lock()
+      }
+    }
+  }
+
+  /// Lets every held miss go on.
+  func release() {
+    condition.lock()
+    isReleased = true
+    condition.broadcast()
+    condition.unlock()
+  }
+
+  /// Every stage seen so far, in order.
+  var stages: [PipelineStage] {
+    condition.lock()
+    defer { condition.unlock() }
+    return seen
+  }
+
+  /// The stages that were reported from inside a task (on the cooperative pool).
+  var stagesSeenInsideATask: [PipelineStage] {
+    condition.lock()
+    defer { condition.unlock() }
+    return seenInTask
+  }
+
+  /// Whether `stage` has been seen `count` times within `limit`.
+  func wait(for stage: PipelineStage, count: Int = 1, upTo limit: Duration) async -> Bool {
+    await poll(upTo: limit) { self.stages.filter { $0 == stage }.count >= count }
+  }
+}
