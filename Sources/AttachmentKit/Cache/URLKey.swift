@@ -10,7 +10,12 @@ struct URLKey: Hashable, Sendable {
 
   /// Normalizes `url`, or returns `nil` when it is not an absolute http(s) URL with a host.
   init?(_ url: String) {
-    guard URLCheck.problem(with: url) == nil, let authority = URLAuthority(url) else { return nil }
+    guard let checked = try? AttachmentURL(url) else { return nil }
+    self = checked.key
+  }
+
+  /// Normalizes `url`, which ``AttachmentURL`` has checked and split into `authority`.
+  init(checked url: String, authority: URLAuthority) {
     let scheme = authority.scheme.lowercased()
     var rest = url[authority.range.upperBound...]
     if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }

@@ -33,11 +33,24 @@ public struct DownloadRequest: Sendable {
   /// Default: `nil`.
   public var bodyFile: (path: String, descriptor: Int32)?
 
+  /// The URL as ``AttachmentURL`` checked it, when the request was made from one: the
+  /// downloader then does not check ``url`` again (unless it was changed since).
+  let checkedURL: AttachmentURL?
+
   /// Makes a request for `url` whose body is written into `directory`.
   public init(url: String, directory: String = "/tmp", inspector: (any ResponseInspector)? = nil) {
     self.url = url
     self.directory = directory
     self.inspector = inspector
+    checkedURL = nil
+  }
+
+  /// Makes a request for a URL checked already, whose body is written into `directory`.
+  public init(url: AttachmentURL, directory: String = "/tmp", inspector: (any ResponseInspector)? = nil) {
+    self.url = url.text
+    self.directory = directory
+    self.inspector = inspector
+    checkedURL = url
   }
 
   /// Whether the request carries a validator, which makes a `304` answer a success.

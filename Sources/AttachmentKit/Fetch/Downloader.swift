@@ -45,7 +45,9 @@ public final class Downloader: Sendable {
   public func download(
     _ request: DownloadRequest, deadline: ContinuousClock.Instant
   ) async throws(AttachmentError) -> Download {
-    if let problem = URLCheck.problem(with: request.url) { throw problem }
+    if request.checkedURL?.text != request.url, let problem = URLCheck.problem(with: request.url) {
+      throw problem
+    }
     if let problem = ProxyPolicy.configurationProblem(configuration) { throw problem }
     if ProxyPolicy.checksHosts(configuration), let refusal = ProxyPolicy.refusal(url: request.url) {
       throw refusal

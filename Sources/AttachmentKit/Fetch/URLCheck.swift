@@ -5,6 +5,11 @@ enum URLCheck {
     guard let authority = URLAuthority(url) else {
       return AttachmentError(.invalidURL, "The URL is not absolute: \(Redaction.redact(url)).")
     }
+    return problem(with: url, authority: authority)
+  }
+
+  /// Why `url`, already split into `authority`, cannot be fetched, or `nil`.
+  static func problem(with url: String, authority: URLAuthority) -> AttachmentError? {
     let scheme = authority.scheme.lowercased()
     guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else {
       return AttachmentError(.invalidURL, "The URL has no valid scheme: \(Redaction.redact(url)).")

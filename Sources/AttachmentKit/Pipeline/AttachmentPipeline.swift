@@ -63,10 +63,17 @@ public final class AttachmentPipeline: Sendable {
   public func attachment(
     for url: String, deadline: ContinuousClock.Instant, reload: Bool = false
   ) async throws(AttachmentError) -> Attachment {
+    try await attachment(for: AttachmentURL(url), deadline: deadline, reload: reload)
+  }
+
+  /// The attachment for a URL checked already: ``attachment(for:deadline:reload:)-(String,_,_)``
+  /// without parsing the text again, with the same results and errors (except `invalid_url` and
+  /// `unsupported_scheme`, which ``AttachmentURL/init(_:)`` gave).
+  public func attachment(
+    for url: AttachmentURL, deadline: ContinuousClock.Instant, reload: Bool = false
+  ) async throws(AttachmentError) -> Attachment {
     let start = ContinuousClock.now
-    guard let key = URLKey(url) else {
-      throw URLCheck.problem(with: url) ?? AttachmentError(.invalidURL, "The URL is not valid.")
-    }
+    let key = url.key
     let now = FileSystem.now()
     var cached = reload ? nil : cache.entry(for: key)
     if let entry = cached {
@@ -95,8 +102,14 @@ public final class AttachmentPipeline: Sendable {
   /// answer. `nil` means ask ``attachment(for:deadline:reload:)`` (which also gives the
   /// refusal when the policy refuses the cached copy).
   public func cachedAttachment(for url: String) -> Attachment? {
+    guard let checked = try? AttachmentURL(url) else { return nil }
+    return cachedAttachment(for: checked)
+  }
+
+  /// ``cachedAttachment(for:)-(String)`` for a URL checked already.
+  public func cachedAttachment(for url: AttachmentURL) -> Attachment? {
     let start = ContinuousClock.now
-    guard let key = URLKey(url), let entry = cache.entry(for: key) else { return nil }
+    guard let entry = cache.entry(for: url.key) else { return nil }
     let now = FileSystem.now()
     guard entry.isFresh(at: now), case .serve = hitPolicy.verdict(on: entry.record) else { return nil }
     cache.touch(entry, now: now)
@@ -111,10 +124,17 @@ public final class AttachmentPipeline: Sendable {
     try await attachment(for: url, deadline: .now + timeout, reload: reload)
   }
 
+  /// ``attachment(for:timeout:reload:)-(String,_,_)`` for a URL checked already.
+  public func attachment(
+    for url: AttachmentURL, timeout: Duration, reload: Bool = false
+  ) async throws(AttachmentError) -> Attachment {
+    try await attachment(for: url, deadline: .now + timeout, reload: reload)
+  }
+
   // MARK: - The miss path
 
   private func fetch(
-    url: String, key: URLKey, stale: CacheEntry?, deadline: ContinuousClock.Instant,
+    url: AttachmentURL, key: URLKey, stale: CacheEntry?, deadline: ContinuousClock.Instant,
     start: ContinuousClock.Instant
   ) async -> Result<Attachment, AttachmentError> {
     let body: CacheBodyFile
@@ -187,11 +207,11 @@ public final class AttachmentPipeline: Sendable {
   /// `signal` says the caller is gone or the deadline has passed: then the body is removed and
   /// nothing is published. Runs on a check thread (see ``OffPoolWork``).
   private func checkAndPublish(
-    body: CacheBodyFile, download: Download, sniffed: SniffVerdict?, url: String, key: URLKey,
+    body: CacheBodyFile, download: Download, sniffed: SniffVerdict?, url: AttachmentURL, key: URLKey,
     freshness policy: Freshness.Policy, now: Double, start: ContinuousClock.Instant, signal: StopSignal
   ) -> Result<Attachment, AttachmentError> {
-    defer { observer?(.finished, url) }
-    observer?(.downloaded, url)
+    defer { observer?(.finished, url.text) }
+    observer?(.downloaded, url.text)
     let validation: Validation
     do {
       validation = try validator.validate(
@@ -200,7 +220,7 @@ public final class AttachmentPipeline: Sendable {
       body.discard()
       return .failure(error)
     }
-    observer?(.validated, url)
+    observer?(.validated, url.text)
     if let reason = signal.reason {
       body.discard()
       return .failure(StopSignal.error(for: reason, while: "before the file was published"))
@@ -222,7 +242,7 @@ public final class AttachmentPipeline: Sendable {
       }
       return .success(
         Attachment(
-          url: Redaction.redact(url), path: path, validation: validation, source: .network, isStale: false,
+          url: url.redacted, path: path, validation: validation, source: .network, isStale: false,
           bytesTransferred: download.bytesReceived, transferTimings: download.timings,
           totalMicroseconds: Self.microseconds(since: start)))
     } catch {
@@ -231,10 +251,10 @@ public final class AttachmentPipeline: Sendable {
   }
 
   private func answer(
-    _ entry: CacheEntry, url: String, source: Attachment.Source, start: ContinuousClock.Instant
+    _ entry: CacheEntry, url: AttachmentURL, source: Attachment.Source, start: ContinuousClock.Instant
   ) -> Attachment {
     Attachment(
-      url: Redaction.redact(url), path: entry.path, validation: entry.record.validation, source: source,
+      url: url.redacted, path: entry.path, validation: entry.record.validation, source: source,
       isStale: false, bytesTransferred: 0, transferTimings: nil,
       totalMicroseconds: Self.microseconds(since: start))
   }

@@ -3,8 +3,13 @@ public enum Redaction {
   /// `url` with any `user:password@` replaced by `***@` and control characters escaped as
   /// `\u{..}`, fit to print.
   public static func redact(_ url: String) -> String {
+    redact(url, authority: URLAuthority(url))
+  }
+
+  /// `url`, already split into `authority` (nil: not split), redacted as ``redact(_:)``.
+  static func redact(_ url: String, authority: URLAuthority?) -> String {
     var text = url
-    if let authority = URLAuthority(url), let userInfo = authority.userInfo {
+    if let authority, let userInfo = authority.userInfo {
       text.replaceSubrange(userInfo.startIndex..<userInfo.endIndex, with: "***")
     }
     return escapeControlCharacters(text)

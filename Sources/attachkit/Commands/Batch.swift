@@ -14,8 +14,20 @@ enum Batch {
     var interrupted: Bool
   }
 
+  /// One input of a batch: its text, and the URL it was checked into once (or why it could
+  /// not be), so neither the fast cache path nor the pipeline parses it again.
+  struct Input: Sendable {
+    let text: String
+    let url: Result<AttachmentURL, AttachmentError>
+
+    init(_ text: String) {
+      self.text = text
+      url = Result { () throws(AttachmentError) in try AttachmentURL(text) }
+    }
+  }
+
   static func run(
-    inputs: [String], concurrency: Int, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool,
+    inputs: [Input], concurrency: Int, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool,
     progress: ProgressBar?, emit: @escaping @Sendable (ResultRecord) -> Void
   ) async -> Outcome {
     let interrupted = Atomic<Bool>(false)
@@ -60,15 +72,15 @@ enum Batch {
   }
 
   private static func fetch(
-    _ input: String, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool
+    _ input: Input, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool
   ) async -> ResultRecord {
     let start = ContinuousClock.now
     do throws(AttachmentError) {
-      let attachment = try await pipeline.attachment(for: input, timeout: timeout, reload: reload)
-      return ResultRecord(input: input, attachment: attachment)
+      let attachment = try await pipeline.attachment(for: input.url.get(), timeout: timeout, reload: reload)
+      return ResultRecord(input: input.text, attachment: attachment)
     } catch {
       return ResultRecord(
-        input: input, error: error, source: nil, totalMicroseconds: Report.elapsed(since: start))
+        input: input.text, error: error, source: nil, totalMicroseconds: Report.elapsed(since: start))
     }
   }
 }

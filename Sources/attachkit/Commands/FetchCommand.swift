@@ -34,11 +34,12 @@ enum FetchCommand: RunnableCommand {
     let reload = arguments.flag("no-cache")
     let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
+    let inputs = urls.map(Batch.Input.init)
     if !reload {
       var hits: [ResultRecord] = []
-      for url in urls {
-        guard let hit = pipeline.cachedAttachment(for: url) else { break }
-        hits.append(ResultRecord(input: url, attachment: hit))
+      for input in inputs {
+        guard case .success(let url) = input.url, let hit = pipeline.cachedAttachment(for: url) else { break }
+        hits.append(ResultRecord(input: input.text, attachment: hit))
       }
       if hits.count == urls.count {
         hits.forEach(report.add)
@@ -47,7 +48,7 @@ enum FetchCommand: RunnableCommand {
     }
     return .run {
       let results = await Batch.run(
-        inputs: urls, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: reload, progress: nil,
+        inputs: inputs, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: reload, progress: nil,
         emit: { report.add($0) })
       return report.finish(interrupted: results.interrupted)
     }

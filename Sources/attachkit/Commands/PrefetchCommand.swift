@@ -45,7 +45,8 @@ enum PrefetchCommand: RunnableCommand {
     let progress = Terminal.isTerminal(2) && !quiet ? ProgressBar(total: urls.count) : nil
     return .run {
       let results = await Batch.run(
-        inputs: urls, concurrency: concurrency, pipeline: pipeline, timeout: timeout, reload: false,
+        inputs: urls.map(Batch.Input.init), concurrency: concurrency, pipeline: pipeline, timeout: timeout,
+        reload: false,
         progress: progress, emit: { report.add($0) })
       progress?.clear()
       return report.finish(interrupted: results.interrupted)
