@@ -18,49 +18,35 @@ enum Classifier {
   static func category(
     forPrefix report: ProbeReport, detected: @autoclosure () -> String?
   ) -> Result<MediaType.Category?, AttachmentError> {
-    switch report.format {
-    case .jpeg, .png, .gif, .tiff: return .success(.image)
-    case .mpegProgramStream, .mpegVideoStream: return .success(.video)
-    case .mp3, .adts, .wav, .caf: return .success(.audio)
-    case .isoBMFF:
-      if let refusal = refusedBrand(report, detected: detected()) { return .failure(refusal) }
-      // A moov inside the prefix (faststart) names the codecs now; one at the end waits for
-      // the complete file.
-      if !report.streams.isEmpty {
-        let type: MediaType = report.isQuickTime ? .mov : report.hasVideoTrack ? .mp4 : .m4a
-        if case .failure(let refusal) = CodecCheck.judge(report.streams, type: type) {
-          return .failure(refusal)
-        }
+    if let type = report.format.row.mediaType { return .success(type.category) }
+    // ISO BMFF: the brand and the tracks decide.
+    if let refusal = refusedBrand(report, detected: detected()) { return .failure(refusal) }
+    // A moov inside the prefix (faststart) names the codecs now; one at the end waits for
+    // the complete file.
+    if !report.streams.isEmpty {
+      let type: MediaType = report.isQuickTime ? .mov : report.hasVideoTrack ? .mp4 : .m4a
+      if case .failure(let refusal) = CodecCheck.judge(report.streams, type: type) {
+        return .failure(refusal)
       }
-      if isAudioBrand(report) { return .success(.audio) }
-      return .success(nil)  // video or audio: the tracks decide once the file is complete
     }
+    if isAudioBrand(report) { return .success(.audio) }
+    return .success(nil)  // video or audio: the tracks decide once the file is complete
   }
 
   /// The media type of a complete file the probes inspected, or why it is refused.
   static func mediaType(
     for report: ProbeReport, detected: String?
   ) -> Result<MediaType, AttachmentError> {
-    switch report.format {
-    case .jpeg: return .success(.jpeg)
-    case .png: return .success(.png)
-    case .gif: return .success(.gif)
-    case .tiff: return .success(.tiff)
-    case .mpegProgramStream, .mpegVideoStream: return .success(.mpeg)
-    case .mp3: return .success(.mp3)
-    case .adts: return .success(.aac)
-    case .wav: return .success(.wav)
-    case .caf: return .success(.caf)
-    case .isoBMFF:
-      if let refusal = refusedBrand(report, detected: detected) { return .failure(refusal) }
-      if report.isQuickTime { return .success(.mov) }
-      if report.hasVideoTrack { return .success(.mp4) }
-      if report.hasAudioTrack || isAudioBrand(report) { return .success(.m4a) }
-      return .failure(
-        AttachmentError(
-          .unsupportedType, "The MPEG-4 file has neither a video nor an audio track.",
-          detected: detected))
-    }
+    if let type = report.format.row.mediaType { return .success(type) }
+    // ISO BMFF: the brand and the tracks decide.
+    if let refusal = refusedBrand(report, detected: detected) { return .failure(refusal) }
+    if report.isQuickTime { return .success(.mov) }
+    if report.hasVideoTrack { return .success(.mp4) }
+    if report.hasAudioTrack || isAudioBrand(report) { return .success(.m4a) }
+    return .failure(
+      AttachmentError(
+        .unsupportedType, "The MPEG-4 file has neither a video nor an audio track.",
+        detected: detected))
   }
 
   private static func isAudioBrand(_ report: ProbeReport) -> Bool {

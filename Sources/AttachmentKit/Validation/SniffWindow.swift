@@ -3,13 +3,12 @@ enum SniffWindow {
   /// A wrong type is refused after at most this many bytes (counted after an ID3v2 tag).
   static let maximumBytes = 64 * 1024
 
-  /// MIME types libmagic gives for accepted formats (or vaguely, for ones it cannot name):
-  /// while libmagic says one of these, sniffing waits for more bytes before refusing.
-  static let plausibleMIMETypes: Set<String> = [
-    "image/jpeg", "image/png", "image/gif", "image/tiff", "video/mp4", "video/quicktime",
-    "video/mpeg", "audio/mpeg", "audio/x-hx-aac-adts", "audio/aac", "audio/x-m4a", "audio/mp4",
-    "audio/x-wav", "audio/wav", "application/octet-stream", "video/x-m4v",
-  ]
+  /// MIME types libmagic gives for accepted formats (each format's row names its own), or
+  /// vaguely, for ones it cannot name: while libmagic says one of these, sniffing waits for
+  /// more bytes before refusing.
+  static let plausibleMIMETypes: Set<String> = Set(ProbedFormat.allCases.flatMap(\.row.magicNames)).union([
+    "application/octet-stream"
+  ])
 
   /// The refusal of bytes no probe recognises, naming what libmagic says they are.
   static func refusal(detected: String?) -> AttachmentError {

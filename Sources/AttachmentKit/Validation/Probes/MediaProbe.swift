@@ -47,28 +47,9 @@ enum MediaProbe {
     file: FileBytes, as format: ProbedFormat, signal: StopSignal? = nil
   ) -> Result<ProbeReport, ProbeProblem> {
     let reader = ByteReader(file, signal: signal)
-    let result = inspect(reader, as: format)
+    let result = format.row.inspect(reader)
     if let stop = reader.stop { return .failure(.interrupted(stop)) }
     return result
-  }
-
-  /// Step 2 on a reader: the probe of `format`.
-  private static func inspect(_ reader: ByteReader, as format: ProbedFormat) -> Result<
-    ProbeReport, ProbeProblem
-  > {
-    switch format {
-    case .jpeg: return JPEGProbe.inspect(reader)
-    case .png: return PNGProbe.inspect(reader)
-    case .gif: return GIFProbe.inspect(reader)
-    case .tiff: return TIFFProbe.inspect(reader)
-    case .isoBMFF: return ISOBMFFProbe.inspect(reader)
-    case .mpegProgramStream: return MPEGProgramStreamProbe.inspect(reader)
-    case .mpegVideoStream: return MPEGVideoStreamProbe.inspect(reader)
-    case .mp3: return MP3Probe.inspect(reader)
-    case .adts: return ADTSProbe.inspect(reader)
-    case .wav: return WAVProbe.inspect(reader)
-    case .caf: return CAFProbe.inspect(reader)
-    }
   }
 
   /// Identify then inspect a complete file: nil when no accepted format matches, else the
@@ -78,16 +59,11 @@ enum MediaProbe {
     return inspect(file: file, as: first.format)
   }
 
-  /// Tries each probe on `reader` (a prefix). Each one checks its own magic first, so the
-  /// order only matters for the frame-synced audio formats, which come last.
+  /// Tries each format's probe on `reader` (a prefix), in the table's order (see
+  /// ``ProbedFormat``).
   private static func identify(_ reader: ByteReader) -> ProbeReport? {
-    let probes: [(ByteReader) -> ProbeReport?] = [
-      JPEGProbe.identify, PNGProbe.identify, GIFProbe.identify, TIFFProbe.identify,
-      WAVProbe.identify, CAFProbe.identify, MPEGProgramStreamProbe.identify,
-      MPEGVideoStreamProbe.identify, ISOBMFFProbe.identify, MP3Probe.identify, ADTSProbe.identify,
-    ]
-    for probe in probes {
-      if let report = probe(reader) { return report }
+    for format in ProbedFormat.allCases {
+      if let report = format.row.identify(reader) { return report }
     }
     return nil
   }

@@ -1,32 +1,3 @@
-/// The container or stream format the bytes' structure proves.
-///
-/// Only the formats AttachmentKit accepts have a case: anything else (WebP, HEIC, AVIF, MPEG
-/// transport streams, AIFF, ...) is "no match" for the probes.
-enum ProbedFormat: Sendable, Equatable, Hashable, CaseIterable {
-  /// JPEG image (SOI, marker segments, a frame header, scans, EOI).
-  case jpeg
-  /// PNG image (signature, IHDR first, chunks, IEND).
-  case png
-  /// GIF87a / GIF89a image, static or animated.
-  case gif
-  /// TIFF image, either byte order (classic TIFF, not BigTIFF).
-  case tiff
-  /// MP4 family / QuickTime: ftyp or recognisable top-level boxes.
-  case isoBMFF
-  /// MPEG-1 / MPEG-2 program stream (00 00 01 BA pack header).
-  case mpegProgramStream
-  /// MPEG-1 / MPEG-2 video elementary stream (00 00 01 B3 sequence header).
-  case mpegVideoStream
-  /// MPEG audio layer III frames, after an optional ID3v2 tag.
-  case mp3
-  /// AAC in ADTS frames.
-  case adts
-  /// RIFF WAVE.
-  case wav
-  /// Core Audio Format ('caff', version 1).
-  case caf
-}
-
 /// What the structure of the bytes shows: the format and whatever the headers say about the
 /// media (dimensions, duration, tracks).
 ///

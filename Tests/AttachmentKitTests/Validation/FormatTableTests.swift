@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+@testable import AttachmentKit
+
+/// The format table (``ProbedFormat/row``) against the real samples and libmagic: the one place
+/// a format is added must be right on its own.
+@Suite("The format table")
+struct FormatTableTests {
+  @Test("every media type comes from a row, or from the ISO BMFF rule (MP4, MOV, M4A)")
+  func everyTypeHasASource() {
+    let fromRows = Set(ProbedFormat.allCases.compactMap(\.row.mediaType))
+    #expect(fromRows.union([.mp4, .mov, .m4a]) == Set(MediaType.allCases))
+    #expect(ProbedFormat.allCases.filter { $0.row.mediaType == nil } == [.isoBMFF])
+  }
+
+  @Test("the frame-synced audio formats, which have no magic, are tried last")
+  func identificationOrder() {
+    #expect(Array(ProbedFormat.allCases.suffix(2)) == [.mp3, .adts])
+  }
+
+  @Test(
+    "each accepted sample becomes its row's media type, and libmagic's name for it is in that row (or octet-stream)",
+    arguments: Samples.accepted)
+  func rowsMatchTheSamples(_ sample: Samples.Entry) throws {
+    let file = try FileBytes(path: Samples.path(sample.file))
+    let report = try #require(MediaProbe.identify(file: file), "no probe identified \(sample.file)")
+    let row = report.format.row
+    let validation = try Validator().validate(file: Samples.path(sample.file))
+    #expect(row.mediaType == nil || row.mediaType == validation.type, "\(sample.file)")
+    let detected = validation.detectedMIME ?? "none"
+    #expect(
+      row.magicNames.contains(detected) || detected == "application/octet-stream",
+      "\(sample.file): libmagic says \(detected), not in \(row.magicNames)")
+    #expect(SniffWindow.plausibleMIMETypes.contains(detected))
+  }
+}
