@@ -25,9 +25,7 @@ struct Options: Sendable {
   var attachkit: String?
 
   /// The scenario names `--only` accepts, in running order.
-  static let scenarioNames = [
-    "hit", "cold", "revalidate", "batch", "churn", "refuse", "deadline", "memory", "scale",
-  ]
+  static var scenarioNames: [String] { Suite.scenarios.map(\.name) }
 
   /// The usage text.
   static let usage = """

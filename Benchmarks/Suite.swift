@@ -17,6 +17,7 @@ enum Suite {
       ("deadline", DeadlineScenario.run),
       ("memory", MemoryScenario.run),
       ("scale", CacheScaleScenario.run),
+      ("onepass", OnePassScenario.run),
     ]
   }
 
@@ -33,7 +34,8 @@ enum Suite {
     let www = try documentRoot(scratch: scratch)
     defer { Files.removeTree(www) }
     log("generating bodies in \(www)")
-    let cold = options.runs("cold") ? ColdDownloadScenario.bodiesNeeded(quick: options.quick) : [:]
+    var cold = options.runs("cold") ? ColdDownloadScenario.bodiesNeeded(quick: options.quick) : [:]
+    if options.runs("onepass") { cold["45m"] = max(cold["45m"] ?? 0, 1) }  // its command-line cold run
     let tree = try ContentTree(
       root: www, hitFiles: 1_000, batchFiles: options.quick ? 100 : 400,
       churnFiles: options.runs("churn") ? 2 * ChurnScenario.files : 0, coldFiles: cold)
