@@ -6,10 +6,11 @@ import PosixLock
 ///
 /// The first ``inlineBytes`` are hashed on the engine thread as they arrive (a small body never
 /// leaves it: a thread hop would cost more than hashing it). Past that, the engine thread only
-/// records how far the file is written, and a job on a background queue reads the new bytes
-/// back through the page cache and hashes them, so hashing a large body overlaps its transfer
-/// on another core instead of following every write on the one thread that serves every
-/// transfer. Memory is bounded: one ``readBytes`` buffer per large body in flight.
+/// records how far the file is written; once writing is ``batchBytes`` ahead of hashing, a job
+/// on a background queue reads whole ``readBytes`` pieces back through the page cache and
+/// hashes them, so hashing a large body overlaps its transfer on another core instead of
+/// following every write on the one thread that serves every transfer. Memory is bounded: one
+/// ``readBytes`` buffer per large body in flight.
 ///
 /// Engine thread: ``append(_:writtenTotal:)`` and ``finalize(total:)``. The hasher has one owner
 /// at a time, handed over under the state's lock. ``finalize(total:)`` never waits for a job that
@@ -18,8 +19,13 @@ import PosixLock
 final class BodyDigest: @unchecked Sendable {
   /// Bytes hashed inline before hashing moves off the engine thread: 1 MiB.
   static let inlineBytes: Int64 = 1 << 20
-  /// The background job's read size: 256 KiB.
+  /// The background job's read size: 256 KiB. The job reads whole pieces only and leaves a
+  /// shorter tail to ``finalize(total:)``.
   static let readBytes = 256 * 1024
+  /// How far writing must be ahead of hashing before a job is started: 1 MiB. libcurl hands
+  /// over at most 16 KiB a write; waking a job for each would cost a thread hand-off (and a
+  /// futex round trip) per 16 KiB, more than hashing them.
+  static let batchBytes: Int64 = 1 << 20
 
   private struct State {
     /// Bytes written to the file so far (as the engine has told).
@@ -117,7 +123,9 @@ final class BodyDigest: @unchecked Sendable {
   private func advance(to total: Int64) {
     let start = state.withLock { state -> Bool in
       state.written = max(state.written, total)
-      guard !state.scheduled, state.hashed < state.written, !state.failed else { return false }
+      guard !state.scheduled, state.written - state.hashed >= Self.batchBytes, !state.failed else {
+        return false
+      }
       state.scheduled = true
       return true
     }
@@ -136,9 +144,10 @@ final class BodyDigest: @unchecked Sendable {
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.readBytes, alignment: 16)
     defer { buffer.deallocate() }
     while true {
-      if readBack(into: buffer) { continue }
+      if readBack(into: buffer, wholePiecesOnly: true) { continue }
       let stopped = state.withLock { state -> Bool in
-        guard state.hashed >= state.written || state.failed else { return false }  // more came meanwhile
+        // more came meanwhile: go on
+        guard state.written - state.hashed < Int64(Self.readBytes) || state.failed else { return false }
         state.scheduled = false
         state.active = false
         return true
@@ -149,10 +158,12 @@ final class BodyDigest: @unchecked Sendable {
   }
 
   /// Reads and hashes the next piece between what is hashed and what is written; `false` when
-  /// there is nothing more (caught up) or reading failed. Only the hasher's owner calls it.
-  private func readBack(into buffer: UnsafeMutableRawBufferPointer) -> Bool {
+  /// there is nothing more (caught up, or less than a whole buffer when `wholePiecesOnly`) or
+  /// reading failed. Only the hasher's owner calls it.
+  private func readBack(into buffer: UnsafeMutableRawBufferPointer, wholePiecesOnly: Bool = false) -> Bool {
     let (from, to, failed) = state.withLock { ($0.hashed, $0.written, $0.failed) }
     guard from < to, !failed else { return false }
+    if wholePiecesOnly && to - from < Int64(buffer.count) { return false }
     var count = 0
     repeat {
       count = pread(reader, buffer.baseAddress, min(buffer.count, Int(to - from)), off_t(from))

@@ -1,4 +1,5 @@
 import CMagic
+import Dispatch
 import PosixLock
 
 /// libmagic's opinion of the first bytes of a file, as a MIME type.
@@ -17,6 +18,18 @@ enum MagicSniffer {
   private struct Cookie: @unchecked Sendable { let pointer: OpaquePointer }
 
   private static let cookie = Locked<Cookie?>(nil)
+
+  /// Starts loading libmagic and its database on a background thread, if no call has yet,
+  /// so that a download's first judgement does not wait for it: the load (about 10 ms) then
+  /// overlaps libcurl's start, the connection and the response head. Called when a sniffer is
+  /// made, that is on a cache miss, never on a hit.
+  static func prepare() {
+    DispatchQueue.global(qos: .userInitiated).async {
+      cookie.withLock { cookie in
+        if cookie == nil { cookie = load() }
+      }
+    }
+  }
 
   /// The MIME type libmagic gives `bytes` (only the first ``windowBytes`` are looked at), or
   /// `nil` when the database cannot be loaded.

@@ -33,6 +33,7 @@ public final class StreamingSniffer: ResponseInspector {
   /// Makes a sniffer that enforces `limits` while bytes arrive.
   public init(limits: ValidationLimits = ValidationLimits()) {
     self.limits = limits
+    MagicSniffer.prepare()
   }
 
   /// How many times the bytes were judged so far (for tests: it stays at most 5 per body).
