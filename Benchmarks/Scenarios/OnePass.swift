@@ -61,17 +61,10 @@ enum OnePassScenario {
       if round % 2 == 1 { ours.append(try timedProcess(fetch)) }
     }
     unlink(output)
-    let oursDistribution = Distribution(ours)
-    let curlDistribution = Distribution(theirs)
-    report.add(
-      section, "attachkit fetch, cache hit, 100 KiB (new process)", key: "cli_hit", unit: .ms,
-      oursDistribution)
-    report.add(
-      section, "curl -s -o FILE, same 100 KiB (new process)", key: "cli_hit_curl", unit: .ms, curlDistribution
-    )
-    report.addRatio(
-      "command-line hit / curl downloading the same 100 KiB", key: "cli_hit_ratio_curl",
-      ours: oursDistribution.percentile(50), theirs: curlDistribution.percentile(50), goal: 0.5)
+    addPair(
+      &report, ours: ("attachkit fetch, cache hit, 100 KiB (new process)", "cli_hit", ours),
+      theirs: ("curl -s -o FILE, same 100 KiB (new process)", "cli_hit_curl", theirs),
+      ratio: ("command-line hit / curl downloading the same 100 KiB", "cli_hit_ratio_curl"), goal: 0.5)
   }
 
   private static func commandLineCold(_ context: BenchContext, binary: String, into report: inout Report)
@@ -91,17 +84,10 @@ enum OnePassScenario {
       if round % 2 == 1 { ours.append(try timedProcess(fetch)) }
       Files.removeTree(cache)
     }
-    let oursDistribution = Distribution(ours)
-    let curlDistribution = Distribution(theirs)
-    report.add(
-      section, "attachkit fetch, cold 45 MiB, fresh cache (new process)", key: "cli_cold_45m", unit: .ms,
-      oursDistribution)
-    report.add(
-      section, "curl -s -o FILE, same 45 MiB (new process)", key: "cli_cold_45m_curl", unit: .ms,
-      curlDistribution)
-    report.addRatio(
-      "command-line cold 45 MiB / curl -o", key: "cli_cold_45m_ratio_curl",
-      ours: oursDistribution.percentile(50), theirs: curlDistribution.percentile(50), goal: 1.0)
+    addPair(
+      &report, ours: ("attachkit fetch, cold 45 MiB, fresh cache (new process)", "cli_cold_45m", ours),
+      theirs: ("curl -s -o FILE, same 45 MiB (new process)", "cli_cold_45m_curl", theirs),
+      ratio: ("command-line cold 45 MiB / curl -o", "cli_cold_45m_ratio_curl"), goal: 1.0)
   }
 
   private static func oneByteWrites(_ context: BenchContext, into report: inout Report) async throws {
@@ -150,17 +136,21 @@ enum OnePassScenario {
       download.file.map { _ = unlink($0) }
       if round % 2 == 1 { try await withSniffer() }
     }
-    let sniffedDistribution = Distribution(sniffed)
-    let plainDistribution = Distribution(plain)
-    report.add(
-      section, "64 KiB in 1-byte writes, sniffed (refused at the window's end)", key: "sniff_1byte",
-      unit: .ms,
-      sniffedDistribution)
-    report.add(
-      section, "64 KiB in 1-byte writes, no inspector", key: "sniff_1byte_plain", unit: .ms, plainDistribution
-    )
-    report.addRatio(
-      "sniffing on a 1-byte-write server: sniffed / plain download", key: "sniff_1byte_ratio",
-      ours: sniffedDistribution.percentile(50), theirs: plainDistribution.percentile(50), goal: 1.1)
+    addPair(
+      &report,
+      ours: ("64 KiB in 1-byte writes, sniffed (refused at the window's end)", "sniff_1byte", sniffed),
+      theirs: ("64 KiB in 1-byte writes, no inspector", "sniff_1byte_plain", plain),
+      ratio: ("sniffing on a 1-byte-write server: sniffed / plain download", "sniff_1byte_ratio"), goal: 1.1)
+  }
+
+  /// Adds both latency rows (name, JSON key, samples) and the ratio of their medians.
+  private static func addPair(
+    _ report: inout Report, ours: (String, String, [Duration]), theirs: (String, String, [Duration]),
+    ratio: (String, String), goal: Double
+  ) {
+    let (mine, peer) = (Distribution(ours.2), Distribution(theirs.2))
+    report.add(section, ours.0, key: ours.1, unit: .ms, mine)
+    report.add(section, theirs.0, key: theirs.1, unit: .ms, peer)
+    report.addRatio(ratio.0, key: ratio.1, ours: mine.percentile(50), theirs: peer.percentile(50), goal: goal)
   }
 }
