@@ -194,14 +194,6 @@ public final class AttachmentCache: Sendable {
     }
   }
 
-  /// Removes the record of a URL (its content goes at the next sweep if nothing else uses it).
-  func remove(_ key: URLKey) {
-    let digest = key.digest
-    try? lock.withExclusiveLock { () throws(AttachmentError) in
-      _ = unlink(layout.recordPath(digest: digest))
-    }
-  }
-
   /// Stores the entry of `url` again under each of `urls` (same content, same facts), with
   /// `lastAccess` as their LRU time when given. For tools that seed a cache (the benchmarks'
   /// 100,000-entry index) without knowing its format. Takes the lock in short slices, like a

@@ -99,14 +99,4 @@ enum ProbeProblem: Sendable, Equatable, Error {
   case malformed(String)
   /// The walk was stopped (work budget, deadline, cancellation) before it reached a verdict.
   case interrupted(ProbeStop)
-
-  /// The human detail, e.g. "JPEG has no EOI marker".
-  var detail: String {
-    switch self {
-    case .truncated(let text), .malformed(let text): text
-    case .interrupted(.workBudget): "the structure needs more work to check than its size justifies"
-    case .interrupted(.deadline): "the deadline passed while the structure was checked"
-    case .interrupted(.cancelled): "the check was cancelled"
-    }
-  }
 }
