@@ -23,6 +23,9 @@ final class CurlEngine: @unchecked Sendable {
   /// Live (submitted) transfers by easy handle address; read and written on the engine thread.
   private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
 
+  /// How many idle connections the engine keeps for reuse, at least (across hosts).
+  static let idleConnections = 64
+
   /// Starts the engine's thread. Returns `nil` when libcurl cannot make a multi handle or the
   /// thread cannot start.
   init?(configuration: DownloaderConfiguration) {
@@ -33,6 +36,11 @@ final class CurlEngine: @unchecked Sendable {
     _ = ak_multi_setopt_long(
       multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
     _ = ak_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+    // Without a size of its own, libcurl's connection cache holds 4 × the easy handles added
+    // at the moment a transfer ends: one handle per transfer, so when a burst thins out the
+    // cache shrinks and closes idle connections the next transfers then open again.
+    _ = ak_multi_setopt_long(
+      multi, CURLMOPT_MAXCONNECTS, max(Self.idleConnections, configuration.maximumConnectionsPerHost))
 
     var thread = pthread_t()
     let context = Unmanaged.passRetained(self).toOpaque()

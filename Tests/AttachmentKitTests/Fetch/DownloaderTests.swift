@@ -135,4 +135,80 @@ struct DownloaderTests {
     #expect(scratch.leftovers().isEmpty)
   }
 
+  @Test("connections stay pooled after a burst thins out: a second burst of 8 reuses the first burst's 8")
+  func connectionsStayPooledBetweenBursts() async throws {
+    // Given a route whose answers the test releases one at a time, in arrival order
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let gate = ReleaseGate()
+    server.route("/burst") { _, writer in
+      guard gate.arriveAndWait() else { return }
+      _ = writer.respond(status: 200, body: Array("ok".utf8))
+    }
+    let scratch = try ScratchDirectory("bursts")
+    defer { scratch.remove() }
+    var configuration = DownloaderConfiguration.loopback
+    configuration.maximumConnectionsPerHost = 8
+    let downloader = Downloader(configuration: configuration)
+    let fetch: @Sendable () async throws -> Void = {
+      let download = try await downloader.download(
+        DownloadRequest(url: server.url("/burst"), directory: scratch.path), timeout: .seconds(15))
+      download.file.map { _ = unlink($0) }
+    }
+
+    // When a first burst of 8 holds 8 connections open and then ends one transfer at a time
+    // (each answer released only after the previous download has finished, so the transfers
+    // still running dwindle to one, as at the tail of any batch)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<8 { group.addTask(operation: fetch) }
+      #expect(await poll(upTo: .seconds(10)) { gate.arrivals >= 8 })
+      for _ in 0..<8 {
+        gate.release(1)
+        try await group.next()
+      }
+    }
+    // and a second burst of 8 follows
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<8 { group.addTask(operation: fetch) }
+      #expect(await poll(upTo: .seconds(10)) { gate.arrivals >= 16 })
+      gate.release(8)
+      try await group.waitForAll()
+    }
+
+    // Then the second burst found all 8 connections of the first idle in the pool
+    #expect(server.requestCount(path: "/burst") == 16)
+    #expect(server.totalConnections == 8, "\(server.totalConnections) connections for two bursts of 8")
+  }
+
+}
+
+/// Holds each request until the test releases it, in arrival order.
+final class ReleaseGate: @unchecked Sendable {
+  private let condition = NSCondition()
+  private var arrived = 0
+  private var released = 0
+
+  /// How many requests have arrived.
+  var arrivals: Int { condition.withLock { arrived } }
+
+  /// Lets the next `count` held requests go.
+  func release(_ count: Int) {
+    condition.withLock {
+      released += count
+      condition.broadcast()
+    }
+  }
+
+  /// Called by a request: waits (at most 10 s) until it is released; false on time-out.
+  func arriveAndWait() -> Bool {
+    condition.withLock {
+      arrived += 1
+      let ticket = arrived
+      let limit = Date().addingTimeInterval(10)
+      while released < ticket {
+        if !condition.wait(until: limit) { return false }
+      }
+      return true
+    }
+  }
 }
