@@ -79,6 +79,9 @@ let package = Package(
       name: "CLITests",
       dependencies: ["TestSupport"]),
     .testTarget(
+      name: "ServeTests",
+      dependencies: ["AttachmentServer", "AttachmentKit", "TestSupport", "PosixLock"]),
+    .testTarget(
       name: "ArgumentParsingTests",
       dependencies: ["ArgumentParsing"]),
     .testTarget(
