@@ -5,7 +5,8 @@ import Glibc
 /// from concurrent requests never interleave. Signatures and URL credentials are never logged:
 /// the line holds the route and the redacted URL, not the path.
 enum AccessLog {
-  /// Writes the line for one request.
+  /// Writes the line for one request. `url` must be redacted already (every ``Reply`` holds
+  /// its URL redacted).
   static func write(
     method: String, route: String, url: String?, status: Int, outcome: String, bytes: Int64, seconds: Double,
     completed: Bool
@@ -16,7 +17,7 @@ enum AccessLog {
       ("time", .double(((Double(now.tv_sec) + Double(now.tv_nsec) / 1e9) * 1000).rounded() / 1000)),
       ("method", .string(method)), ("route", .string(route)),
     ]
-    if let url { fields.append(("url", .string(Redaction.redact(url)))) }
+    if let url { fields.append(("url", .string(url))) }
     fields += [
       ("status", .int(Int64(status))), ("outcome", .string(outcome)), ("bytes", .int(bytes)),
       ("ms", .double((seconds * 1_000_000).rounded() / 1000)), ("completed", .bool(completed)),

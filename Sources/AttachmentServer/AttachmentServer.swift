@@ -25,6 +25,7 @@ public final class AttachmentServer: Sendable {
   let infoRecord: @Sendable (String, Result<Attachment, AttachmentError>) -> JSON
   let metrics = Metrics()
   let admission: FetchAdmission
+  let hitMemo = HitMemo()
   private let daemon = Locked<DaemonHandle?>(nil)
   private let draining = Locked(false)
 

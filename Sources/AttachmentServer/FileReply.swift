@@ -17,7 +17,7 @@ enum FileReply {
   /// The answer for `attachment`, or `nil` when its file cannot be opened (a sweep removed it
   /// meanwhile: ask the pipeline again).
   static func make(
-    _ attachment: Attachment, conditions: Conditions, now: Double = Double(time(nil))
+    _ attachment: Attachment, conditions: Conditions, now: Double = HitMemo.now()
   ) -> Reply? {
     let etag = "\"\(attachment.sha256)\""
     var headers: [(String, String)] = [

@@ -20,7 +20,8 @@ struct Reply: Sendable {
   var body: Body
   /// The outcome label: the attachment's source, an error code, `not_modified`, or `ok`.
   var outcome: String
-  /// The redacted URL the request was about, for the access log.
+  /// The URL the request was about, with credentials redacted (``Redaction/redact(_:)``), for
+  /// the access log.
   var url: String? = nil
 
   /// The body's length in bytes.

@@ -134,11 +134,20 @@ extension AttachmentServer {
     case .failure(let error): return .reply(.error(error, url: Redaction.redact(url)))
     }
     // The cheapest answer: a fresh cached copy, on this thread, with no task.
-    if kind == .file, let hit = pipeline.cachedAttachment(for: url) {
+    if kind == .file {
+      let now = HitMemo.now()
       let conditions = Conditions(
         ifNoneMatch: mhd.header(connection, "If-None-Match"), range: mhd.header(connection, "Range"),
         ifRange: mhd.header(connection, "If-Range"))
-      if let reply = FileReply.make(hit, conditions: conditions) { return .reply(reply) }
+      if let remembered = hitMemo.hit(url, now: now) {
+        if let reply = FileReply.make(remembered, conditions: conditions, now: now) { return .reply(reply) }
+        hitMemo.forget(url)
+      }
+      if let hit = pipeline.cachedAttachment(for: url) {
+        hitMemo.remember(url, hit, now: now)
+        if let reply = FileReply.make(hit, conditions: conditions, now: now) { return .reply(reply) }
+        hitMemo.forget(url)
+      }
     }
     return .fetch(url: url, deadline: deadline, kind: kind)
   }

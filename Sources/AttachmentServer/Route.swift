@@ -27,40 +27,55 @@ enum Route: Equatable {
     }
   }
 
-  /// The route of `path` (without the query).
+  /// The route of `path` (without the query). Splits on bytes, not characters: this runs for
+  /// every request.
   init(path: String) {
-    let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+    let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
     // "/v1/a/sig/enc" splits into ["", "v1", "a", "sig", "enc"].
-    switch (parts.count, parts.first, parts.dropFirst().first) {
-    case (2, "", "healthz"): self = .health
-    case (2, "", "metrics"): self = .metrics
-    case (5, "", "v1") where parts[2] == "a" || parts[2] == "info":
+    func part(_ index: Int, is text: StaticString) -> Bool {
+      index < parts.count
+        && parts[index].elementsEqual(
+          UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+    guard parts.count >= 2, parts[0].isEmpty else {
+      self = .notFound
+      return
+    }
+    if parts.count == 2 && part(1, is: "healthz") {
+      self = .health
+    } else if parts.count == 2 && part(1, is: "metrics") {
+      self = .metrics
+    } else if !part(1, is: "v1") {
+      self = .notFound
+    } else if parts.count == 5 && (part(2, is: "a") || part(2, is: "info")) {
       guard let url = Self.url(parts[4]) else {
-        self = .malformed("The URL in the path is not base64url (without padding) of a UTF-8 URL.")
+        self = .malformed(Self.badEncoding)
         return
       }
-      let signature = String(parts[3])
+      let signature = String(decoding: parts[3], as: UTF8.self)
       self =
-        parts[2] == "a" ? .attachment(url: url, signature: signature) : .info(url: url, signature: signature)
-    case (4, "", "v1") where parts[2] == "u":
+        part(2, is: "a") ? .attachment(url: url, signature: signature) : .info(url: url, signature: signature)
+    } else if parts.count == 4 && part(2, is: "u") {
       guard let url = Self.url(parts[3]) else {
-        self = .malformed("The URL in the path is not base64url (without padding) of a UTF-8 URL.")
+        self = .malformed(Self.badEncoding)
         return
       }
       self = .attachment(url: url, signature: nil)
-    case (_, "", "v1"):
+    } else {
       self = .malformed(
         "A proxy path is /v1/a/<signature>/<base64url(url)> or /v1/info/<signature>/<base64url(url)>.")
-    default: self = .notFound
     }
   }
 
+  private static let badEncoding = "The URL in the path is not base64url (without padding) of a UTF-8 URL."
+
   /// The URL an encoded path segment holds: base64url without padding of UTF-8 text with no
-  /// control characters, at most 8 KiB.
-  private static func url(_ segment: Substring) -> String? {
-    guard !segment.isEmpty, segment.utf8.count <= 11_000, let bytes = Base64URL.decode(segment),
+  /// spaces or control characters, at most 8 KiB.
+  private static func url(_ segment: Substring.UTF8View) -> String? {
+    guard !segment.isEmpty, segment.count <= 11_000, let bytes = Base64URL.decode(bytes: segment),
       let text = String(validating: bytes, as: UTF8.self),
-      !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F })
+      !text.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }),
+      !text.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) })
     else { return nil }
     return text
   }

@@ -84,6 +84,11 @@ struct ErrorTests {
     #expect(html.status == 422)
     #expect(html.errorCode == "unsupported_type")
     #expect((html.json?["error"] as? [String: Any])?["detected"] as? String == "text/html")
+    // Credentials in the URL never reach the log (this request fails; the success path is
+    // checked in unsignedRoute).
+    let withSecret = origin.url("/status/404").replacingOccurrences(
+      of: "http://", with: "http://user:s3cret@")
+    #expect(try Curl.get(serve.url(try serve.signed(withSecret, keyFile: workspace.keyFile))).status == 502)
     let missing = try get("/status/404")
     #expect(missing.status == 502)
     #expect(missing.errorCode == "http_status")
@@ -111,6 +116,8 @@ struct ErrorTests {
     #expect((info.json?["error"] as? [String: Any])?["code"] as? String == "unsupported_type")
 
     serve.terminate()
+    #expect(serve.log.contains("http://***@127.0.0.1"))
+    #expect(!serve.log.contains("s3cret"))
     #expect(workspace.cacheFiles().filter { $0.contains("content/") }.isEmpty)
     #expect(workspace.cacheFiles().filter { $0.contains("tmp/") }.isEmpty)
   }
@@ -145,5 +152,12 @@ struct ErrorTests {
     let answer = try Curl.get(serve.url("/v1/u/\(encoded)"))
     #expect(answer.status == 200)
     #expect(Array(answer.body) == png)
+    let withSecret = origin.url("/a.png").replacingOccurrences(of: "http://", with: "http://user:s3cret@")
+    let secretPath = try serve.signed(withSecret, keyFile: workspace.keyFile)
+    #expect(try Curl.get(serve.url(secretPath)).status == 200)
+    #expect(try Curl.get(serve.url(secretPath)).status == 200)  // a hit
+    serve.terminate()
+    #expect(serve.events.filter { $0["status"] as? Int == 200 }.count == 3)
+    #expect(!serve.log.contains("s3cret"))
   }
 }

@@ -152,3 +152,31 @@ struct RouteTests {
     #expect(!serve.log.contains(String(signature)))
   }
 }
+
+/// What a hit remembers must not outlive the file.
+@Suite("attachkit serve hits", .serialized)
+struct HitTests {
+  @Test("a hot URL whose cached file is removed (cache clear) is fetched again, not failed")
+  func removedWhileHot() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let gif = try Media.bytes("gif-animated.gif")
+    origin.serve("/hot.gif", body: gif, contentType: "image/gif", headers: [("Cache-Control", "max-age=600")])
+    let serve = try ServeProcess(workspace: workspace)
+    defer { serve.terminate() }
+    let url = serve.url(try serve.signed(origin.url("/hot.gif"), keyFile: workspace.keyFile))
+    #expect(try Curl.get(url).header("X-Attachment-Source") == "network")
+    #expect(try Curl.get(url).header("X-Attachment-Source") == "cache")
+
+    let cleared = try Run.process(Binaries.attachkit, ["cache", "clear", "--cache-dir", workspace.cache])
+    #expect(cleared.status == 0)
+    #expect(!workspace.cacheFiles().contains { $0.hasSuffix(".gif") })
+    let again = try Curl.get(url)
+    #expect(again.status == 200)
+    #expect(Array(again.body) == gif)
+    #expect(again.header("X-Attachment-Source") == "network")
+    #expect(origin.requestCount(path: "/hot.gif") == 2)
+  }
+}

@@ -31,7 +31,11 @@ public enum Base64URL {
   /// an impossible length (one character left over), or non-zero bits past the last byte (so
   /// each byte string has exactly one encoding, and a changed path never decodes to the same URL).
   public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-    let characters = Array(text.utf8)
+    decode(bytes: text.utf8)
+  }
+
+  /// The bytes that the UTF-8 text `characters` encodes; `nil` as for ``decode(_:)``.
+  public static func decode(bytes characters: some Collection<UInt8>) -> [UInt8]? {
     guard characters.count % 4 != 1 else { return nil }
     var out: [UInt8] = []
     out.reserveCapacity(characters.count * 3 / 4)
