@@ -15,10 +15,10 @@ extension AttachmentServer {
       // closed); otherwise wait for the call that says the request is complete: an answer
       // queued before that cannot keep the connection alive.
       let methodName = method.map { String(cString: $0) } ?? ""
-      let state = RequestState(method: methodName, path: url.map { String(cString: $0) } ?? "")
+      let route = Route(path: url.map { String(cString: $0) } ?? "")
+      let state = RequestState(method: methodName, route: route)
       slot.pointee = Unmanaged.passRetained(state).toOpaque()
       metrics.begin()
-      state.route = Route(path: state.path).label
       if let refusal = earlyRefusal(method: methodName, connection: connection, mhd: mhd) {
         return queue(refusal, on: connection, state: state, mhd: mhd)
       }
@@ -36,7 +36,7 @@ extension AttachmentServer {
       return queue(reply, on: connection, state: state, mhd: mhd)
     }
     state.started = true
-    switch start(route: Route(path: state.path), connection: connection, mhd: mhd) {
+    switch start(route: state.route, connection: connection, mhd: mhd) {
     case .reply(let reply):
       return queue(reply, on: connection, state: state, mhd: mhd)
     case .fetch(let url, let deadline, let kind):
@@ -89,11 +89,11 @@ extension AttachmentServer {
     let seconds = Double((ContinuousClock.now - state.start) / .microseconds(1)) / 1_000_000
     if configuration.accessLog {
       AccessLog.write(
-        method: state.method, route: state.route, url: state.url, status: state.status,
+        method: state.method, route: state.route.label, url: state.url, status: state.status,
         outcome: state.outcome,
         bytes: state.bytes, seconds: seconds, completed: termination == .REQUEST_TERMINATED_COMPLETED_OK)
     }
-    metrics.end(route: state.route, outcome: state.outcome, code: state.status, seconds: seconds)
+    metrics.end(route: state.route.label, outcome: state.outcome, code: state.status, seconds: seconds)
   }
 
   /// What a request needs: an answer now, or a pipeline call first.

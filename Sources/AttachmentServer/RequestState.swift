@@ -9,12 +9,10 @@ final class RequestState: @unchecked Sendable {
   let start = ContinuousClock.now
   /// The request method.
   let method: String
-  /// The request path (decoded by libmicrohttpd, without the query).
-  let path: String
+  /// What the path asks for (parsed once, when the headers arrive).
+  let route: Route
   /// Whether the complete request has been routed.
   var started = false
-  /// The route label, for metrics and the log.
-  var route = "other"
   /// What was queued: status, outcome, redacted URL, body bytes.
   var status = 0
   var outcome = "abandoned"
@@ -25,9 +23,9 @@ final class RequestState: @unchecked Sendable {
   /// The answer a task prepared while the connection was suspended.
   let pending = Locked<Reply?>(nil)
 
-  init(method: String, path: String) {
+  init(method: String, route: Route) {
     self.method = method
-    self.path = path
+    self.route = route
   }
 }
 
