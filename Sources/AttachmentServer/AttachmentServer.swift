@@ -121,15 +121,17 @@ public final class AttachmentServer: Sendable {
   }
 
   /// Stops gracefully: stops accepting connections, lets every request already received finish
-  /// (each within its deadline), then closes the remaining idle connections. Returns when done.
+  /// (each within its deadline) and every upstream fetch end, then closes the remaining idle
+  /// connections. Returns when done.
   public func shutdown() {
     guard let mhd = MicroHTTPD.shared, let handle = daemon.withLock({ $0 }) else { return }
     draining.withLock { $0 = true }
     let listener = mhd.quiesceDaemon(handle.pointer)
     if listener >= 0 { _ = close(listener) }
-    // A suspended connection must be resumed and answered before the daemon stops; each
-    // request's deadline bounds this wait.
-    while metrics.inflight > 0 { usleep(2000) }
+    // A suspended connection must be resumed and answered before the daemon stops, and a
+    // fetch that outlived its request (an earlier X-Deadline-Ms) must end so that it leaves no
+    // temporary file; the server's deadline bounds both waits.
+    while metrics.inflight > 0 || admission.active > 0 { usleep(2000) }
     mhd.stopDaemon(handle.pointer)
     daemon.withLock { $0 = nil }
     Unmanaged<AttachmentServer>.fromOpaque(handle.context).release()

@@ -1,6 +1,7 @@
 import AttachmentKit
 import CMicroHTTPD
 import Glibc
+import PosixLock
 
 extension AttachmentServer {
   /// libmicrohttpd's access handler: called when a request's headers have arrived, again for
@@ -39,7 +40,7 @@ extension AttachmentServer {
     switch start(route: state.route, connection: connection, mhd: mhd) {
     case .reply(let reply):
       return queue(reply, on: connection, state: state, mhd: mhd)
-    case .fetch(let url, let deadline, let kind):
+    case .fetch(let url, let deadlines, let kind):
       guard admission.enter(url) else {
         return queue(
           .error(AttachmentError(.overloaded, "Too many upstream fetches at once; retry later.")),
@@ -52,8 +53,7 @@ extension AttachmentServer {
       mhd.suspendConnection(connection)
       let handle = ConnectionHandle(pointer: connection)
       Task {
-        let reply = await self.answer(url: url, deadline: deadline, kind: kind, conditions: conditions)
-        self.admission.leave(url)
+        let reply = await self.answer(url: url, deadlines: deadlines, kind: kind, conditions: conditions)
         state.pending.withLock { $0 = reply }
         mhd.resumeConnection(handle.pointer)
       }
@@ -99,7 +99,7 @@ extension AttachmentServer {
   /// What a request needs: an answer now, or a pipeline call first.
   enum Start {
     case reply(Reply)
-    case fetch(url: String, deadline: ContinuousClock.Instant, kind: Kind)
+    case fetch(url: String, deadlines: Deadlines, kind: Kind)
   }
 
   /// Which answer a pipeline call ends in.
@@ -128,9 +128,9 @@ extension AttachmentServer {
       guard verify(signature, for: target) else { return .reply(badSignature(signature, url: target)) }
       (url, kind) = (target, .info)
     }
-    let deadline: ContinuousClock.Instant
-    switch requestDeadline(mhd.header(connection, "X-Deadline-Ms")) {
-    case .success(let instant): deadline = instant
+    let deadlines: Deadlines
+    switch requestDeadlines(mhd.header(connection, "X-Deadline-Ms")) {
+    case .success(let instants): deadlines = instants
     case .failure(let error): return .reply(.error(error, url: Redaction.redact(url)))
     }
     // The cheapest answer: a fresh cached copy, on this thread, with no task.
@@ -149,7 +149,7 @@ extension AttachmentServer {
         hitMemo.forget(url)
       }
     }
-    return .fetch(url: url, deadline: deadline, kind: kind)
+    return .fetch(url: url, deadlines: deadlines, kind: kind)
   }
 
   private func verify(_ signature: String?, for url: String) -> Bool {
@@ -164,30 +164,46 @@ extension AttachmentServer {
     return .error(AttachmentError(.badSignature, message), url: Redaction.redact(url))
   }
 
-  /// The request's deadline: the server's, shortened by `X-Deadline-Ms` when given.
-  private func requestDeadline(_ header: String?) -> Result<ContinuousClock.Instant, AttachmentError> {
+  /// A request's two deadlines: the fetch always runs to the server's, so that it is the same
+  /// for every request sharing it; the answer is due by the request's own, the server's
+  /// shortened by `X-Deadline-Ms`. A request that gives up early leaves the fetch to finish for
+  /// the others (and for the cache).
+  struct Deadlines: Sendable {
+    /// The pipeline call's deadline.
+    var fetch: ContinuousClock.Instant
+    /// When the answer is due.
+    var answer: ContinuousClock.Instant
+  }
+
+  /// The request's deadlines (see ``Deadlines``).
+  private func requestDeadlines(_ header: String?) -> Result<Deadlines, AttachmentError> {
     let now = ContinuousClock.now
     let server = now + .milliseconds(Int64((configuration.deadlineSeconds * 1000).rounded()))
-    guard let header else { return .success(server) }
+    guard let header else { return .success(Deadlines(fetch: server, answer: server)) }
     guard let milliseconds = Int64(header.trimmingPrefix(" ")), milliseconds > 0 else {
       return .failure(
         AttachmentError(.badRequest, "X-Deadline-Ms must be a positive whole number of milliseconds."))
     }
-    return .success(min(server, now + .milliseconds(min(milliseconds, 86_400_000))))
+    return .success(
+      Deadlines(fetch: server, answer: min(server, now + .milliseconds(min(milliseconds, 86_400_000)))))
   }
 
-  /// Runs the pipeline for `url` and turns the outcome into the answer.
-  private func answer(
-    url: String, deadline: ContinuousClock.Instant, kind: Kind, conditions: Conditions
-  ) async -> Reply {
+  /// Runs the pipeline for `url` (already admitted) and turns the outcome into the answer.
+  private func answer(url: String, deadlines: Deadlines, kind: Kind, conditions: Conditions) async -> Reply {
     let redacted = Redaction.redact(url)
-    var result: Result<Attachment, AttachmentError>
-    do {
-      result = .success(try await pipeline.attachment(for: url, deadline: deadline))
-    } catch {
-      result = .failure(error)
+    // The pipeline call holds the URL's admission until it ends, even past this answer.
+    let work = Task { () -> Result<Attachment, AttachmentError> in
+      let result: Result<Attachment, AttachmentError>
+      do throws(AttachmentError) {
+        result = .success(try await pipeline.attachment(for: url, deadline: deadlines.fetch))
+      } catch {
+        result = .failure(error)
+      }
+      countUpstream(result, url: url)
+      admission.leave(url)
+      return result
     }
-    countUpstream(result, url: url)
+    let result = await Self.outcome(of: work, by: deadlines.answer, fetchDeadline: deadlines.fetch)
     switch (kind, result) {
     case (.info, _):
       var reply = Reply.text(
@@ -200,12 +216,38 @@ extension AttachmentServer {
     case (.file, .success(let attachment)):
       if let reply = FileReply.make(attachment, conditions: conditions) { return reply }
       // The file went away between the answer and the open (a sweep): ask once more.
-      if let again = try? await pipeline.attachment(for: url, deadline: deadline),
+      if let again = try? await pipeline.attachment(for: url, deadline: deadlines.answer),
         let reply = FileReply.make(again, conditions: conditions)
       {
         return reply
       }
       return .error(AttachmentError(.ioError, "The cached file could not be opened."), url: redacted)
+    }
+  }
+
+  /// The outcome of `work`, or `deadline_exceeded` at `deadline` if it has not ended by then
+  /// (the work goes on).
+  private static func outcome(
+    of work: Task<Result<Attachment, AttachmentError>, Never>, by deadline: ContinuousClock.Instant,
+    fetchDeadline: ContinuousClock.Instant
+  ) async -> Result<Attachment, AttachmentError> {
+    // With no earlier deadline of its own, the request waits for the pipeline's answer, which
+    // comes by the same deadline.
+    guard deadline < fetchDeadline else { return await work.value }
+    return await withCheckedContinuation { continuation in
+      let once = Locked<CheckedContinuation<Result<Attachment, AttachmentError>, Never>?>(continuation)
+      let timer = Task {
+        try? await Task.sleep(until: deadline, clock: .continuous)
+        guard !Task.isCancelled else { return }
+        once.withLock { $0.take() }?.resume(
+          returning: .failure(
+            AttachmentError(.deadlineExceeded, "The deadline passed before the attachment was ready.")))
+      }
+      Task {
+        let result = await work.value
+        timer.cancel()
+        once.withLock { $0.take() }?.resume(returning: result)
+      }
     }
   }
 

@@ -166,3 +166,45 @@ struct LoadTests {
     #expect(!files.contains { $0.contains("tmp/") })
   }
 }
+
+/// A client's short deadline is its own: it must not cut the fetch other clients share.
+@Suite("attachkit serve deadlines", .serialized)
+struct SharedDeadlineTests {
+  @Test("a request with X-Deadline-Ms: 300 gets 504; one sharing its fetch without it still gets the file")
+  func shortDeadlineDoesNotCutSharedFetch() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let png = try Media.bytes("png-gray.png")
+    let gate = Gate()
+    origin.route("/held.png") { _, writer in
+      guard gate.wait(writer) else { return }
+      writer.respond(status: 200, headers: [("Content-Type", "image/png")], body: png)
+    }
+    let serve = try ServeProcess(workspace: workspace)
+    defer { serve.terminate() }
+    let url = serve.url(try serve.signed(origin.url("/held.png"), keyFile: workspace.keyFile))
+    func start(_ extra: [String]) throws -> (Process, Pipe) {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+      process.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + extra + [url]
+      let output = Pipe()
+      process.standardOutput = output
+      try process.run()
+      return (process, output)
+    }
+
+    let (hasty, hastyOutput) = try start(["-H", "X-Deadline-Ms: 300"])
+    #expect(eventually { origin.requestCount(path: "/held.png") == 1 })
+    let (patient, patientOutput) = try start([])
+    #expect(try eventually { (try serve.metric("attachkit_inflight_requests") ?? 0) >= 3 })
+    hasty.waitUntilExit()
+    #expect(String(decoding: hastyOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "504")
+    gate.release()
+    patient.waitUntilExit()
+    #expect(
+      String(decoding: patientOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
+    #expect(origin.requestCount(path: "/held.png") == 1)
+  }
+}
