@@ -26,15 +26,24 @@ let package = Package(
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"])]),
+    // libmicrohttpd supplies headers only, like libcurl: `attachkit serve` opens it with dlopen
+    // when it starts (Sources/AttachmentServer/MicroHTTPD.swift), so no other command maps it.
+    .systemLibrary(
+      name: "CMicroHTTPD",
+      providers: [.apt(["libmicrohttpd-dev"])]),
 
     // A pthread mutex ThreadSanitizer can see (the standard Mutex uses futexes it cannot).
     .target(name: "PosixLock"),
     .target(
       name: "AttachmentKit",
       dependencies: ["CCurl", "CMagic", "PosixLock"]),
+    // The push-media proxy behind `attachkit serve`: signed routes over libmicrohttpd.
+    .target(
+      name: "AttachmentServer",
+      dependencies: ["AttachmentKit", "CMicroHTTPD", "PosixLock"]),
     .executableTarget(
       name: "attachkit",
-      dependencies: ["AttachmentKit", "ArgumentParsing"]),
+      dependencies: ["AttachmentKit", "AttachmentServer", "ArgumentParsing"]),
     // A small declarative command-line parser (no outside packages can be fetched).
     .target(name: "ArgumentParsing"),
 
@@ -69,6 +78,9 @@ let package = Package(
     .testTarget(
       name: "CLITests",
       dependencies: ["TestSupport"]),
+    .testTarget(
+      name: "ServeTests",
+      dependencies: ["AttachmentServer", "AttachmentKit", "TestSupport", "PosixLock"]),
     .testTarget(
       name: "ArgumentParsingTests",
       dependencies: ["ArgumentParsing"]),

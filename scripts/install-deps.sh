@@ -4,8 +4,10 @@
 # are installed too (CI adds the tools its gates use).
 set -euo pipefail
 
-# strace counts the inodes a publish creates; util-linux provides flock(1) for the lock tests.
-packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl strace util-linux "$@")
+# strace counts the inodes a publish creates; util-linux provides flock(1) for the lock tests;
+# libmicrohttpd is the HTTP server of `attachkit serve`; python3 is the serve tests' second client.
+packages=(libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
+  python3 "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

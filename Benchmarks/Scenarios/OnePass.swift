@@ -15,7 +15,7 @@ import TestSupport
 /// Each pair alternates which goes first, in the same run; the ratios are of medians.
 enum OnePassScenario {
   /// The report section.
-  static let section = "10 one pass (command line and sniffing)"
+  static let section = "11 one pass (command line and sniffing)"
 
   /// Runs the three comparisons.
   /// - Throws: ``BenchError`` when a run fails or answers wrongly.

@@ -13,6 +13,8 @@ let commands: [String: any RunnableCommand.Type] = [
   "cache verify": CacheCommand.Verify.self,
   "cache gc": CacheCommand.GC.self,
   "cache clear": CacheCommand.Clear.self,
+  "serve": ServeCommand.self,
+  "sign": SignCommand.self,
 ]
 
 /// Runs a command's remaining work to completion from synchronous code.

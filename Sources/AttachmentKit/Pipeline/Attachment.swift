@@ -27,6 +27,9 @@ public struct Attachment: Sendable {
   public var transferTimings: TransferTimings?
   /// Wall time of the whole call, in microseconds.
   public var totalMicroseconds: Int64
+  /// Until when the origin's freshness lasts, in seconds since 1970 (what a proxy turns into
+  /// `Cache-Control: max-age`); `nil` when the copy was not kept (the origin said `no-store`).
+  public var freshUntil: Double? = nil
 
   /// The media type.
   public var type: MediaType { validation.type }

@@ -227,6 +227,7 @@ public final class AttachmentPipeline: Sendable {
     }
     do {
       let path: String
+      var freshUntil: Double?
       if policy.noStore {
         path = try cache.stash(body: body, validation: validation)
       } else {
@@ -239,12 +240,13 @@ public final class AttachmentPipeline: Sendable {
           freshness: policy,
           now: now)
         path = entry.path
+        freshUntil = entry.record.freshUntil
       }
       return .success(
         Attachment(
           url: url.redacted, path: path, validation: validation, source: .network, isStale: false,
           bytesTransferred: download.bytesReceived, transferTimings: download.timings,
-          totalMicroseconds: Self.microseconds(since: start)))
+          totalMicroseconds: Self.microseconds(since: start), freshUntil: freshUntil))
     } catch {
       return .failure(error)
     }
@@ -256,7 +258,7 @@ public final class AttachmentPipeline: Sendable {
     Attachment(
       url: url.redacted, path: entry.path, validation: entry.record.validation, source: source,
       isStale: false, bytesTransferred: 0, transferTimings: nil,
-      totalMicroseconds: Self.microseconds(since: start))
+      totalMicroseconds: Self.microseconds(since: start), freshUntil: entry.record.freshUntil)
   }
 
   private static func microseconds(since start: ContinuousClock.Instant) -> Int64 {

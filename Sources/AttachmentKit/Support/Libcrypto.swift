@@ -1,7 +1,7 @@
 import Glibc
 
 /// libcrypto (OpenSSL 3), loaded on first use with `dlopen`, for SHA-256 of downloaded and
-/// verified content only. Linking it would map it into every process at start, and its first
+/// verified content, and for the HMAC-SHA256 and constant-time comparison of signed URLs. Linking it would map it into every process at start, and its first
 /// use reads `openssl.cnf` and initialises providers (about 0.5 ms), so a path that never hashes
 /// content (a cache hit) never loads it. EVP's context and digest types are opaque, so their
 /// pointers are `OpaquePointer` and no header is needed.
@@ -16,6 +16,14 @@ struct Libcrypto: @unchecked Sendable {
   let digestFinal:
     @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
   let sha256: @convention(c) () -> OpaquePointer?
+  /// `HMAC(md, key, keyLength, data, dataLength, out, outLength)`, one shot.
+  let hmac:
+    @convention(c) (
+      OpaquePointer?, UnsafeRawPointer?, Int32, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?,
+      UnsafeMutablePointer<UInt32>?
+    ) -> UnsafeMutablePointer<UInt8>?
+  /// `CRYPTO_memcmp(a, b, length)`: 0 when equal, in time independent of the contents.
+  let constantTimeCompare: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int) -> Int32
 
   private init?() {
     guard let library = SharedLibrary(["libcrypto.so.3", "libcrypto.so"]),
@@ -32,7 +40,15 @@ struct Libcrypto: @unchecked Sendable {
         as: (@convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) ->
           Int32)
           .self),
-      let sha256 = library.function("EVP_sha256", as: (@convention(c) () -> OpaquePointer?).self)
+      let sha256 = library.function("EVP_sha256", as: (@convention(c) () -> OpaquePointer?).self),
+      let hmac = library.function(
+        "HMAC",
+        as: (@convention(c) (
+          OpaquePointer?, UnsafeRawPointer?, Int32, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?,
+          UnsafeMutablePointer<UInt32>?
+        ) -> UnsafeMutablePointer<UInt8>?).self),
+      let constantTimeCompare = library.function(
+        "CRYPTO_memcmp", as: (@convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int) -> Int32).self)
     else { return nil }
     self.contextNew = contextNew
     self.contextFree = contextFree
@@ -40,5 +56,7 @@ struct Libcrypto: @unchecked Sendable {
     self.digestUpdate = digestUpdate
     self.digestFinal = digestFinal
     self.sha256 = sha256
+    self.hmac = hmac
+    self.constantTimeCompare = constantTimeCompare
   }
 }

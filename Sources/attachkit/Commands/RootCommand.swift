@@ -13,12 +13,16 @@ enum RootCommand: ParsableCommand {
       has a stable code (see --json).
       """,
     version: "attachkit \(version)",
-    subcommands: [FetchCommand.self, PrefetchCommand.self, ValidateCommand.self, CacheCommand.self],
+    subcommands: [
+      FetchCommand.self, PrefetchCommand.self, ValidateCommand.self, CacheCommand.self, ServeCommand.self,
+      SignCommand.self,
+    ],
     examples: [
       "attachkit prefetch campaign.txt",
       "attachkit fetch --json https://cdn.example.com/push/123",
       "attachkit validate assets/*",
       "attachkit cache verify",
+      "attachkit serve --listen 127.0.0.1:8080 --key-file keys",
     ],
     sections: [CommonOptions.exitCodes])
 }

@@ -1,0 +1,147 @@
+/// Signs and verifies the media proxy's URLs (the camo scheme): the signature is the lowercase
+/// hex of HMAC-SHA256(key, the URL's UTF-8 bytes), and the URL travels in the path as base64url
+/// without padding: `/v1/a/<signature>/<base64url(url)>`.
+///
+/// Several keys can verify and the first signs, so keys rotate with no downtime: add the new key
+/// second, deploy, move it first, deploy, remove the old one. Signatures are compared in constant
+/// time (`CRYPTO_memcmp`). libcrypto is loaded on first use.
+///
+/// ```swift
+/// let signer = try URLSigner(keyFile: "/etc/attachkit/keys")
+/// let path = try signer.path(for: "https://cdn.example.com/push/123.jpg")
+/// // "/v1/a/5d1c…/aHR0cHM6Ly9jZG4uZXhhbXBsZS5jb20vcHVzaC8xMjMuanBn"
+/// ```
+public struct URLSigner: Sendable {
+  /// The keys, the signing key first. Each is at least ``minimumKeyBytes`` long.
+  public let keys: [[UInt8]]
+
+  /// The shortest key accepted, in bytes (128 bits).
+  public static let minimumKeyBytes = 16
+
+  /// A signer with these keys (the first signs, all verify).
+  /// - Throws: `invalid_configuration` when there is no key or a key is shorter than
+  ///   ``minimumKeyBytes``.
+  public init(keys: [[UInt8]]) throws(AttachmentError) {
+    guard !keys.isEmpty else {
+      throw AttachmentError(.invalidConfiguration, "The key file holds no key.")
+    }
+    for (index, key) in keys.enumerated() where key.count < Self.minimumKeyBytes {
+      throw AttachmentError(
+        .invalidConfiguration,
+        "Key \(index + 1) is \(key.count) bytes; a signing key needs at least \(Self.minimumKeyBytes).")
+    }
+    self.keys = keys
+  }
+
+  /// A signer with the keys of a key file's text: one hex key per line (the HMAC key is the
+  /// decoded bytes); blank lines and lines starting with `#` are skipped.
+  /// - Throws: `invalid_configuration` when a line is not hex, or as ``init(keys:)``.
+  public init(keyFileText text: String) throws(AttachmentError) {
+    var keys: [[UInt8]] = []
+    for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      let trimmed = line.trimmingCharacters(in: " \t\r")
+      if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+      guard let key = Self.hexBytes(trimmed) else {
+        throw AttachmentError(
+          .invalidConfiguration,
+          "Line \(number + 1) of the key file is not a hex key (an even count of 0-9a-f).")
+      }
+      keys.append(key)
+    }
+    try self.init(keys: keys)
+  }
+
+  /// A signer with the keys of the file at `path` (see ``init(keyFileText:)``).
+  /// - Throws: `invalid_configuration` when the file cannot be read or holds no valid key.
+  public init(keyFile path: String) throws(AttachmentError) {
+    guard let bytes = FileSystem.readSmallFile(path) else {
+      throw AttachmentError(.invalidConfiguration, "The key file cannot be read.")
+    }
+    try self.init(keyFileText: String(decoding: bytes, as: UTF8.self))
+  }
+
+  /// The signature of `url` with the signing key: 64 lowercase hex digits.
+  /// - Throws: `invalid_configuration` when libcrypto cannot be loaded or fails.
+  public func signature(for url: String) throws(AttachmentError) -> String {
+    Hex.encode(try Self.hmac(key: keys[0], message: Array(url.utf8)))
+  }
+
+  /// The proxy's signed routes.
+  public enum Route: String, Sendable {
+    /// `/v1/a/…`: the file itself.
+    case attachment = "a"
+    /// `/v1/info/…`: the JSON record of the file.
+    case info
+  }
+
+  /// The signed proxy path of `url`: `/v1/a/<signature>/<base64url(url)>` (or `/v1/info/…`).
+  /// - Throws: as ``signature(for:)``.
+  public func path(for url: String, route: Route = .attachment) throws(AttachmentError) -> String {
+    "/v1/\(route.rawValue)/\(try signature(for: url))/\(Base64URL.encode(Array(url.utf8)))"
+  }
+
+  /// Whether `signature` (hex, as in a path) is the signature of `url` under any key. Compares
+  /// in constant time; `false` for anything not 64 hex digits, and when libcrypto is missing.
+  public func verify(signature: some StringProtocol, for url: String) -> Bool {
+    guard signature.utf8.count == 64, let given = Self.hexBytes(signature) else { return false }
+    let message = Array(url.utf8)
+    var matched = false
+    for key in keys {
+      guard let library = Libcrypto.shared, let expected = try? Self.hmac(key: key, message: message) else {
+        return false
+      }
+      let equal = given.withUnsafeBytes { lhs in
+        expected.withUnsafeBytes { rhs in
+          library.constantTimeCompare(lhs.baseAddress, rhs.baseAddress, 32) == 0
+        }
+      }
+      matched = matched || equal
+    }
+    return matched
+  }
+
+  private static func hmac(key: [UInt8], message: [UInt8]) throws(AttachmentError) -> [UInt8] {
+    guard let library = Libcrypto.shared else {
+      throw AttachmentError(.invalidConfiguration, "libcrypto (libcrypto.so.3) is not installed.")
+    }
+    var digest = [UInt8](repeating: 0, count: 32)
+    var length: UInt32 = 0
+    let result = key.withUnsafeBytes { keyBytes in
+      message.withUnsafeBufferPointer { data in
+        digest.withUnsafeMutableBufferPointer { out in
+          library.hmac(
+            library.sha256(), keyBytes.baseAddress, Int32(keyBytes.count), data.baseAddress, data.count,
+            out.baseAddress, &length)
+        }
+      }
+    }
+    guard result != nil, length == 32 else {
+      throw AttachmentError(.invalidConfiguration, "libcrypto could not compute an HMAC-SHA256.")
+    }
+    return digest
+  }
+
+  /// The bytes of an even-length string of hex digits (either case), or `nil`.
+  static func hexBytes(_ text: some StringProtocol) -> [UInt8]? {
+    let digits = Array(text.utf8)
+    guard !digits.isEmpty, digits.count % 2 == 0 else { return nil }
+    var out: [UInt8] = []
+    out.reserveCapacity(digits.count / 2)
+    var index = 0
+    while index < digits.count {
+      guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+      out.append(high << 4 | low)
+      index += 2
+    }
+    return out
+  }
+
+  private static func nibble(_ digit: UInt8) -> UInt8? {
+    switch digit {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+    default: nil
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import AttachmentKit
+import Glibc
+
+/// The conditional and range headers of a request, read on libmicrohttpd's thread.
+struct Conditions: Sendable {
+  /// `If-None-Match`.
+  var ifNoneMatch: String?
+  /// `Range`.
+  var range: String?
+  /// `If-Range`.
+  var ifRange: String?
+}
+
+/// Turns a validated attachment into its answer: `200`, `206`, `304` or `416`, with the headers
+/// a CDN and a Notification Service Extension need, and the body as a slice of the file.
+enum FileReply {
+  /// The answer for `attachment`, or `nil` when its file cannot be opened (a sweep removed it
+  /// meanwhile: ask the pipeline again).
+  static func make(
+    _ attachment: Attachment, conditions: Conditions, now: Double = HitMemo.now()
+  ) -> Reply? {
+    let etag = "\"\(attachment.sha256)\""
+    var headers: [(String, String)] = [
+      ("ETag", etag),
+      ("Cache-Control", "public, max-age=\(maxAge(attachment, now: now))"),
+      ("X-Attachment-Type-Hint", attachment.uti),
+      ("X-Attachment-Source", attachment.source.rawValue),
+      ("Accept-Ranges", "bytes"),
+    ]
+    if let inm = conditions.ifNoneMatch, matches(inm, etag: etag) {
+      return Reply(status: 304, headers: headers, body: .empty, outcome: "not_modified", url: attachment.url)
+    }
+    let descriptor = open(attachment.path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else {
+      _ = Glibc.close(descriptor)
+      return nil
+    }
+    let size = Int64(info.st_size)
+    headers.insert(("Content-Type", attachment.validation.mime), at: 0)
+    // If-Range with another validator: the client's copy is outdated, send the whole file.
+    let rangeHeader = conditions.ifRange.map { $0 == etag } ?? true ? conditions.range : nil
+    switch ByteRange(header: rangeHeader, size: size) {
+    case .whole:
+      return Reply(
+        status: 200, headers: headers, body: .file(descriptor: descriptor, offset: 0, length: size),
+        outcome: attachment.source.rawValue, url: attachment.url)
+    case .partial(let offset, let length):
+      headers.append(("Content-Range", "bytes \(offset)-\(offset + length - 1)/\(size)"))
+      return Reply(
+        status: 206, headers: headers, body: .file(descriptor: descriptor, offset: offset, length: length),
+        outcome: attachment.source.rawValue, url: attachment.url)
+    case .unsatisfiable:
+      _ = Glibc.close(descriptor)
+      var reply = Reply.error(
+        AttachmentError(.badRequest, "The range is outside the file's \(size) bytes."), url: attachment.url)
+      reply.status = 416
+      reply.headers.append(("Content-Range", "bytes */\(size)"))
+      return reply
+    }
+  }
+
+  /// `Cache-Control: max-age`, in seconds: what is left of the origin's freshness, at least 60.
+  static func maxAge(_ attachment: Attachment, now: Double) -> Int {
+    guard let freshUntil = attachment.freshUntil, freshUntil - now > 60 else { return 60 }
+    return Int(min(freshUntil - now, 31_536_000))
+  }
+
+  /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks) or is `*`.
+  static func matches(_ header: String, etag: String) -> Bool {
+    header.split(separator: ",").contains { item in
+      let tag = item.trimmingPrefix(while: { $0 == " " || $0 == "\t" })
+      let trimmed = tag.reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed()
+      let value = String(trimmed)
+      return value == "*" || value == etag || value == "W/" + etag
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import Glibc
+
+/// The media proxy's settings: where it listens and how far it lets load grow. Every limit is a
+/// bound, never a queue: past it a request is answered `503 overloaded` at once.
+public struct ServerConfiguration: Sendable {
+  /// The address to listen on, an IPv4 or IPv6 literal. Default: `127.0.0.1` (loopback only).
+  public var host: String
+  /// The TCP port; `0` picks a free one (see ``AttachmentServer/port``). Default: `8080`.
+  public var port: UInt16
+  /// Accept `/v1/u/<base64url(url)>` without a signature. For trusted networks only; the
+  /// command warns at start when it is on. Default: `false`.
+  public var acceptsUnsigned = false
+  /// Connections open at once; past it a new connection is answered `503 overloaded` and closed
+  /// (and past it by ``connectionMargin`` it is refused at accept). Default: `512`.
+  public var maximumConnections = 512
+  /// Extra connections accepted only to be told `503`, over ``maximumConnections``. Default: `16`.
+  public var connectionMargin = 16
+  /// Distinct URLs being fetched (or revalidated) upstream at once; requests for a URL already
+  /// being fetched join that fetch and do not count. Default: `64`.
+  public var maximumFetches = 64
+  /// The deadline of each request, from its first byte to its answer, in seconds; a request
+  /// may shorten it with `X-Deadline-Ms`. Default: `25` (headroom in iOS's 30 s budget).
+  public var deadlineSeconds: Double = 25
+  /// How long a connection may stay idle (no byte received or sent) before it is closed, in
+  /// seconds: a slowloris client holds a connection at most this long per byte, and at most
+  /// ``maximumConnections`` of them. Waiting for a fetch is not idle. Default: `10`.
+  public var idleTimeoutSeconds: UInt32 = 10
+  /// The memory of one connection, in bytes, which caps the request line and headers (a
+  /// longer request is answered `414` or `431` by libmicrohttpd). Default: 32 KiB.
+  public var connectionMemoryBytes = 32 * 1024
+  /// Event-loop threads (libmicrohttpd's epoll thread pool). Default: the online CPUs, 1 to 8.
+  public var threads = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+  /// Write a JSON access-log line per request to standard error. Default: `true`.
+  public var accessLog = true
+
+  /// Makes a configuration listening on `host:port`, with the defaults above.
+  public init(host: String = "127.0.0.1", port: UInt16 = 8080) {
+    self.host = host
+    self.port = port
+  }
+}

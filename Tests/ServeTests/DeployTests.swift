@@ -1,0 +1,168 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The deployment of docs/deploy.md on loopback: two `attachkit serve` instances behind nginx,
+/// which picks one by a consistent hash of the request URI and caches answers as a CDN would.
+@Suite(
+  "attachkit serve behind nginx", .serialized,
+  .enabled(if: NginxTier.executable != nil, "nginx is not installed (CI installs it: apt-get install nginx)"))
+struct DeployTests {
+  @Test(
+    "nginx proxy_cache answers the second request itself (X-Cache HIT, no serve request); one instance per URL"
+  )
+  func cdnTier() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let jpeg = try Media.bytes("jpeg-baseline.jpg")
+    for index in 0..<10 { origin.serve("/m/\(index).jpg", body: jpeg, contentType: "image/jpeg") }
+    let first = try ServeProcess(workspace: workspace, ["--cache-dir", workspace.path + "/cache-1"])
+    defer { first.terminate() }
+    let second = try ServeProcess(workspace: workspace, ["--cache-dir", workspace.path + "/cache-2"])
+    defer { second.terminate() }
+    let nginx = try NginxTier(directory: workspace.path + "/nginx", backends: [first.port, second.port])
+    defer { nginx.stop() }
+    func attachmentRequests() throws -> Double {
+      try [first, second].reduce(0) { sum, serve in
+        let text = String(decoding: try Curl.get(serve.url("/metrics")).body, as: UTF8.self)
+        return sum
+          + text.split(separator: "\n").filter {
+            $0.hasPrefix("attachkit_requests_total{route=\"attachment\"")
+          }
+          .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+      }
+    }
+
+    let path = try first.signed(origin.url("/m/0.jpg"), keyFile: workspace.keyFile)
+    let miss = try Curl.get(nginx.url(path))
+    #expect(miss.status == 200)
+    #expect(miss.header("X-Cache") == "MISS")
+    #expect(Array(miss.body) == jpeg)
+    let hit = try Curl.get(nginx.url(path))
+    #expect(hit.status == 200)
+    #expect(hit.header("X-Cache") == "HIT")
+    #expect(Array(hit.body) == jpeg)
+    #expect(hit.header("ETag") == miss.header("ETag"))
+    #expect(hit.header("X-Attachment-Type-Hint") == "public.jpeg")
+    #expect(try attachmentRequests() == 1)  // the HIT never reached AttachmentKit
+    let revalidated = try Curl.get(nginx.url(path), ["-H", "If-None-Match: \(miss.header("ETag") ?? "")"])
+    #expect(revalidated.status == 304)
+    #expect(try attachmentRequests() == 1)
+
+    // Refusals are no-store: nginx does not keep them.
+    let bad = "/v1/a/" + String(repeating: "0", count: 64) + "/" + path.split(separator: "/")[3]
+    #expect(try Curl.get(nginx.url(bad)).status == 403)
+    #expect(try Curl.get(nginx.url(bad)).header("X-Cache") == "MISS")
+
+    // Without the CDN cache, each URL still lands on one instance every time: 10 URLs asked
+    // twice make 10 upstream fetches in all, and both instances take a share.
+    for _ in 0..<2 {
+      for index in 0..<10 {
+        let signed = try first.signed(origin.url("/m/\(index).jpg"), keyFile: workspace.keyFile)
+        #expect(try Curl.get(nginx.directURL(signed)).status == 200)
+      }
+    }
+    let upstream = try [first, second].map { try $0.metric("attachkit_upstream_requests_total") ?? -1 }
+    #expect(upstream.reduce(0, +) == 10)
+    #expect(upstream.allSatisfy { $0 > 0 })
+    for index in 0..<10 { #expect(origin.requestCount(path: "/m/\(index).jpg") == 1) }
+  }
+}
+
+/// nginx as the CDN tier of docs/deploy.md: an unprivileged child with a generated
+/// configuration; one port through `proxy_cache`, another straight to the hashed upstream.
+final class NginxTier {
+  static let executable = ["/usr/sbin/nginx", "/usr/bin/nginx"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+  }
+
+  let process: SpawnedProcess
+  let port: Int
+  let directPort: Int
+
+  init(directory: String, backends: [Int]) throws {
+    guard let executable = Self.executable else { throw TierError.missing }
+    try FileManager.default.createDirectory(atPath: directory + "/temp", withIntermediateDirectories: true)
+    port = try Self.freePort()
+    directPort = try Self.freePort()
+    let servers = backends.map { "    server 127.0.0.1:\($0);" }.joined(separator: "\n")
+    let configuration = """
+      daemon off;
+      master_process off;
+      worker_processes 1;
+      pid \(directory)/nginx.pid;
+      error_log \(directory)/error.log warn;
+      events { worker_connections 1024; }
+      http {
+        access_log off;
+        client_body_temp_path \(directory)/temp/body;
+        proxy_temp_path \(directory)/temp/proxy;
+        fastcgi_temp_path \(directory)/temp/fastcgi;
+        uwsgi_temp_path \(directory)/temp/uwsgi;
+        scgi_temp_path \(directory)/temp/scgi;
+        proxy_cache_path \(directory)/cache keys_zone=media:10m max_size=1g inactive=7d use_temp_path=off;
+        upstream attach {
+          hash $request_uri consistent;
+      \(servers)
+          keepalive 32;
+        }
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        server {
+          listen 127.0.0.1:\(port);
+          location / {
+            proxy_pass http://attach;
+            proxy_cache media;
+            proxy_cache_lock on;
+            proxy_cache_valid 200 206 1h;
+            add_header X-Cache $upstream_cache_status always;
+          }
+        }
+        server {
+          listen 127.0.0.1:\(directPort);
+          location / { proxy_pass http://attach; }
+        }
+      }
+
+      """
+    try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+    process = try SpawnedProcess(
+      [executable, "-p", directory + "/", "-c", directory + "/nginx.conf", "-e", directory + "/error.log"])
+    let port = port
+    guard eventually(within: 10, { RawConnection(port: port) != nil }) else {
+      stop()
+      throw TierError.didNotListen(
+        (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "")
+    }
+  }
+
+  enum TierError: Error {
+    case missing
+    case didNotListen(String)
+  }
+
+  func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+  func directURL(_ path: String) -> String { "http://127.0.0.1:\(directPort)\(path)" }
+
+  func stop() { process.terminate() }
+
+  /// A port the kernel says is free now.
+  private static func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+        bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+      }
+    }
+    guard bound else { throw TierError.missing }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+}

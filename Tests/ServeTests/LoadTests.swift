@@ -1,0 +1,210 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Fan-in, limits, slow clients and graceful shutdown, observed through real connections.
+@Suite("attachkit serve under load", .serialized)
+struct LoadTests {
+  @Test("200 concurrent requests for a new URL make 1 upstream request, and all get the file")
+  func fanIn() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let jpeg = try Media.bytes("jpeg-progressive.jpg")
+    let gate = Gate()
+    origin.route("/held.jpg") { _, writer in
+      guard gate.wait(writer) else { return }
+      writer.respond(status: 200, headers: [("Content-Type", "image/jpeg")], body: jpeg)
+    }
+    let serve = try ServeProcess(workspace: workspace)
+    defer { serve.terminate() }
+    let url = serve.url(try serve.signed(origin.url("/held.jpg"), keyFile: workspace.keyFile))
+
+    let clients = Process()
+    clients.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    clients.arguments =
+      ["-s", "--parallel", "--parallel-immediate", "--parallel-max", "200"]
+      + Array(repeating: ["-o", "/dev/null", "-w", "%{http_code} %{size_download}\\n", url], count: 200)
+      .flatMap { $0 }
+    let output = Pipe()
+    clients.standardOutput = output
+    try clients.run()
+    // Release the origin only once all 200 requests are inside the server (plus this one).
+    let arrived = try eventually { (try serve.metric("attachkit_inflight_requests") ?? 0) >= 201 }
+    gate.release()
+    let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      .split(separator: "\n")
+    clients.waitUntilExit()
+
+    #expect(arrived)
+    #expect(lines.count == 200)
+    #expect(lines.allSatisfy { $0 == "200 \(jpeg.count)" })
+    #expect(origin.requestCount(path: "/held.jpg") == 1)
+    #expect(try serve.metric("attachkit_upstream_requests_total") == 1)
+    #expect(try serve.metric("attachkit_upstream_bytes_total") == Double(jpeg.count))
+  }
+
+  @Test("over --max-fetches distinct URLs, and over --max-connections, the answer is 503 overloaded at once")
+  func limits() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let gif = try Media.bytes("gif-static.gif")
+    let gate = Gate()
+    origin.route("/held.gif") { _, writer in
+      guard gate.wait(writer) else { return }
+      writer.respond(status: 200, headers: [("Content-Type", "image/gif")], body: gif)
+    }
+    origin.serve("/other.gif", body: gif, contentType: "image/gif")
+    let serve = try ServeProcess(workspace: workspace, ["--max-fetches", "1", "--max-connections", "4"])
+    defer { serve.terminate() }
+    let held = serve.url(try serve.signed(origin.url("/held.gif"), keyFile: workspace.keyFile))
+    let other = serve.url(try serve.signed(origin.url("/other.gif"), keyFile: workspace.keyFile))
+
+    let waiting = Process()
+    waiting.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    waiting.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", held]
+    let waitingOutput = Pipe()
+    waiting.standardOutput = waitingOutput
+    try waiting.run()
+    #expect(eventually { origin.requestCount(path: "/held.gif") == 1 })
+
+    // One URL is being fetched: another URL is refused, the same URL would join.
+    let refused = try Curl.get(other)
+    #expect(refused.status == 503)
+    #expect(refused.errorCode == "overloaded")
+    #expect(refused.header("Connection") == "close")
+    #expect(origin.requestCount(path: "/other.gif") == 0)
+
+    // Connections: the waiting client holds one; three idle keep-alive clients fill the rest.
+    let idle = (0..<3).compactMap { _ in RawConnection(port: serve.port) }
+    for connection in idle {
+      connection.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+      #expect(connection.readResponse().hasPrefix("HTTP/1.1 200"))
+    }
+    let fifth = try Curl.get(serve.url("/healthz"))
+    #expect(fifth.status == 503)
+    #expect(fifth.errorCode == "overloaded")
+
+    gate.release()
+    waiting.waitUntilExit()
+    #expect(
+      String(decoding: waitingOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
+    #expect(try eventually { try Curl.get(other).status == 200 })
+  }
+
+  @Test("a slow client is cut at --idle-timeout; an oversized request head is refused and closed")
+  func slowAndHugeClients() throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let serve = try ServeProcess(workspace: workspace, ["--idle-timeout", "1"])
+    defer { serve.terminate() }
+
+    let slow = try #require(RawConnection(port: serve.port))
+    slow.send("GET /healthz HTTP/1.1\r\nHost: t\r\n")
+    let start = Date()
+    let cut = slow.readUntilClosed(idleSeconds: 5)
+    let elapsed = Date().timeIntervalSince(start)
+    #expect(cut.closed)
+    #expect(elapsed >= 0.9)
+    #expect(elapsed < 1 + 1.25)  // libmicrohttpd checks idle times once a second
+
+    let huge = try #require(RawConnection(port: serve.port))
+    huge.send(
+      "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Filler: " + String(repeating: "x", count: 64 * 1024) + "\r\n\r\n"
+    )
+    let refused = huge.readUntilClosed(idleSeconds: 5)
+    #expect(refused.closed)
+    #expect(refused.text.hasPrefix("HTTP/1.1 431"), "\(refused.text.prefix(40))")
+    let long = try #require(RawConnection(port: serve.port))
+    long.send("GET /" + String(repeating: "x", count: 40 * 1024) + " HTTP/1.1\r\nHost: t\r\n\r\n")
+    let tooLong = long.readUntilClosed(idleSeconds: 5)
+    #expect(tooLong.closed)
+    #expect(tooLong.text.hasPrefix("HTTP/1.1 414"), "\(tooLong.text.prefix(40))")
+    #expect(try Curl.get(serve.url("/healthz")).status == 200)
+  }
+
+  @Test("SIGTERM: no new connections, the request in flight gets its file, exit 0, no temporary file")
+  func drainOnSIGTERM() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let png = try Media.bytes("png-rgba.png")
+    let gate = Gate()
+    origin.route("/held.png") { _, writer in
+      guard gate.wait(writer) else { return }
+      writer.respond(status: 200, headers: [("Content-Type", "image/png")], body: png)
+    }
+    let serve = try ServeProcess(workspace: workspace)
+    let url = serve.url(try serve.signed(origin.url("/held.png"), keyFile: workspace.keyFile))
+    let inFlight = Process()
+    inFlight.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    inFlight.arguments = ["-s", "-o", workspace.path + "/got.png", "-w", "%{http_code}", url]
+    let output = Pipe()
+    inFlight.standardOutput = output
+    try inFlight.run()
+    #expect(eventually { origin.requestCount(path: "/held.png") == 1 })
+
+    kill(serve.process.processIdentifier, SIGTERM)
+    #expect(eventually { serve.events.contains { $0["event"] as? String == "draining" } })
+    #expect(eventually { RawConnection(port: serve.port) == nil })  // the listener is closed
+    #expect(serve.process.isRunning)
+    gate.release()
+    inFlight.waitUntilExit()
+    serve.process.waitUntilExit()
+
+    #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
+    #expect(Array(try Data(contentsOf: URL(fileURLWithPath: workspace.path + "/got.png"))) == png)
+    #expect(serve.process.terminationReason == .exit)
+    #expect(serve.process.terminationStatus == 0)
+    #expect(serve.events.contains { $0["event"] as? String == "stopped" })
+    let files = workspace.cacheFiles()
+    #expect(files.contains { $0.hasSuffix(".png") && $0.contains("content/") })
+    #expect(!files.contains { $0.contains("tmp/") })
+  }
+}
+
+/// A client's short deadline is its own: it must not cut the fetch other clients share.
+@Suite("attachkit serve deadlines", .serialized)
+struct SharedDeadlineTests {
+  @Test("a request with X-Deadline-Ms: 300 gets 504; one sharing its fetch without it still gets the file")
+  func shortDeadlineDoesNotCutSharedFetch() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let png = try Media.bytes("png-gray.png")
+    let gate = Gate()
+    origin.route("/held.png") { _, writer in
+      guard gate.wait(writer) else { return }
+      writer.respond(status: 200, headers: [("Content-Type", "image/png")], body: png)
+    }
+    let serve = try ServeProcess(workspace: workspace)
+    defer { serve.terminate() }
+    let url = serve.url(try serve.signed(origin.url("/held.png"), keyFile: workspace.keyFile))
+    func start(_ extra: [String]) throws -> (Process, Pipe) {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+      process.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + extra + [url]
+      let output = Pipe()
+      process.standardOutput = output
+      try process.run()
+      return (process, output)
+    }
+
+    let (hasty, hastyOutput) = try start(["-H", "X-Deadline-Ms: 300"])
+    #expect(eventually { origin.requestCount(path: "/held.png") == 1 })
+    let (patient, patientOutput) = try start([])
+    #expect(try eventually { (try serve.metric("attachkit_inflight_requests") ?? 0) >= 3 })
+    hasty.waitUntilExit()
+    #expect(String(decoding: hastyOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "504")
+    gate.release()
+    patient.waitUntilExit()
+    #expect(
+      String(decoding: patientOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
+    #expect(origin.requestCount(path: "/held.png") == 1)
+  }
+}

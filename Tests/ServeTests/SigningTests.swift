@@ -1,0 +1,91 @@
+import AttachmentKit
+import Foundation
+import Testing
+
+/// The signing scheme against an independent implementation (Python's hmac and base64).
+@Suite("signed proxy URLs")
+struct SigningTests {
+  /// The path Python computes for `url` with the hex `key`.
+  private func pythonPath(_ url: String, key: String) throws -> String {
+    let script = """
+      import base64, hashlib, hmac, sys
+      url = sys.argv[1].encode()
+      sig = hmac.new(bytes.fromhex(sys.argv[2]), url, hashlib.sha256).hexdigest()
+      print("/v1/a/%s/%s" % (sig, base64.urlsafe_b64encode(url).decode().rstrip("=")))
+      """
+    return try Run.process("/usr/bin/python3", ["-c", script, url, key]).text
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  @Test("attachkit sign and URLSigner print what Python's hmac and base64 compute, for any URL length")
+  func matchesPython() throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    // Lengths 0, 1 and 2 mod 3 exercise every padding case; non-ASCII exercises UTF-8.
+    let urls = [
+      "https://cdn.example.com/a.jpg", "https://cdn.example.com/ab.jpg", "https://cdn.example.com/abc.jpg",
+      "https://cdn.example.com/caf%C3%A9/é.png?w=1&h=2#frag",
+    ]
+    let signer = try URLSigner(keyFile: workspace.keyFile)
+    for url in urls {
+      let expected = try pythonPath(url, key: Workspace.keyA)
+      #expect(try signer.path(for: url) == expected)
+      let printed = try Run.process(Binaries.attachkit, ["sign", "--key-file", workspace.keyFile, url])
+      #expect(printed.status == 0)
+      #expect(printed.text == expected + "\n")
+    }
+    let full = try Run.process(
+      Binaries.attachkit,
+      ["sign", "--key-file", workspace.keyFile, "--base", "https://media.example.com/", urls[0]])
+    #expect(full.text == "https://media.example.com" + (try pythonPath(urls[0], key: Workspace.keyA)) + "\n")
+  }
+
+  @Test("the first key signs and every key verifies; a changed signature, URL or key does not verify")
+  func rotationAndTampering() throws {
+    let old = try URLSigner(keyFileText: Workspace.keyA)
+    let rotated = try URLSigner(
+      keyFileText: "\(Workspace.keyB)\n\n# old key, kept to verify\n\(Workspace.keyA)\n")
+    let url = "https://cdn.example.com/push/1.jpg"
+    let oldSignature = try old.signature(for: url)
+    let newSignature = try rotated.signature(for: url)
+    #expect(oldSignature != newSignature)
+    #expect(rotated.verify(signature: oldSignature, for: url))
+    #expect(rotated.verify(signature: newSignature, for: url))
+    #expect(!old.verify(signature: newSignature, for: url))
+    #expect(!rotated.verify(signature: oldSignature, for: url + "x"))
+    var flipped = Array(oldSignature)
+    flipped[10] = flipped[10] == "0" ? "1" : "0"
+    #expect(!rotated.verify(signature: String(flipped), for: url))
+    #expect(!rotated.verify(signature: oldSignature.uppercased() + "0", for: url))
+    #expect(!rotated.verify(signature: String(oldSignature.dropLast()), for: url))
+    #expect(rotated.verify(signature: oldSignature.uppercased(), for: url))
+  }
+
+  @Test("key files: no key, a short key or a non-hex line are invalid_configuration")
+  func badKeyFiles() {
+    for text in ["", "# only a comment\n", "abcd\n", "zz" + String(repeating: "0", count: 40), "abc"] {
+      #expect(throws: AttachmentError.self) { try URLSigner(keyFileText: text) }
+      do {
+        _ = try URLSigner(keyFileText: text)
+      } catch {
+        #expect(error.code == .invalidConfiguration)
+      }
+    }
+    #expect(throws: AttachmentError.self) { try URLSigner(keyFile: "/nonexistent/keys") }
+  }
+
+  @Test("base64url: round trips every length, refuses padding, foreign characters and non-canonical tails")
+  func base64URL() {
+    for length in 0..<40 {
+      let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
+      let text = Base64URL.encode(bytes)
+      #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
+      #expect(Base64URL.decode(text) == bytes)
+    }
+    #expect(Base64URL.decode("aGk=") == nil)
+    #expect(Base64URL.decode("aG+k") == nil)
+    #expect(Base64URL.decode("a") == nil)
+    #expect(Base64URL.decode("aGk") == Array("hi".utf8))
+    #expect(Base64URL.decode("aGl") == nil)  // "hi" with a stray low bit: a second spelling
+  }
+}

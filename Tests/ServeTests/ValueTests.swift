@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+@testable import AttachmentServer
+
+/// The request rules as values: ranges, routes and status codes, no I/O.
+@Suite("serve rules as values")
+struct ValueTests {
+  @Test("Range headers resolve against the file size as RFC 9110 says")
+  func ranges() {
+    #expect(ByteRange(header: nil, size: 100) == .whole)
+    #expect(ByteRange(header: "bytes=0-1", size: 100) == .partial(offset: 0, length: 2))
+    #expect(ByteRange(header: "bytes=0-", size: 100) == .partial(offset: 0, length: 100))
+    #expect(ByteRange(header: "bytes=90-200", size: 100) == .partial(offset: 90, length: 10))
+    #expect(ByteRange(header: "bytes=-10", size: 100) == .partial(offset: 90, length: 10))
+    #expect(ByteRange(header: "bytes=-1000", size: 100) == .partial(offset: 0, length: 100))
+    #expect(ByteRange(header: "bytes=100-", size: 100) == .unsatisfiable)
+    #expect(ByteRange(header: "bytes=-0", size: 100) == .unsatisfiable)
+    // Syntax the server does not answer partially: the whole file.
+    #expect(ByteRange(header: "bytes=5-1", size: 100) == .whole)
+    #expect(ByteRange(header: "bytes=0-1,5-6", size: 100) == .whole)
+    #expect(ByteRange(header: "items=0-1", size: 100) == .whole)
+    #expect(ByteRange(header: "bytes=x-1", size: 100) == .whole)
+    #expect(ByteRange(header: "bytes=99999999999999999999-", size: 100) == .whole)
+  }
+
+  @Test("paths map to routes; undecodable URLs are malformed, not found or guessed")
+  func routes() {
+    let url = "https://a.example/x.jpg"
+    let encoded = "aHR0cHM6Ly9hLmV4YW1wbGUveC5qcGc"
+    #expect(Route(path: "/healthz") == .health)
+    #expect(Route(path: "/metrics") == .metrics)
+    #expect(Route(path: "/v1/a/abc/\(encoded)") == .attachment(url: url, signature: "abc"))
+    #expect(Route(path: "/v1/info/abc/\(encoded)") == .info(url: url, signature: "abc"))
+    #expect(Route(path: "/v1/u/\(encoded)") == .attachment(url: url, signature: nil))
+    #expect(Route(path: "/healthz/") == .notFound)
+    #expect(Route(path: "/") == .notFound)
+    #expect(Route(path: "") == .notFound)
+    for bad in [
+      "/v1/a/abc/\(encoded)=", "/v1/a/abc/", "/v1/a/abc", "/v1/b/abc/\(encoded)", "/v1/a/abc/\(encoded)/x",
+    ] {
+      if case .malformed = Route(path: bad) {} else { Issue.record("\(bad) is \(Route(path: bad))") }
+    }
+    // A URL with a space or a control character in it is refused, not passed on.
+    let withSpace = Data("https://a.example/x y.jpg".utf8).base64EncodedString().replacingOccurrences(
+      of: "=", with: "")
+    if case .malformed = Route(path: "/v1/u/\(withSpace)") {} else { Issue.record("a space was accepted") }
+  }
+
+  @Test("each stable code has its status")
+  func statuses() {
+    #expect(ErrorStatus.of(.badSignature) == 403)
+    #expect(ErrorStatus.of(.badRequest) == 400)
+    #expect(ErrorStatus.of(.unsupportedType) == 422)
+    #expect(ErrorStatus.of(.tooLarge) == 422)
+    #expect(ErrorStatus.of(.tooLong) == 422)
+    #expect(ErrorStatus.of(.httpStatus) == 502)
+    #expect(ErrorStatus.of(.truncated) == 502)
+    #expect(ErrorStatus.of(.deadlineExceeded) == 504)
+    #expect(ErrorStatus.of(.overloaded) == 503)
+    #expect(ErrorStatus.of(.ioError) == 500)
+  }
+
+  @Test("If-None-Match lists, weak tags and * match; other tags do not")
+  func entityTags() {
+    let tag = "\"abc\""
+    #expect(FileReply.matches("\"abc\"", etag: tag))
+    #expect(FileReply.matches("W/\"abc\"", etag: tag))
+    #expect(FileReply.matches("\"x\", \"abc\"", etag: tag))
+    #expect(FileReply.matches("*", etag: tag))
+    #expect(!FileReply.matches("\"abcd\"", etag: tag))
+    #expect(!FileReply.matches("abc", etag: tag))
+  }
+}
+
+/// Command-line mistakes exit 2 with a message, before anything listens.
+@Suite("attachkit serve usage")
+struct ServeUsageTests {
+  @Test("no key file, a bad key file, a bad --listen, a port in use: exit 2 with a message")
+  func usageErrors() throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let badKeys = workspace.path + "/bad"
+    try "not hex\n".write(toFile: badKeys, atomically: true, encoding: .utf8)
+    let running = try ServeProcess(workspace: workspace)
+    defer { running.terminate() }
+    let cases: [([String], String)] = [
+      (["serve"], "--key-file"),
+      (["serve", "--key-file", badKeys], "not a hex key"),
+      (["serve", "--key-file", workspace.keyFile, "--listen", "example.com:80"], "IPv4 or IPv6 literal"),
+      (["serve", "--key-file", workspace.keyFile, "--listen", "127.0.0.1:99999"], "port"),
+      (["serve", "--key-file", workspace.keyFile, "--listen", "127.0.0.1:\(running.port)"], "Cannot listen"),
+      (["sign", "--key-file", badKeys, "https://a.example/x.jpg"], "not a hex key"),
+    ]
+    for (arguments, message) in cases {
+      let cache = arguments[0] == "serve" ? ["--cache-dir", workspace.cache] : []
+      let run = try Run.process(Binaries.attachkit, arguments + cache)
+      #expect(run.status == 2, "\(arguments)")
+      #expect(run.stderr.contains(message), "\(arguments): \(run.stderr)")
+    }
+  }
+}
