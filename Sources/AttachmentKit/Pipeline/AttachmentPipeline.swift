@@ -35,6 +35,10 @@ public final class AttachmentPipeline: Sendable {
     hitPolicy = HitPolicy(configuration: configuration)
     var downloader = configuration.downloader
     downloader.maximumBodyBytes = min(downloader.maximumBodyBytes, configuration.limits.largestMaximumBytes)
+    if let rescue = configuration.rescue {
+      // A source to rescue may be larger than any attachment (RescueInspector holds it to this).
+      downloader.maximumBodyBytes = max(downloader.maximumBodyBytes, rescue.maximumSourceBytes)
+    }
     downloaderBox = LazyDownloader(configuration: downloader)
   }
 
@@ -117,7 +121,10 @@ public final class AttachmentPipeline: Sendable {
       return .failure(error)
     }
     let sniffer = StreamingSniffer(limits: configuration.limits)
-    var request = DownloadRequest(url: url, inspector: sniffer)
+    let rescueInspector = configuration.rescue.map {
+      RescueInspector(sniffer: sniffer, maximumSourceBytes: $0.maximumSourceBytes)
+    }
+    var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
     request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
     request.ifNoneMatch = stale?.record.etag
     request.ifModifiedSince = stale?.record.etag == nil ? stale?.record.lastModified : nil
@@ -166,25 +173,48 @@ public final class AttachmentPipeline: Sendable {
       body.discard()
       return .failure(AttachmentError(.networkError, "The server answered 304 to an unconditional request."))
     }
-    let validation: Validation
-    do {
-      validation = try validator.validate(
-        file: body.path, sha256: download.sha256, deadline: deadline, sniffed: sniffer.verdict)
-    } catch {
-      body.discard()
-      return .failure(error)
+    var validation: Validation
+    var delivered = body  // the rescued file instead, after a rescue
+    let checked: Result<Validation, AttachmentError> =
+      if let refusal = rescueInspector?.deferredRefusal {
+        .failure(refusal)
+      } else {
+        Result { () throws(AttachmentError) in
+          try validator.validate(
+            file: body.path, sha256: download.sha256, deadline: deadline, sniffed: sniffer.verdict)
+        }
+      }
+    switch checked {
+    case .success(let valid):
+      validation = valid
+    case .failure(let error):
+      guard let rescue = configuration.rescue,
+        ImageRescuer.canRescue(error, isImage: RescueInspector.isImage(sniffer.verdict?.format))
+      else {
+        body.discard()
+        return .failure(error)
+      }
+      switch await self.rescue(
+        body: body, bytes: download.bytesReceived, refusal: error, settings: rescue, deadline: deadline)
+      {
+      case .success(let (output, rescued)):
+        delivered = output
+        validation = rescued
+      case .failure(let error):
+        return .failure(error)
+      }
     }
     do {
       let path: String
       if policy.noStore {
-        path = try cache.stash(body: body, validation: validation)
+        path = try cache.stash(body: delivered, validation: validation)
       } else {
         // Without private networks every connection was to a public address (the open-socket
         // check refused the rest), whether or not libcurl reports the peer.
         let peer =
           download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
         let entry = try cache.publish(
-          body: body, validation: validation, key: key, headers: headers, peer: peer, freshness: policy,
+          body: delivered, validation: validation, key: key, headers: headers, peer: peer, freshness: policy,
           now: now)
         path = entry.path
       }
@@ -196,6 +226,39 @@ public final class AttachmentPipeline: Sendable {
     } catch {
       return .failure(error)
     }
+  }
+
+  /// Rescues a refused body into a new body file on a thread of its own, by the deadline, and
+  /// validates the result. Consumes `body`; the returned file is the caller's to publish.
+  private func rescue(
+    body: CacheBodyFile, bytes: Int64, refusal: AttachmentError, settings: RescueConfiguration,
+    deadline: ContinuousClock.Instant
+  ) async -> Result<(CacheBodyFile, Validation), AttachmentError> {
+    let output: CacheBodyFile
+    do {
+      output = try cache.makeBodyFile()
+    } catch {
+      body.discard()
+      return .failure(error)
+    }
+    let rescuer = ImageRescuer(configuration: settings, limits: configuration.limits)
+    let validator = validator
+    return await RescueThread.run(
+      deadline: deadline,
+      work: {
+        defer { body.discard() }
+        let result = Result { () throws(AttachmentError) -> (CacheBodyFile, Validation) in
+          let rescued = try rescuer.convert(
+            source: body.path, bytes: bytes, refusal: refusal, output: output.path, deadline: deadline)
+          var validation = try validator.validate(
+            file: output.path, sha256: nil, deadline: deadline, sniffed: nil)
+          validation.rescued = rescued
+          return (output, validation)
+        }
+        if case .failure = result { output.discard() }
+        return result
+      },
+      abandon: { made in made.0.discard() })
   }
 
   private func answer(
