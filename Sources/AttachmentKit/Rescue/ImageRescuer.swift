@@ -55,6 +55,34 @@ public struct ImageRescuer: Sendable {
   /// decodes at once would double the peak memory.
   private static let lock = Locked(())
 
+  /// Validates a local file and, when the validator refuses it in a way a rescue can undo,
+  /// rescues it into `output`.
+  ///
+  /// - Returns: the file's own validation (``Validation/rescued`` is `nil`, nothing is
+  ///   written) when it is acceptable as it is; otherwise the delivered file's.
+  /// - Throws: the validator's refusal when no rescue applies, or what
+  ///   ``rescue(file:refusedWith:to:deadline:)`` throws.
+  public func attachment(
+    fromFile path: String, rescuingInto output: String, deadline: ContinuousClock.Instant? = nil
+  ) throws(AttachmentError) -> Validation {
+    let refusal: AttachmentError
+    do {
+      return try Validator(limits: limits).validate(file: path, deadline: deadline)
+    } catch {
+      refusal = error
+    }
+    guard Self.canRescue(refusal, isImage: Self.isImageFile(path)) else { throw refusal }
+    return try rescue(file: path, refusedWith: refusal, to: output, deadline: deadline)
+  }
+
+  /// Whether the file's first bytes identify as an accepted image format.
+  private static func isImageFile(_ path: String) -> Bool {
+    guard let file = try? FileBytes(path: path) else { return false }
+    let window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
+    let format = window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }?.format
+    return RescueInspector.isImage(format)
+  }
+
   /// Rescues a local file the validator refused with `refusal`, writing the delivered file to
   /// `output` (created or replaced), and validates what it wrote.
   ///

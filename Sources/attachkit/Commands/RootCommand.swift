@@ -13,7 +13,9 @@ enum RootCommand: ParsableCommand {
       has a stable code (see --json).
       """,
     version: "attachkit \(version)",
-    subcommands: [FetchCommand.self, PrefetchCommand.self, ValidateCommand.self, CacheCommand.self],
+    subcommands: [
+      FetchCommand.self, PrefetchCommand.self, ValidateCommand.self, RescueCommand.self, CacheCommand.self,
+    ],
     examples: [
       "attachkit prefetch campaign.txt",
       "attachkit fetch --json https://cdn.example.com/push/123",
