@@ -17,6 +17,7 @@ enum Suite {
       ("deadline", DeadlineScenario.run),
       ("memory", MemoryScenario.run),
       ("scale", CacheScaleScenario.run),
+      ("rescue", RescueScenario.run),
     ]
   }
 

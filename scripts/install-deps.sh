@@ -5,7 +5,10 @@
 set -euo pipefail
 
 # strace counts the inodes a publish creates; util-linux provides flock(1) for the lock tests.
-packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl strace util-linux "$@")
+# libvips-dev: the rescue (loaded with dlopen); libvips-tools: vipsheader/vips in the rescue
+# tests and vipsthumbnail, the benchmark's peer; imagemagick: scripts/make-large-samples.sh.
+packages=(libcurl4-openssl-dev libmagic-dev libssl-dev pkg-config openssl curl strace util-linux
+  libvips-dev libvips-tools imagemagick "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

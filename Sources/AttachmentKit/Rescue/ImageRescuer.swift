@@ -53,7 +53,7 @@ public struct ImageRescuer: Sendable {
 
   /// One rescue at a time per process: libvips' error buffer is global, and two large
   /// decodes at once would double the peak memory.
-  private static let lock = Locked(())
+  static let lock = Locked(())
 
   /// Validates a local file and, when the validator refuses it in a way a rescue can undo,
   /// rescues it into `output`.

@@ -35,9 +35,20 @@ struct RescuePipelineTests {
       scratch.remove()
     }
 
-    /// Files left in the cache's temporary directory (body files, rescue outputs).
+    /// Files left in the cache's temporary directory (named body files, rescue outputs).
     func temporaryFiles() -> [String] {
       (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v2/tmp")) ?? []
+    }
+
+    /// This process's descriptors open on files in the cache's temporary directory, anonymous
+    /// (`O_TMPFILE`) body files included: what a leak of a body or rescue output would leave.
+    func openTemporaryFiles() -> [String] {
+      let directory = scratch.path + "/cache/v2/tmp/"
+      let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+      return descriptors.compactMap {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+      }
+      .filter { $0.hasPrefix(directory) }
     }
   }
 
@@ -88,6 +99,7 @@ struct RescuePipelineTests {
     #expect(again.sha256 == attachment.sha256)
     #expect(again.bytes == attachment.bytes)
     #expect(fixture.temporaryFiles().isEmpty)
+    #expect(fixture.openTemporaryFiles().isEmpty)
   }
 
   @Test("an animated WebP keeps its frame delays, in GIF's 10 ms steps")
@@ -210,6 +222,7 @@ struct RescuePipelineTests {
       #expect(error?.detected == detected, "\(file)")
     }
     #expect(fixture.temporaryFiles().isEmpty)
+    #expect(fixture.openTemporaryFiles().isEmpty)
   }
 
   @Test("the 30000×30000 PNG is refused from its header, well within a generous deadline")
@@ -246,6 +259,7 @@ struct RescuePipelineTests {
     #expect(error?.detected == "image/webp")
     #expect(error?.message.contains("Not rescued") == true)
     #expect(fixture.temporaryFiles().isEmpty)
+    #expect(fixture.openTemporaryFiles().isEmpty)
   }
 
   @Test("a source over the rescue's source limit stops the transfer with too_large")
@@ -260,6 +274,41 @@ struct RescuePipelineTests {
 
     #expect(error?.code == .tooLarge)
     #expect(error?.message.contains("source limit of 11000000") == true)
+    #expect(fixture.temporaryFiles().isEmpty)
+  }
+
+  @Test("a rescue that cannot finish by the deadline is answered at the deadline, and leaves nothing")
+  func deadlineWhileRescuing() async throws {
+    // Given another rescue holding the process's rescue lock (a thread that waits for a signal)
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let url = fixture.serve(Samples.path("webp-lossy.webp"), name: "late")
+    let taken = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    Thread {
+      ImageRescuer.lock.withLock { _ in
+        taken.signal()
+        release.wait()
+      }
+    }.start()
+    taken.wait()
+
+    // When a WebP is fetched with rescue on and a 1 s deadline
+    let deadline = ContinuousClock.now + .seconds(1)
+    let error = await #expect(throws: AttachmentError.self) {
+      try await fixture.pipeline.attachment(for: url, deadline: deadline)
+    }
+    let answered = ContinuousClock.now
+    release.signal()
+
+    // Then the answer is deadline_exceeded, by the deadline + 250 ms,
+    #expect(error?.code == .deadlineExceeded)
+    #expect(answered - deadline < .milliseconds(250))
+    // and the rescue, once it gets the lock, gives up and removes its files (observed, 5 s bound)
+    #expect(!fixture.openTemporaryFiles().isEmpty, "the rescue still holds its body and output")
+    let bound = ContinuousClock.now + .seconds(5)
+    while !fixture.openTemporaryFiles().isEmpty && ContinuousClock.now < bound { usleep(10_000) }
+    #expect(fixture.openTemporaryFiles().isEmpty)
     #expect(fixture.temporaryFiles().isEmpty)
   }
 
