@@ -70,8 +70,8 @@ enum RescueScenario {
         section, "\(item.name): attachkit rescue, median wall time", key: item.key + "_ms", value: oursTime,
         unit: .milliseconds)
       report.add(
-        section, "\(item.name): vipsthumbnail, median wall time", key: item.key + "_vips_ms", value: theirsTime,
-        unit: .milliseconds)
+        section, "\(item.name): vipsthumbnail, median wall time", key: item.key + "_vips_ms",
+        value: theirsTime, unit: .milliseconds)
       report.add(
         section, "\(item.name): attachkit rescue, peak RSS", key: item.key + "_rss", value: oursPeak,
         unit: .mebibytes)
@@ -98,7 +98,9 @@ enum RescueScenario {
       guard errno == EINTR else { throw BenchError("wait4 failed for \(arguments[0])") }
     }
     let elapsed = ContinuousClock.now - start
-    guard status == 0 else { throw BenchError("\(arguments.joined(separator: " ")) failed (status \(status))") }
+    guard status == 0 else {
+      throw BenchError("\(arguments.joined(separator: " ")) failed (status \(status))")
+    }
     return (elapsed, Double(usage.ru_maxrss) * 1024)
   }
 
