@@ -26,7 +26,7 @@ struct Options: Sendable {
 
   /// The scenario names `--only` accepts, in running order.
   static let scenarioNames = [
-    "hit", "cold", "revalidate", "batch", "churn", "refuse", "deadline", "memory", "scale",
+    "hit", "cold", "revalidate", "batch", "churn", "refuse", "deadline", "memory", "scale", "rescue",
   ]
 
   /// The usage text.
