@@ -23,6 +23,11 @@ let package = Package(
     .systemLibrary(
       name: "CMagic",
       providers: [.apt(["libmagic-dev"])]),
+    // libvips is opened with dlopen on the first rescue (Sources/AttachmentKit/Rescue/Libvips.swift);
+    // its shim declares the few types it needs, since vips.h needs glib's include paths.
+    .systemLibrary(
+      name: "CVips",
+      providers: [.apt(["libvips-dev"])]),
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"])]),
@@ -36,7 +41,7 @@ let package = Package(
     .target(name: "PosixLock"),
     .target(
       name: "AttachmentKit",
-      dependencies: ["CCurl", "CMagic", "PosixLock"]),
+      dependencies: ["CCurl", "CMagic", "CVips", "PosixLock"]),
     // The push-media proxy behind `attachkit serve`: signed routes over libmicrohttpd.
     .target(
       name: "AttachmentServer",

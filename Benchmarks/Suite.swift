@@ -18,6 +18,7 @@ enum Suite {
       ("memory", MemoryScenario.run),
       ("scale", CacheScaleScenario.run),
       ("serve", ServeScenario.run),
+      ("rescue", RescueScenario.run),
       ("onepass", OnePassScenario.run),
     ]
   }

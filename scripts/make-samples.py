@@ -80,6 +80,22 @@ def exif_app1():
     return b"\xff\xe1" + struct.pack(">H", 2 + len(payload)) + payload
 
 
+def exif_orientation_app1(orientation):
+    """A minimal big-endian Exif APP1: IFD0 with Orientation only."""
+    tiff = bytearray(b"MM\x00\x2a" + struct.pack(">I", 8))
+    tiff += struct.pack(">H", 1)
+    tiff += struct.pack(">HHIHH", 0x0112, 3, 1, orientation, 0)
+    tiff += struct.pack(">I", 0)
+    payload = b"Exif\x00\x00" + bytes(tiff)
+    return b"\xff\xe1" + struct.pack(">H", 2 + len(payload)) + payload
+
+
+def cmd_jpeg_orient(a):
+    """The same pixels as stored, with an Exif Orientation tag (APP0/JFIF removed)."""
+    body = strip_app(read(a.src))
+    write(a.dst, body[:2] + exif_orientation_app1(a.orientation) + body[2:])
+
+
 def cmd_jpeg_exif(a):
     """Camera layout: SOI, APP1 Exif, then the image (APP0/JFIF removed)."""
     body = strip_app(read(a.src))
@@ -388,6 +404,7 @@ def main():
         s.set_defaults(fn=fn)
 
     add("jpeg-exif", cmd_jpeg_exif, "src", "dst")
+    add("jpeg-orient", cmd_jpeg_orient, "src", "dst", ("orientation", {"type": int}))
     add("jpeg-noapp", cmd_jpeg_noapp, "src", "dst")
     add("jpeg-cut", cmd_jpeg_cut, "src", "dst")
     add("png-huge", cmd_png_huge, "dst", ("width", {"type": int}), ("height", {"type": int}))

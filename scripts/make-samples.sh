@@ -25,6 +25,8 @@ need ffprobe ffmpeg
 need convert imagemagick
 need python3 python3
 need file file
+need cwebp webp
+need img2webp webp
 if ((${#missing[@]})); then
   printf 'make-samples: missing tool: %s\n' "${missing[@]}" >&2
   exit 1
@@ -200,6 +202,16 @@ IM src.png "${STRIP[@]}" heic:"$OUT/heic-still.heic"
 row heic-still.heic unsupported_type image/heic "64x48, HEIF ftyp heic (mif1 heic miaf), HEVC (libheif)"
 IM src.png "${STRIP[@]}" avif:"$OUT/avif-still.avif"
 row avif-still.avif unsupported_type image/avif "64x48, ftyp avif (avif mif1 miaf), AV1 (libheif)"
+# Rescue near-misses (issue 15): converted with rescue on, refused without.
+IM src.png "${STRIP[@]}" -alpha set -channel A -evaluate set 50% +channel PNG32:alpha.png
+cwebp -quiet -lossless -metadata none alpha.png -o "$OUT/webp-alpha.webp"
+row webp-alpha.webp unsupported_type image/webp "64x48, WebP VP8L lossless with alpha (50 %)"
+IM -size 64x48 xc:'#c02020' "${STRIP[@]}" PNG24:red.png
+IM -size 64x48 xc:'#2020c0' "${STRIP[@]}" PNG24:blue.png
+img2webp -loop 0 -lossless -d 100 red.png -d 250 blue.png -o "$OUT/webp-animated.webp" >/dev/null 2>&1
+row webp-animated.webp unsupported_type image/webp "64x48, animated WebP, 2 frames (100 ms, 250 ms), loops"
+IM src.png "${STRIP[@]}" BMP3:"$OUT/bmp-24bit.bmp"
+row bmp-24bit.bmp unsupported_type image/bmp "64x48, BMP 3 (Windows), 24-bit (libvips reads BMP only through ImageMagick: not rescued)"
 cat >"$OUT/svg-image.svg" <<'EOF'
 <?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="64" height="48" viewBox="0 0 64 48">

@@ -35,6 +35,8 @@ enum Goals {
       "batch_cli_c16_ratio_curl", atMost: 0.8,
       "attachkit prefetch -j 16 ≤ 0.8× curl --parallel (command line)")
     ratio("churn_c16_ratio_curl", atMost: 1.0, "churn into a full 20 MiB cache, c=16, ≤ 1.0× curl --parallel")
+    ratio("rescue_24mp_ratio_vips", atMost: 1.0, "rescue of a 24 MP JPEG ≤ 1.0× vipsthumbnail (wall time)")
+    ratio("rescue_24mp_rss_ratio_vips", atMost: 1.2, "rescue of a 24 MP JPEG ≤ 1.2× vipsthumbnail (peak RSS)")
     value("refuse_html_bytes", atMost: 65_536, "HTML page refused after ≤ 64 KiB (worst run)")
     latency("deadline_overshoot", 99, atMost: 0.050, "deadline overshoot p99 ≤ 50 ms")
     value("growth_rss_45m_mib", atMost: 2 * 1_048_576, "RSS growth during a 45 MiB download ≤ 2 MiB")

@@ -27,6 +27,9 @@ enum FileReply {
       ("X-Attachment-Source", attachment.source.rawValue),
       ("Accept-Ranges", "bytes"),
     ]
+    if let rescued = attachment.validation.rescued {
+      headers.append(("X-Attachment-Rescued", rescued.from))
+    }
     if let inm = conditions.ifNoneMatch, matches(inm, etag: etag) {
       return Reply(status: 304, headers: headers, body: .empty, outcome: "not_modified", url: attachment.url)
     }

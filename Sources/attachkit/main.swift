@@ -9,6 +9,7 @@ let commands: [String: any RunnableCommand.Type] = [
   "fetch": FetchCommand.self,
   "prefetch": PrefetchCommand.self,
   "validate": ValidateCommand.self,
+  "rescue": RescueCommand.self,
   "cache stats": CacheCommand.Stats.self,
   "cache verify": CacheCommand.Verify.self,
   "cache gc": CacheCommand.GC.self,

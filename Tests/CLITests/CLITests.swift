@@ -163,6 +163,7 @@ struct CLITests {
     #expect(miss.stderr.contains("libcurl.so"))  // the log works: a miss opens libcurl
     #expect(miss.stderr.contains("libmagic.so"))
     #expect(miss.stderr.contains("libcrypto.so"))  // content is hashed on a miss
+    #expect(!miss.stderr.contains("libvips"), "a plain miss without rescue loaded libvips")
 
     let hit = try CLI.run(arguments, environment: ["LD_DEBUG": "libs"])
     #expect(hit.status == 0)
@@ -170,6 +171,7 @@ struct CLITests {
     #expect(hit.stdout.split(separator: "\n").contains { $0.hasPrefix("accepted") && $0.contains(" cache ") })
     for library in [
       "libcurl.so", "libmagic.so", "libcrypto.so", "libssl.so", "libFoundation", "libicu", "libmicrohttpd",
+      "libvips",
     ] {
       #expect(!hit.stderr.contains(library), "a hit loaded \(library)")
     }

@@ -161,3 +161,33 @@ struct ErrorTests {
     #expect(!serve.log.contains("s3cret"))
   }
 }
+
+/// `serve --rescue`: a near-miss becomes the file the devices download, and says so.
+@Suite("serve --rescue")
+struct ServeRescueTests {
+  @Test(
+    "with --rescue a WebP is answered as JPEG with X-Attachment-Rescued; without it, 422 unsupported_type")
+  func rescuedWebP() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve("/photo.webp", body: try Media.bytes("webp-lossy.webp"), contentType: "image/webp")
+    for rescue in [false, true] {
+      let workspace = try Workspace()
+      defer { workspace.remove() }
+      let serve = try ServeProcess(workspace: workspace, rescue ? ["--rescue"] : [])
+      defer { serve.terminate() }
+      let answer = try Curl.get(
+        serve.url(try serve.signed(origin.url("/photo.webp"), keyFile: workspace.keyFile)))
+      if rescue {
+        #expect(answer.status == 200)
+        #expect(answer.header("Content-Type") == "image/jpeg")
+        #expect(answer.header("X-Attachment-Rescued") == "image/webp")
+        #expect(answer.body.prefix(3) == Data([0xFF, 0xD8, 0xFF]))
+      } else {
+        #expect(answer.status == 422)
+        #expect(answer.errorCode == "unsupported_type")
+        #expect(answer.header("X-Attachment-Rescued") == nil)
+      }
+    }
+  }
+}

@@ -113,6 +113,7 @@ public enum RunnerProgram {
     }
     var pipeline = PipelineConfiguration(cacheDirectory: options.cacheDirectory)
     pipeline.downloader.allowPrivateNetworks = options.allowPrivateNetworks
+    if options.rescue { pipeline.rescue = RescueConfiguration() }
     var configuration = ServiceConfiguration(
       pipeline: pipeline,
       staging: AttachmentStaging(root: options.attachmentsDirectory), fetchDeadline: host.end)

@@ -81,6 +81,11 @@ public enum RunnerCommand: ParsableCommand {
       long: "allow-private-networks",
       help:
         "Allow loopback and private addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1): for local servers."),
+    .flag(
+      long: "no-rescue",
+      help:
+        "Refuse near-miss images instead of rescuing them (rescue is on by default: WebP/HEIC/AVIF converted, oversized images downscaled)."
+    ),
     .flag(long: "trace", help: "Also put the trace in the JSON output, under \"trace\"."),
     .positional(name: "payload", valueName: "PAYLOAD.json", help: "The APNs payload."),
   ]
@@ -112,6 +117,9 @@ public struct RunnerOptions: Sendable, Equatable {
   public var maximumAttachments = 10
   /// Whether fetches may reach loopback and private addresses (the sample server, tests).
   public var allowPrivateNetworks = false
+  /// Whether near-miss images are rescued with libvips (converted, downscaled). Default: on,
+  /// since showing something is an extension's job; `--no-rescue` turns it off.
+  public var rescue = true
   /// The payload file.
   public var payloadPath: String
 
@@ -209,6 +217,7 @@ public struct RunnerOptions: Sendable, Equatable {
       options[keyPath: keyPath] = value
     }
     options.includeTrace = arguments.flag("trace")
+    options.rescue = !arguments.flag("no-rescue")
     let fromEnvironment = environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"].map {
       ["1", "true", "yes"].contains($0.lowercased())
     }

@@ -99,6 +99,13 @@ struct CacheRecord: Equatable, Sendable {
     if let duration = validation.durationSeconds { lines.append("duration \(duration)") }
     for codec in validation.codecs { lines.append("codec \(codec)") }
     for warning in validation.warnings { lines.append("warning \(warning)") }
+    if let rescued = validation.rescued {
+      // One line: from, actions, original bytes, width, height (a rescued derivative).
+      let actions = rescued.actions.map(\.rawValue).joined(separator: ",")
+      lines.append(
+        "rescued \(rescued.from) \(actions) \(rescued.originalBytes) \(rescued.originalWidth) \(rescued.originalHeight)"
+      )
+    }
     return lines
   }
 
@@ -121,11 +128,29 @@ struct CacheRecord: Equatable, Sendable {
       guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return nil }
       duration = seconds
     }
+    var rescued: Rescue?
+    if let text = lines.single["rescued"] {
+      guard let parsed = rescue(from: text) else { return nil }
+      rescued = parsed
+    }
     return Validation(
       type: type, detectedMIME: lines.single["mime"].map(String.init), bytes: bytes, sha256: String(sha),
       width: width, height: height, frames: frames, durationSeconds: duration,
       codecs: lines.repeated["codec", default: []].map(String.init),
-      warnings: lines.repeated["warning", default: []].map(String.init))
+      warnings: lines.repeated["warning", default: []].map(String.init), rescued: rescued)
+  }
+
+  /// A `rescued` line's value (`from actions bytes width height`), or `nil` when malformed.
+  static func rescue(from text: Substring) -> Rescue? {
+    let fields = text.split(separator: " ")
+    guard fields.count == 5, let bytes = Int64(fields[2]), let width = Int(fields[3]),
+      let height = Int(fields[4])
+    else { return nil }
+    let actions = fields[1].split(separator: ",").compactMap { Rescue.Action(rawValue: String($0)) }
+    guard !actions.isEmpty else { return nil }
+    return Rescue(
+      from: String(fields[0]), actions: actions, originalBytes: bytes, originalWidth: width,
+      originalHeight: height)
   }
 
   /// Whether `text` is 64 lower-case hex digits.

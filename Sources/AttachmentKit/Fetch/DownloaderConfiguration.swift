@@ -57,6 +57,17 @@ public struct DownloaderConfiguration: Sendable, Equatable {
   /// The `User-Agent` header sent with every request.
   public var userAgent: String = "AttachmentKit/0.1"
 
+  /// The `Accept` header sent with every request: the MIME types AttachmentKit accepts, then
+  /// `*/*;q=0.1`. It never names `image/webp` or `image/avif`, so a CDN that negotiates the
+  /// format answers with one that needs no conversion. Default: ``defaultAccept``. An empty
+  /// string sends no `Accept` header at all.
+  public var accept: String = Self.defaultAccept
+
+  /// Every accepted type's MIME type, in ``MediaType``'s order, then `*/*;q=0.1`, so a
+  /// server without the preferred types still answers (and the validator judges the bytes).
+  public static let defaultAccept: String =
+    (MediaType.allCases.map(\.mime) + ["*/*;q=0.1"]).joined(separator: ", ")
+
   /// The size of libcurl's receive buffer in bytes, which bounds one write to the sink.
   /// Default: 64 KiB.
   public var receiveBufferBytes: Int = 64 * 1024

@@ -53,6 +53,8 @@ extension Transfer {
 
     // Identity only: no Accept-Encoding from libcurl, so no unbounded decompression.
     var lines = ["Accept-Encoding: identity"]
+    // The negotiated types: an empty setting removes libcurl's own `Accept: */*`.
+    lines.append(configuration.accept.isEmpty ? "Accept:" : "Accept: \(configuration.accept)")
     if let etag = request.ifNoneMatch { lines.append("If-None-Match: \(etag)") }
     if let date = request.ifModifiedSince { lines.append("If-Modified-Since: \(date)") }
     for line in lines where !line.contains("\r") && !line.contains("\n") {

@@ -42,6 +42,10 @@ public final class AttachmentPipeline: Sendable {
     hitPolicy = HitPolicy(configuration: configuration)
     var downloader = configuration.downloader
     downloader.maximumBodyBytes = min(downloader.maximumBodyBytes, configuration.limits.largestMaximumBytes)
+    if let rescue = configuration.rescue {
+      // A source to rescue may be larger than any attachment (RescueInspector holds it to this).
+      downloader.maximumBodyBytes = max(downloader.maximumBodyBytes, rescue.maximumSourceBytes)
+    }
     downloaderBox = LazyDownloader(configuration: downloader)
   }
 
@@ -144,7 +148,10 @@ public final class AttachmentPipeline: Sendable {
       return .failure(error)
     }
     let sniffer = StreamingSniffer(limits: configuration.limits)
-    var request = DownloadRequest(url: url, inspector: sniffer)
+    let rescueInspector = configuration.rescue.map {
+      RescueInspector(sniffer: sniffer, maximumSourceBytes: $0.maximumSourceBytes)
+    }
+    var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
     request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
     request.ifNoneMatch = stale?.record.etag
     request.ifModifiedSince = stale?.record.etag == nil ? stale?.record.lastModified : nil
@@ -193,50 +200,76 @@ public final class AttachmentPipeline: Sendable {
       body.discard()
       return .failure(AttachmentError(.networkError, "The server answered 304 to an unconditional request."))
     }
-    // The complete-file checks and publishing run off the cooperative pool, under the same
-    // deadline, and stop when the caller cancels.
+    // The complete-file checks (and a rescue) and publishing run off the cooperative pool,
+    // under the same deadline, and stop when the caller cancels.
     let sniffed = sniffer.verdict
+    let deferredRefusal = rescueInspector?.deferredRefusal
     return await OffPoolWork.run(deadline: deadline) { [self] signal in
       self.checkAndPublish(
-        body: body, download: download, sniffed: sniffed, url: url, key: key, freshness: policy, now: now,
-        start: start, signal: signal)
+        body: body, download: download, sniffed: sniffed, deferredRefusal: deferredRefusal, url: url,
+        key: key,
+        freshness: policy, now: now, start: start, signal: signal)
     }
   }
 
-  /// Validates the complete body and publishes it (or stashes it, for `no-store`), unless
-  /// `signal` says the caller is gone or the deadline has passed: then the body is removed and
-  /// nothing is published. Runs on a check thread (see ``OffPoolWork``).
+  /// Validates the complete body (rescuing it when the policy allows and the refusal is one a
+  /// rescue undoes) and publishes what is delivered (or stashes it, for `no-store`), unless
+  /// `signal` says the caller is gone or the deadline has passed: then the files are removed
+  /// and nothing is published. Runs on a check thread (see ``OffPoolWork``).
   private func checkAndPublish(
-    body: CacheBodyFile, download: Download, sniffed: SniffVerdict?, url: AttachmentURL, key: URLKey,
-    freshness policy: Freshness.Policy, now: Double, start: ContinuousClock.Instant, signal: StopSignal
+    body: CacheBodyFile, download: Download, sniffed: SniffVerdict?, deferredRefusal: AttachmentError?,
+    url: AttachmentURL, key: URLKey, freshness policy: Freshness.Policy, now: Double,
+    start: ContinuousClock.Instant, signal: StopSignal
   ) -> Result<Attachment, AttachmentError> {
     defer { observer?(.finished, url.text) }
     observer?(.downloaded, url.text)
-    let validation: Validation
-    do {
-      validation = try validator.validate(
-        file: body.path, sha256: download.sha256, signal: signal, sniffed: sniffed)
-    } catch {
-      body.discard()
-      return .failure(error)
+    var validation: Validation
+    var delivered = body  // the rescued file instead, after a rescue
+    let checked: Result<Validation, AttachmentError> =
+      if let deferredRefusal {
+        .failure(deferredRefusal)
+      } else {
+        Result { () throws(AttachmentError) in
+          try validator.validate(file: body.path, sha256: download.sha256, signal: signal, sniffed: sniffed)
+        }
+      }
+    switch checked {
+    case .success(let valid):
+      validation = valid
+    case .failure(let error):
+      guard let rescue = configuration.rescue, signal.reason == nil,
+        ImageRescuer.canRescue(error, isImage: RescueInspector.isImage(sniffed?.format))
+      else {
+        body.discard()
+        return .failure(error)
+      }
+      switch self.rescue(
+        body: body, bytes: download.bytesReceived, refusal: error, settings: rescue, signal: signal)
+      {
+      case .success(let (output, rescued)):
+        delivered = output
+        validation = rescued
+      case .failure(let error):
+        return .failure(error)
+      }
     }
     observer?(.validated, url.text)
     if let reason = signal.reason {
-      body.discard()
+      delivered.discard()
       return .failure(StopSignal.error(for: reason, while: "before the file was published"))
     }
     do {
       let path: String
       var freshUntil: Double?
       if policy.noStore {
-        path = try cache.stash(body: body, validation: validation)
+        path = try cache.stash(body: delivered, validation: validation)
       } else {
         // Without private networks every connection was to a public address (the open-socket
         // check refused the rest), whether or not libcurl reports the peer.
         let peer =
           download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
         let entry = try cache.publish(
-          body: body, validation: validation, key: key, headers: download.headers, peer: peer,
+          body: delivered, validation: validation, key: key, headers: download.headers, peer: peer,
           freshness: policy,
           now: now)
         path = entry.path
@@ -250,6 +283,32 @@ public final class AttachmentPipeline: Sendable {
     } catch {
       return .failure(error)
     }
+  }
+
+  /// Rescues a refused body into a new body file and validates the result, on the calling
+  /// check thread, within `signal`'s deadline. Consumes `body`; the returned file is the
+  /// caller's to publish (or discard).
+  private func rescue(
+    body: CacheBodyFile, bytes: Int64, refusal: AttachmentError, settings: RescueConfiguration,
+    signal: StopSignal
+  ) -> Result<(CacheBodyFile, Validation), AttachmentError> {
+    defer { body.discard() }
+    let output: CacheBodyFile
+    do {
+      output = try cache.makeBodyFile()
+    } catch {
+      return .failure(error)
+    }
+    let rescuer = ImageRescuer(configuration: settings, limits: configuration.limits)
+    let result = Result { () throws(AttachmentError) -> (CacheBodyFile, Validation) in
+      let rescued = try rescuer.convert(
+        source: body.path, bytes: bytes, refusal: refusal, output: output.path, deadline: signal.deadline)
+      var validation = try validator.validate(file: output.path, sha256: nil, signal: signal, sniffed: nil)
+      validation.rescued = rescued
+      return (output, validation)
+    }
+    if case .failure = result { output.discard() }
+    return result
   }
 
   private func answer(

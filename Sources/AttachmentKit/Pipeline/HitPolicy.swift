@@ -23,6 +23,8 @@ struct HitPolicy: Sendable {
   var maximumBodyBytes: Int64
   /// Whether the caller accepts loopback, private and link-local peers.
   var allowPrivateNetworks: Bool
+  /// The caller's rescue settings, or `nil` when rescue is off.
+  var rescue: RescueConfiguration?
 
   /// The policy of a pipeline configuration (with the body limit the pipeline really uses).
   init(configuration: PipelineConfiguration) {
@@ -30,6 +32,7 @@ struct HitPolicy: Sendable {
     maximumBodyBytes = min(
       configuration.downloader.maximumBodyBytes, configuration.limits.largestMaximumBytes)
     allowPrivateNetworks = configuration.downloader.allowPrivateNetworks
+    rescue = configuration.rescue
   }
 
   /// The verdict on a record, checked in the order a download meets the same limits:
@@ -47,6 +50,11 @@ struct HitPolicy: Sendable {
       }
     }
     let validation = record.validation
+    if let rescued = validation.rescued {
+      // A rescued derivative stands for the original only to a caller with rescue on.
+      guard let rescue else { return originalVerdict(rescued) }
+      if let refusal = Self.sourceRefusal(rescued, rescue) { return .refuse(refusal) }
+    }
     let size = validation.bytes
     if size > maximumBodyBytes {
       return .refuse(
@@ -57,11 +65,53 @@ struct HitPolicy: Sendable {
       category: validation.category, bytes: size, durationSeconds: validation.durationSeconds,
       width: validation.width, height: validation.height)
     {
+      // With rescue on, an image over this caller's limits may be rescued to fit them.
+      if rescue != nil, validation.category == .image, [.tooLarge, .tooManyPixels].contains(violation.code) {
+        return .undecided
+      }
       return .refuse(violation)
     }
     // A video whose duration was not stored cannot be judged from the record.
     if validation.category == .video, validation.durationSeconds == nil { return .undecided }
     return .serve
+  }
+
+  /// The verdict a caller with rescue off gets on a rescued derivative: the refusal of the
+  /// original (its type, else its size or pixels under this caller's limits), or undecided
+  /// when this caller would accept the original (fetch it).
+  private func originalVerdict(_ rescued: Rescue) -> Verdict {
+    if !MediaType.allCases.contains(where: { $0.mime == rescued.from }) {
+      return .refuse(
+        AttachmentError(
+          .unsupportedType,
+          "The server sends \(rescued.from), not an accepted type; the cached copy was converted from it and rescue is off.",
+          detected: rescued.from))
+    }
+    if let violation = limits.violation(
+      category: .image, bytes: rescued.originalBytes, durationSeconds: nil, width: rescued.originalWidth,
+      height: rescued.originalHeight)
+    {
+      return .refuse(violation)
+    }
+    return .undecided
+  }
+
+  /// The refusal of a rescued derivative's source under a caller's own rescue limits, if any.
+  private static func sourceRefusal(_ rescued: Rescue, _ rescue: RescueConfiguration) -> AttachmentError? {
+    if rescued.originalBytes > rescue.maximumSourceBytes {
+      return AttachmentError(
+        .tooLarge,
+        "The image is \(rescued.originalBytes) bytes, over the rescue's source limit of \(rescue.maximumSourceBytes)."
+      )
+    }
+    let pixels = Int64(rescued.originalWidth).multipliedReportingOverflow(by: Int64(rescued.originalHeight))
+    if pixels.overflow || pixels.partialValue > rescue.maximumSourcePixels {
+      return AttachmentError(
+        .tooManyPixels,
+        "The image is \(rescued.originalWidth)×\(rescued.originalHeight) pixels, over the rescue's decode budget of \(rescue.maximumSourcePixels) pixels.",
+        detected: rescued.from)
+    }
+    return nil
   }
 
   private static func describe(_ peer: PeerAddressClass) -> String {

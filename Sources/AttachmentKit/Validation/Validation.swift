@@ -23,6 +23,9 @@ public struct Validation: Sendable, Equatable, Codable {
   /// Things worth knowing that did not stop the file, such as a type outside Apple's published
   /// table.
   public var warnings: [String]
+  /// How this file was made from a near-miss the server sent (see ``ImageRescuer``), or `nil`
+  /// when it is the server's own bytes. Every other field describes the delivered file.
+  public var rescued: Rescue? = nil
 
   /// Image, video or audio.
   public var category: MediaType.Category { type.category }
@@ -49,5 +52,6 @@ extension Validation {
     durationSeconds = try container.decodeIfPresent(Double.self, forKey: .durationSeconds)
     codecs = try container.decodeIfPresent([String].self, forKey: .codecs) ?? []
     warnings = try container.decode([String].self, forKey: .warnings)
+    rescued = try container.decodeIfPresent(Rescue.self, forKey: .rescued)
   }
 }

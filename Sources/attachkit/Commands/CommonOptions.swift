@@ -21,6 +21,11 @@ enum CommonOptions {
     long: "durable",
     help: "fsync each new file, record and directory before answering, so a power loss cannot undo a publish."
   )
+  static let rescue = ArgumentSpec.flag(
+    long: "rescue",
+    help:
+      "Turn near-miss images into attachments with libvips: WebP, HEIC and AVIF converted to JPEG/PNG/GIF, images over the byte or pixel limit downscaled (sources up to 50 MB)."
+  )
   static let deadline = ArgumentSpec.option(
     long: "deadline", valueName: "SECONDS",
     help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
@@ -127,6 +132,7 @@ enum CommonOptions {
     // exit before a background one finished.
     configuration.cache.sweepsInBackground = false
     configuration.cache.durable = arguments.flag("durable")
+    if arguments.flag("rescue") { configuration.rescue = RescueConfiguration() }
     configuration.downloader.allowPrivateNetworks =
       arguments.flag("allow-private-networks") || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
     if let proxy = arguments.string("proxy") {

@@ -16,6 +16,7 @@ enum FetchCommand: RunnableCommand {
     [
       CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
       CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes, CommonOptions.durable,
+      CommonOptions.rescue,
     ]
     + CommonOptions.proxy + CommonOptions.limits + [
       .flag(

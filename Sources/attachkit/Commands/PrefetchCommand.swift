@@ -20,6 +20,7 @@ enum PrefetchCommand: RunnableCommand {
     [
       CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
       CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes, CommonOptions.durable,
+      CommonOptions.rescue,
     ]
     + CommonOptions.proxy + CommonOptions.limits + [
       .option(long: "concurrency", short: "j", valueName: "N", help: "Downloads at once (default 8)."),

@@ -14,8 +14,8 @@ enum RootCommand: ParsableCommand {
       """,
     version: "attachkit \(version)",
     subcommands: [
-      FetchCommand.self, PrefetchCommand.self, ValidateCommand.self, CacheCommand.self, ServeCommand.self,
-      SignCommand.self,
+      FetchCommand.self, PrefetchCommand.self, ValidateCommand.self, RescueCommand.self, CacheCommand.self,
+      ServeCommand.self, SignCommand.self,
     ],
     examples: [
       "attachkit prefetch campaign.txt",

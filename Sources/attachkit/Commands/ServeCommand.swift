@@ -39,7 +39,7 @@ enum ServeCommand: RunnableCommand {
         long: "key-file", valueName: "FILE",
         help: "Signing keys, one hex key per line: the first signs, every one verifies (rotation)."),
       CommonOptions.cacheDirectory, CommonOptions.maximumCacheBytes, CommonOptions.durable,
-      CommonOptions.deadline, CommonOptions.allowPrivateNetworks,
+      CommonOptions.deadline, CommonOptions.allowPrivateNetworks, CommonOptions.rescue,
       .option(
         long: "max-connections", valueName: "N",
         help: "Client connections open at once; past it, 503 overloaded (default 512)."),

@@ -78,6 +78,15 @@ struct ResultRecord: Sendable {
     object.set("frames", validation?.frames)
     object.set("durationSeconds", validation?.durationSeconds)
     if let validation { object.set("codecs", .array(validation.codecs.map { .string($0) })) }
+    if let rescued = validation?.rescued {
+      var rescue = JSONObject()
+      rescue.set("from", rescued.from)
+      rescue.set("actions", .array(rescued.actions.map { .string($0.rawValue) }))
+      rescue.set("originalBytes", rescued.originalBytes)
+      rescue.set("originalWidth", rescued.originalWidth)
+      rescue.set("originalHeight", rescued.originalHeight)
+      object.set("rescued", rescue.value)
+    }
     if isStale { object.set("stale", true) }
     object.set("warnings", .array((validation?.warnings ?? []).map { .string($0) }))
     var times = JSONObject()

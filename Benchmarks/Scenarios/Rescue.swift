@@ -1,0 +1,122 @@
+import Glibc
+
+/// Scenario 10: rescue (issue 15) against libvips' own command-line tool on the same files.
+///
+/// Each case runs `attachkit rescue FILE -o OUT` (the release build next to the benchmark:
+/// validation, the libvips thumbnail, re-validation) and `vipsthumbnail FILE --size 4096x4096
+/// -o OUT[Q=85,strip]` (the same box, quality and metadata), alternating which goes first, each
+/// a new process. Reported: median wall time of each and their ratio, and the median peak RSS
+/// (`ru_maxrss` of the child) of each and their ratio. The large files come from
+/// scripts/make-large-samples.sh (generated here; about 10 s).
+enum RescueScenario {
+  /// The report section.
+  static let section = "10 rescue (vs vipsthumbnail)"
+
+  /// The cases: a report key, a description, and the file (large samples, then committed ones).
+  static let cases: [(key: String, name: String, file: String)] = [
+    ("rescue_24mp", "24 MP JPEG downscale", "large:jpeg-24mp.jpg"),
+    ("rescue_24mp_orient6", "24 MP JPEG, EXIF orientation 6", "large:jpeg-24mp-orientation-6.jpg"),
+    ("rescue_png16", "5000×4000 16-bit PNG", "large:png16-over-limits.png"),
+    ("rescue_12mp_12mb", "12 MP JPEG of 12 MB", "large:jpeg-12mp-over-10mb.jpg"),
+    ("rescue_heic", "64×48 HEIC", "media:heic-still.heic"),
+    ("rescue_webp", "64×48 WebP", "media:webp-lossy.webp"),
+  ]
+
+  /// Runs every case.
+  /// - Throws: ``BenchError`` when a tool is missing or a run fails.
+  static func run(_ context: BenchContext, into report: inout Report) async throws {
+    guard let binary = BatchScenario.commandLineBinary(context), access(binary, X_OK) == 0 else {
+      log("rescue: no attachkit binary next to the benchmark; skipping")
+      return
+    }
+    guard Subprocess.firstLine(of: ["vipsthumbnail", "--version"]) != nil else {
+      log("rescue: vipsthumbnail is not installed (apt-get install -y libvips-tools); skipping")
+      return
+    }
+    let root = repositoryRoot()
+    let large = context.scratch + "/rescue-samples"
+    let made = try Subprocess.run(["bash", root + "/scripts/make-large-samples.sh", large])
+    guard made.status == 0 else { throw BenchError("make-large-samples.sh exited \(made.status)") }
+    let output = context.scratch + "/rescue-out"
+    try Files.makeDirectory(output)
+    let repetitions = context.count(full: 7, quick: 3)
+    for item in cases {
+      let file =
+        item.file.hasPrefix("large:")
+        ? large + "/" + item.file.dropFirst(6) : root + "/Samples/media/" + item.file.dropFirst(6)
+      let ours = [binary, "rescue", "--quiet", file, "--output", output + "/ours"]
+      let theirs = ["vipsthumbnail", file, "--size", "4096x4096", "-o", output + "/theirs.jpg[Q=85,strip]"]
+      var times: (ours: [Duration], theirs: [Duration]) = ([], [])
+      var peaks: (ours: [Double], theirs: [Double]) = ([], [])
+      for repetition in 0..<(repetitions + 1) {
+        let order = repetition % 2 == 0 ? [true, false] : [false, true]
+        for isOurs in order {
+          let (elapsed, peak) = try timed(isOurs ? ours : theirs)
+          guard repetition > 0 else { continue }  // the first round warms the page cache
+          if isOurs {
+            times.ours.append(elapsed)
+            peaks.ours.append(peak)
+          } else {
+            times.theirs.append(elapsed)
+            peaks.theirs.append(peak)
+          }
+        }
+      }
+      let oursTime = Distribution(times.ours).percentile(50)
+      let theirsTime = Distribution(times.theirs).percentile(50)
+      let oursPeak = median(peaks.ours)
+      let theirsPeak = median(peaks.theirs)
+      report.add(
+        section, "\(item.name): attachkit rescue, median wall time", key: item.key + "_ms", value: oursTime,
+        unit: .milliseconds)
+      report.add(
+        section, "\(item.name): vipsthumbnail, median wall time", key: item.key + "_vips_ms",
+        value: theirsTime, unit: .milliseconds)
+      report.add(
+        section, "\(item.name): attachkit rescue, peak RSS", key: item.key + "_rss", value: oursPeak,
+        unit: .mebibytes)
+      report.add(
+        section, "\(item.name): vipsthumbnail, peak RSS", key: item.key + "_vips_rss", value: theirsPeak,
+        unit: .mebibytes)
+      let is24 = item.key == "rescue_24mp"
+      report.addRatio(
+        "rescue \(item.name) / vipsthumbnail (wall time)", key: item.key + "_ratio_vips", ours: oursTime,
+        theirs: theirsTime, goal: is24 ? 1.0 : nil)
+      report.addRatio(
+        "rescue \(item.name) / vipsthumbnail (peak RSS)", key: item.key + "_rss_ratio_vips", ours: oursPeak,
+        theirs: theirsPeak, goal: is24 ? 1.2 : nil)
+    }
+  }
+
+  /// Runs `arguments` once: its wall time and its peak resident set in bytes.
+  private static func timed(_ arguments: [String]) throws -> (Duration, Double) {
+    let start = ContinuousClock.now
+    let pid = try Subprocess.spawn(arguments)
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 {
+      guard errno == EINTR else { throw BenchError("wait4 failed for \(arguments[0])") }
+    }
+    let elapsed = ContinuousClock.now - start
+    guard status == 0 else {
+      throw BenchError("\(arguments.joined(separator: " ")) failed (status \(status))")
+    }
+    return (elapsed, Double(usage.ru_maxrss) * 1024)
+  }
+
+  private static func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted[sorted.count / 2]
+  }
+
+  /// The repository root, from this file's path (Benchmarks/Scenarios/Rescue.swift).
+  private static func repositoryRoot() -> String {
+    var path = #filePath
+    for _ in 0..<3 {
+      guard let slash = path.lastIndex(of: "/") else { break }
+      path = String(path[..<slash])
+    }
+    return path
+  }
+}

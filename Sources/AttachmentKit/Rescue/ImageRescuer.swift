@@ -1,0 +1,242 @@
+import CVips
+import Glibc
+import PosixLock
+
+/// Turns a near-miss image into a valid notification attachment with libvips: WebP, HEIC/HEIF
+/// and AVIF converted to JPEG (PNG when the image has alpha; GIF for an animation), images over
+/// the byte or decoded-pixel limit downscaled, with EXIF orientation applied to the pixels and
+/// the colours converted to sRGB.
+///
+/// Only an allowlist of libvips loaders is used (JPEG, PNG, GIF, TIFF, WebP, HEIF); every
+/// loader libvips marks untrusted (SVG, ImageMagick, PDF, …) is blocked process-wide as well.
+/// The decode budget is checked on the header before any pixel is decoded, so a pixel bomb
+/// costs a header read. Rescues run one at a time per process, to bound memory.
+public struct ImageRescuer: Sendable {
+  /// The rescue's own limits (source size, decode budget, longest side, JPEG quality).
+  public var configuration: RescueConfiguration
+  /// What the delivered file must meet.
+  public var limits: ValidationLimits
+
+  /// Makes a rescuer delivering files within `limits`.
+  public init(
+    configuration: RescueConfiguration = RescueConfiguration(), limits: ValidationLimits = ValidationLimits()
+  ) {
+    self.configuration = configuration
+    self.limits = limits
+  }
+
+  /// The MIME types (as libmagic names them) that are converted when refused as
+  /// `unsupported_type`.
+  public static let convertibleTypes: Set<String> = ["image/webp", "image/heic", "image/heif", "image/avif"]
+
+  /// libvips loaders a rescue may use, by class name, with the MIME type each reads.
+  static let loaders: [String: String] = [
+    "VipsForeignLoadJpegFile": "image/jpeg", "VipsForeignLoadPngFile": "image/png",
+    "VipsForeignLoadNsgifFile": "image/gif", "VipsForeignLoadTiffFile": "image/tiff",
+    "VipsForeignLoadWebpFile": "image/webp", "VipsForeignLoadHeifFile": "image/heif",
+  ]
+
+  /// Loaders that read every frame of an animation.
+  private static let animatedLoaders: Set<String> = ["VipsForeignLoadWebpFile", "VipsForeignLoadNsgifFile"]
+
+  /// Whether a refusal is one a rescue may turn into an attachment: a convertible type, or an
+  /// image over its byte or pixel limit (`isImage`: the refused bytes were identified as an
+  /// accepted image format).
+  public static func canRescue(_ refusal: AttachmentError, isImage: Bool) -> Bool {
+    switch refusal.code {
+    case .unsupportedType: refusal.detected.map(convertibleTypes.contains) ?? false
+    case .tooManyPixels: true
+    case .tooLarge: isImage
+    default: false
+    }
+  }
+
+  /// One rescue at a time per process: libvips' error buffer is global, and two large
+  /// decodes at once would double the peak memory.
+  static let lock = Locked(())
+
+  /// Validates a local file and, when the validator refuses it in a way a rescue can undo,
+  /// rescues it into `output`.
+  ///
+  /// - Returns: the file's own validation (``Validation/rescued`` is `nil`, nothing is
+  ///   written) when it is acceptable as it is; otherwise the delivered file's.
+  /// - Throws: the validator's refusal when no rescue applies, or what
+  ///   ``rescue(file:refusedWith:to:deadline:)`` throws.
+  public func attachment(
+    fromFile path: String, rescuingInto output: String, deadline: ContinuousClock.Instant? = nil
+  ) throws(AttachmentError) -> Validation {
+    let refusal: AttachmentError
+    do {
+      return try Validator(limits: limits).validate(file: path, deadline: deadline)
+    } catch {
+      refusal = error
+    }
+    guard Self.canRescue(refusal, isImage: Self.isImageFile(path)) else { throw refusal }
+    return try rescue(file: path, refusedWith: refusal, to: output, deadline: deadline)
+  }
+
+  /// Whether the file's first bytes identify as an accepted image format.
+  private static func isImageFile(_ path: String) -> Bool {
+    guard let file = try? FileBytes(path: path) else { return false }
+    let window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
+    let format = window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }?.format
+    return RescueInspector.isImage(format)
+  }
+
+  /// Rescues a local file the validator refused with `refusal`, writing the delivered file to
+  /// `output` (created or replaced), and validates what it wrote.
+  ///
+  /// - Parameters:
+  ///   - path: the refused file.
+  ///   - refusal: the validator's refusal (see ``canRescue(_:isImage:)``).
+  ///   - output: where the delivered file goes.
+  ///   - deadline: checked between steps; libvips' own work is not interrupted.
+  /// - Returns: the validation of the delivered file, with ``Validation/rescued`` set.
+  /// - Throws: `too_large` (a source over ``RescueConfiguration/maximumSourceBytes``),
+  ///   `too_many_pixels` (over the decode budget), `deadline_exceeded`, `io_error`, or
+  ///   `refusal` itself when libvips is missing, no allowed loader reads the file, or it does
+  ///   not decode (a truncated file among them). `output` is removed on failure.
+  public func rescue(
+    file path: String, refusedWith refusal: AttachmentError, to output: String,
+    deadline: ContinuousClock.Instant? = nil
+  ) throws(AttachmentError) -> Validation {
+    // libvips reads options from brackets in a file name ("a[n=-1].webp"), so it is given
+    // both files by descriptor, never by the caller's names.
+    let input = open(path, O_RDONLY | O_CLOEXEC)
+    var info = stat()
+    guard input >= 0, fstat(input, &info) == 0 else {
+      if input >= 0 { close(input) }
+      throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)).")
+    }
+    defer { close(input) }
+    let written = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard written >= 0 else {
+      throw AttachmentError(.ioError, "Cannot write \(Redaction.escapeControlCharacters(output)).")
+    }
+    defer { close(written) }
+    do {
+      let rescue = try convert(
+        source: "/proc/self/fd/\(input)", bytes: Int64(info.st_size), refusal: refusal,
+        output: "/proc/self/fd/\(written)", deadline: deadline)
+      var validation = try Validator(limits: limits).validate(file: output, deadline: deadline)
+      validation.rescued = rescue
+      return validation
+    } catch {
+      unlink(output)
+      throw error
+    }
+  }
+
+  /// Decodes `source` (`bytes` long), refused with `refusal`, and writes the delivered file to
+  /// `output`. Runs libvips under the process-wide rescue lock.
+  func convert(
+    source: String, bytes: Int64, refusal: AttachmentError, output: String, deadline: ContinuousClock.Instant?
+  ) throws(AttachmentError) -> Rescue {
+    if bytes > configuration.maximumSourceBytes {
+      throw AttachmentError(
+        .tooLarge,
+        "The image is \(bytes) bytes, over the rescue's source limit of \(configuration.maximumSourceBytes).")
+    }
+    guard let vips = Libvips.started(concurrency: configuration.concurrency) else {
+      throw Self.unrescued(refusal, "libvips (libvips42) is not installed")
+    }
+    return try Self.lock.withLock { (_: inout Void) throws(AttachmentError) -> Rescue in
+      try Self.checkTime(deadline)
+      vips.errorClear()
+      guard let loaderName = vips.findLoad(source).map({ String(cString: $0) }),
+        let loaderMIME = Self.loaders[loaderName]
+      else {
+        vips.errorClear()
+        throw Self.unrescued(refusal, "no allowed libvips loader reads it")
+      }
+      guard let header = ak_vips_open_header(vips.newFromFile, source) else {
+        throw Self.unrescued(refusal, "libvips cannot read its header: \(vips.takeError())")
+      }
+      let width = Int(vips.width(header))
+      let height = Int(vips.height(header))
+      let pages = max(1, Int(vips.pages(header)))
+      let hasAlpha = vips.hasAlpha(header) != 0
+      vips.unref(header)
+
+      let frames = Self.animatedLoaders.contains(loaderName) ? pages : 1
+      let (pixels, overflow) = Int64(width).multipliedReportingOverflow(by: Int64(height))
+      let (total, overflowFrames) = pixels.multipliedReportingOverflow(by: Int64(frames))
+      if overflow || overflowFrames || total > configuration.maximumSourcePixels {
+        throw AttachmentError(
+          .tooManyPixels,
+          "The image is \(width)×\(height) pixels\(frames > 1 ? " × \(frames) frames" : ""), over the rescue's decode budget of \(configuration.maximumSourcePixels) pixels.",
+          detected: refusal.detected ?? loaderMIME)
+      }
+      let plan = RescuePlan(
+        width: width, height: height, bytes: bytes, hasAlpha: hasAlpha,
+        animated: frames > 1, limits: limits, configuration: configuration)
+      var box = plan.box
+      for _ in 0..<4 {
+        try Self.checkTime(deadline)
+        try write(vips, source: source, output: output, box: box, plan: plan, refusal: refusal)
+        var written = stat()
+        guard stat(output, &written) == 0 else {
+          throw AttachmentError(.ioError, "The rescued file was not written.")
+        }
+        let size = Int64(written.st_size)
+        if size <= limits.maximumImageBytes {
+          let from = refusal.detected ?? loaderMIME
+          var actions: [Rescue.Action] = []
+          if plan.output.mime != from { actions.append(.converted) }
+          if plan.downscales || box < plan.box { actions.append(.downscaled) }
+          if actions.isEmpty { actions = [.converted] }  // re-encoded: the bytes changed form
+          return Rescue(
+            from: from, actions: actions, originalBytes: bytes, originalWidth: width, originalHeight: height)
+        }
+        box = RescuePlan.smallerBox(than: box, bytes: size, limit: limits.maximumImageBytes)
+      }
+      throw AttachmentError(
+        .tooLarge, "The image stays over \(limits.maximumImageBytes) bytes however it is downscaled.")
+    }
+  }
+
+  /// One libvips pass: thumbnail into `box`, sRGB, save in the plan's format.
+  private func write(
+    _ vips: Libvips, source: String, output: String, box: Int, plan: RescuePlan, refusal: AttachmentError
+  ) throws(AttachmentError) {
+    var thumbnail: OpaquePointer?
+    // Every frame of an animation: the loader option in brackets after the path.
+    let input = plan.output == .gif ? source + "[n=-1]" : source
+    let side = Int32(clamping: box)
+    let built = ak_vips_thumbnail(vips.thumbnail, input, &thumbnail, side, side)
+    guard built == 0, let thumbnail else {
+      throw Self.unrescued(refusal, "libvips cannot decode it: \(vips.takeError())")
+    }
+    defer { vips.unref(thumbnail) }
+    var srgb: OpaquePointer?
+    guard ak_vips_to_srgb(vips.colourspace, thumbnail, &srgb) == 0, let image = srgb else {
+      throw Self.unrescued(refusal, "libvips cannot convert it to sRGB: \(vips.takeError())")
+    }
+    defer { vips.unref(image) }
+    let saved =
+      switch plan.output {
+      case .jpeg: ak_vips_jpegsave(vips.jpegSave, image, output, Int32(clamping: configuration.jpegQuality))
+      case .png: ak_vips_pngsave(vips.pngSave, image, output)
+      case .gif: ak_vips_gifsave(vips.gifSave, image, output)
+      }
+    guard saved == 0 else {
+      // Decoding happens here, as the saver pulls pixels: a truncated source fails now.
+      throw Self.unrescued(refusal, "libvips cannot decode it: \(vips.takeError())")
+    }
+  }
+
+  /// The original refusal, with why the rescue could not help.
+  static func unrescued(_ refusal: AttachmentError, _ reason: String) -> AttachmentError {
+    var error = AttachmentError(
+      refusal.code, "\(refusal.message) Not rescued: \(reason).", httpStatus: refusal.httpStatus,
+      detected: refusal.detected)
+    error.isRejection = refusal.isRejection
+    return error
+  }
+
+  private static func checkTime(_ deadline: ContinuousClock.Instant?) throws(AttachmentError) {
+    if let deadline, ContinuousClock.now >= deadline {
+      throw AttachmentError(.deadlineExceeded, "The deadline passed while the image was rescued.")
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import CVips
+import PosixLock
+
+/// libvips, loaded on the first rescue with `dlopen`: it maps about 90 shared libraries (glib,
+/// libheif, libwebp, libjpeg, …), which a cache hit or an ordinary miss must never pay for.
+/// The functions are resolved here once; the variadic ones are called through the typed
+/// wrappers of the `CVips` shim.
+struct Libvips: @unchecked Sendable {
+  /// The loaded library, or `nil` when `libvips.so.42` is not installed or lacks a function.
+  static let shared: Libvips? = Libvips()
+
+  let initialise: @convention(c) (UnsafePointer<CChar>?) -> Int32
+  let blockUntrusted: @convention(c) (Int32) -> Void
+  let setConcurrency: @convention(c) (Int32) -> Void
+  let setCacheMax: @convention(c) (Int32) -> Void
+  let errorBuffer: @convention(c) () -> UnsafePointer<CChar>?
+  let errorClear: @convention(c) () -> Void
+  let findLoad: @convention(c) (UnsafePointer<CChar>?) -> UnsafePointer<CChar>?
+  let width: @convention(c) (OpaquePointer?) -> Int32
+  let height: @convention(c) (OpaquePointer?) -> Int32
+  let pages: @convention(c) (OpaquePointer?) -> Int32
+  let orientationSwaps: @convention(c) (OpaquePointer?) -> Int32
+  let unref: @convention(c) (OpaquePointer?) -> Void
+  let newFromFile: UnsafeMutableRawPointer
+  let thumbnail: UnsafeMutableRawPointer
+  let colourspace: UnsafeMutableRawPointer
+  let jpegSave: UnsafeMutableRawPointer
+  let pngSave: UnsafeMutableRawPointer
+  let gifSave: UnsafeMutableRawPointer
+  let hasAlpha: @convention(c) (OpaquePointer?) -> Int32
+
+  private init?() {
+    typealias Image = @convention(c) (OpaquePointer?) -> Int32
+    guard let library = SharedLibrary(["libvips.so.42", "libvips.so"]),
+      let initialise = library.function(
+        "vips_init", as: (@convention(c) (UnsafePointer<CChar>?) -> Int32).self),
+      let blockUntrusted = library.function(
+        "vips_block_untrusted_set", as: (@convention(c) (Int32) -> Void).self),
+      let setConcurrency = library.function(
+        "vips_concurrency_set", as: (@convention(c) (Int32) -> Void).self),
+      let setCacheMax = library.function("vips_cache_set_max", as: (@convention(c) (Int32) -> Void).self),
+      let errorBuffer = library.function(
+        "vips_error_buffer", as: (@convention(c) () -> UnsafePointer<CChar>?).self),
+      let errorClear = library.function("vips_error_clear", as: (@convention(c) () -> Void).self),
+      let findLoad = library.function(
+        "vips_foreign_find_load",
+        as: (@convention(c) (UnsafePointer<CChar>?) -> UnsafePointer<CChar>?).self),
+      let width = library.function("vips_image_get_width", as: Image.self),
+      let height = library.function("vips_image_get_height", as: Image.self),
+      let pages = library.function("vips_image_get_n_pages", as: Image.self),
+      let orientationSwaps = library.function("vips_image_get_orientation_swap", as: Image.self),
+      let hasAlpha = library.function("vips_image_hasalpha", as: Image.self),
+      // glib's, found through libvips' own dependencies.
+      let unref = library.function("g_object_unref", as: (@convention(c) (OpaquePointer?) -> Void).self),
+      let newFromFile = library.symbol("vips_image_new_from_file"),
+      let thumbnail = library.symbol("vips_thumbnail"),
+      let colourspace = library.symbol("vips_colourspace"),
+      let jpegSave = library.symbol("vips_jpegsave"),
+      let pngSave = library.symbol("vips_pngsave"),
+      let gifSave = library.symbol("vips_gifsave")
+    else { return nil }
+    self.initialise = initialise
+    self.blockUntrusted = blockUntrusted
+    self.setConcurrency = setConcurrency
+    self.setCacheMax = setCacheMax
+    self.errorBuffer = errorBuffer
+    self.errorClear = errorClear
+    self.findLoad = findLoad
+    self.width = width
+    self.height = height
+    self.pages = pages
+    self.orientationSwaps = orientationSwaps
+    self.hasAlpha = hasAlpha
+    self.unref = unref
+    self.newFromFile = newFromFile
+    self.thumbnail = thumbnail
+    self.colourspace = colourspace
+    self.jpegSave = jpegSave
+    self.pngSave = pngSave
+    self.gifSave = gifSave
+  }
+
+  /// Whether ``start(concurrency:)`` succeeded; it runs once per process.
+  private static let started = Locked<Bool?>(nil)
+
+  /// libvips, initialised for untrusted input, or `nil` when it is missing or failed to start.
+  ///
+  /// The first call initialises the process-wide state: every untrusted loader (SVG,
+  /// ImageMagick, PDF, JPEG 2000, JPEG XL, …) blocked, the operation cache off, and
+  /// `concurrency` worker threads per image. Later calls keep that state.
+  static func started(concurrency: Int) -> Libvips? {
+    guard let vips = shared else { return nil }
+    let ready = started.withLock { state -> Bool in
+      if let state { return state }
+      let ok = vips.initialise("attachmentkit") == 0
+      if ok {
+        vips.blockUntrusted(1)
+        vips.setCacheMax(0)
+        vips.setConcurrency(Int32(clamping: max(1, concurrency)))
+      }
+      state = ok
+      return ok
+    }
+    return ready ? vips : nil
+  }
+
+  /// The text of libvips' error buffer (its last errors, one per line), then cleared; the
+  /// caller holds the rescue lock, so the buffer is its own.
+  func takeError() -> String {
+    let text = errorBuffer().map { String(cString: $0) } ?? ""
+    errorClear()
+    let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: " \t") }
+    return lines.prefix(2).joined(separator: "; ")
+  }
+}

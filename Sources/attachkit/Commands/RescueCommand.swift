@@ -1,0 +1,90 @@
+import ArgumentParsing
+import AttachmentKit
+import Glibc
+
+/// `attachkit rescue FILE --output OUT`: turns a local near-miss image into an attachment.
+enum RescueCommand: RunnableCommand {
+  static let configuration = CommandConfiguration(
+    name: "rescue",
+    abstract: "Turn a local near-miss image into a valid attachment (libvips), and validate it.",
+    discussion: """
+      WebP, HEIC/HEIF and AVIF become JPEG (PNG with alpha, GIF when animated); an image over the byte \
+      or pixel limit is downscaled, upright and in sRGB. A file that is already acceptable is copied \
+      unchanged. Prints the result like validate, with a "rescued" object saying what was done.
+      """,
+    examples: [
+      "attachkit rescue photo.heic --output photo.jpg", "attachkit rescue --json banner.webp -o out",
+    ],
+    sections: [CommonOptions.exitCodes])
+
+  static let arguments: [ArgumentSpec] =
+    [CommonOptions.json, CommonOptions.quiet, CommonOptions.deadline] + CommonOptions.limits + [
+      .option(
+        long: "output", short: "o", valueName: "OUT",
+        help: "Where the delivered file goes (required; replaced if it exists, removed on failure)."),
+      .positional(name: "file", valueName: "FILE", help: "The image to rescue."),
+    ]
+
+  static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
+    guard let file = arguments.positional("file") else { throw arguments.usageError("rescue needs a FILE") }
+    guard let output = arguments.string("output") else {
+      throw arguments.usageError("rescue needs --output OUT")
+    }
+    let limits = try CommonOptions.limits(arguments)
+    let deadline = ContinuousClock.now + (try CommonOptions.deadline(arguments))
+    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
+    let start = ContinuousClock.now
+    do throws(AttachmentError) {
+      let validation = try deliver(file, to: output, limits: limits, deadline: deadline)
+      report.add(
+        ResultRecord(
+          input: file, path: output, validation: validation, totalMicroseconds: Report.elapsed(since: start)))
+    } catch {
+      report.add(
+        ResultRecord(
+          input: file, error: error, source: "file", totalMicroseconds: Report.elapsed(since: start)))
+    }
+    return .finished(report.finish())
+  }
+
+  /// Validates `file`; an accepted file is copied to `output`, a rescuable refusal rescued.
+  private static func deliver(
+    _ file: String, to output: String, limits: ValidationLimits, deadline: ContinuousClock.Instant
+  ) throws(AttachmentError) -> Validation {
+    let rescuer = ImageRescuer(configuration: RescueConfiguration(), limits: limits)
+    let validation = try rescuer.attachment(fromFile: file, rescuingInto: output, deadline: deadline)
+    if validation.rescued == nil { try copy(file, to: output) }
+    return validation
+  }
+
+  /// Copies `file` to `output` (created or replaced); `io_error` on failure, with `output` removed.
+  private static func copy(_ file: String, to output: String) throws(AttachmentError) {
+    let input = open(file, O_RDONLY | O_CLOEXEC)
+    guard input >= 0 else { throw AttachmentError(.ioError, "Cannot read \(Terminal.safe(file)).") }
+    defer { close(input) }
+    let written = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard written >= 0 else { throw AttachmentError(.ioError, "Cannot write \(Terminal.safe(output)).") }
+    defer { close(written) }
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+      if count == 0 { return }
+      let complete =
+        count > 0
+        && buffer.withUnsafeBytes { bytes in
+          guard let base = bytes.baseAddress else { return false }
+          var offset = 0
+          while offset < count {
+            let sent = write(written, base + offset, count - offset)
+            if sent <= 0 { return false }
+            offset += sent
+          }
+          return true
+        }
+      if !complete {
+        unlink(output)
+        throw AttachmentError(.ioError, "Cannot copy \(Terminal.safe(file)) to \(Terminal.safe(output)).")
+      }
+    }
+  }
+}

@@ -1,0 +1,354 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// Rescue end to end: the samples served by a real loopback server, real libcurl, libmagic and
+/// libvips, a real cache; the delivered files checked by the validator and by size.
+@Suite("Rescue: pipeline")
+struct RescuePipelineTests {
+  /// A server and a pipeline with rescue on (default settings) over a fresh cache.
+  struct Fixture {
+    let server: TestHTTPServer
+    let scratch: ScratchDirectory
+    let pipeline: AttachmentPipeline
+
+    init(configure: (inout PipelineConfiguration) -> Void = { _ in }) throws {
+      server = try TestHTTPServer.start()
+      scratch = try ScratchDirectory("rescue")
+      var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
+      configuration.downloader.allowPrivateNetworks = true  // the test server is on loopback
+      configuration.rescue = RescueConfiguration()
+      configure(&configuration)
+      pipeline = try AttachmentPipeline(configuration: configuration)
+    }
+
+    /// Serves the file at `path` under `/m/NAME` with a lying type, and answers the URL.
+    func serve(_ file: String, name: String) -> String {
+      server.serveFile("/m/\(name)", file: file, contentType: "application/octet-stream")
+      return server.url("/m/\(name)")
+    }
+
+    func close() {
+      server.stop()
+      scratch.remove()
+    }
+
+    /// Files left in the cache's temporary directory (named body files, rescue outputs).
+    func temporaryFiles() -> [String] {
+      (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v2/tmp")) ?? []
+    }
+
+    /// ``openTemporaryFiles()`` once they are closed, or after 5 s: the downloader closes its
+    /// own descriptor of a body on its engine thread, just after the answer (observed, bounded).
+    func settledTemporaryFiles() -> [String] {
+      let bound = ContinuousClock.now + .seconds(5)
+      while !openTemporaryFiles().isEmpty && ContinuousClock.now < bound { usleep(5_000) }
+      return openTemporaryFiles()
+    }
+
+    /// This process's descriptors open on files in the cache's temporary directory, anonymous
+    /// (`O_TMPFILE`) body files included: what a leak of a body or rescue output would leave.
+    func openTemporaryFiles() -> [String] {
+      let directory = scratch.path + "/cache/v2/tmp/"
+      let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+      return descriptors.compactMap {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+      }
+      .filter { $0.hasPrefix(directory) }
+    }
+  }
+
+  struct Case: Sendable, CustomTestStringConvertible {
+    let file: String
+    let type: MediaType
+    let from: String
+    var frames: Int? = nil
+    var testDescription: String { "\(file) → \(type.rawValue)" }
+  }
+
+  static let conversions: [Case] = [
+    Case(file: "webp-lossy.webp", type: .jpeg, from: "image/webp"),
+    Case(file: "webp-alpha.webp", type: .png, from: "image/webp"),
+    Case(file: "webp-animated.webp", type: .gif, from: "image/webp", frames: 2),
+    Case(file: "heic-still.heic", type: .jpeg, from: "image/heic"),
+    Case(file: "avif-still.avif", type: .jpeg, from: "image/avif"),
+  ]
+
+  @Test(
+    "a near-miss sample becomes a valid attachment: converted, same size, nothing left over",
+    arguments: conversions)
+  func converts(_ sample: Case) async throws {
+    // Given a refused sample served under a URL without extension
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let source = Samples.path(sample.file)
+    let url = fixture.serve(source, name: "photo")
+    let sourceBytes = try Samples.bytes(sample.file).count
+
+    // When it is fetched with rescue on
+    let attachment = try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
+
+    // Then the delivered file is the expected type, 64×48, and says what it was made from
+    #expect(attachment.type == sample.type)
+    #expect(attachment.path.hasSuffix("." + sample.type.fileExtension))
+    #expect(attachment.validation.width == 64)
+    #expect(attachment.validation.height == 48)
+    if let frames = sample.frames { #expect(attachment.validation.frames == frames) }
+    let rescued = try #require(attachment.validation.rescued)
+    #expect(rescued.from == sample.from)
+    #expect(rescued.actions == [.converted])
+    #expect(rescued.originalBytes == Int64(sourceBytes))
+    #expect(rescued.originalWidth == 64 && rescued.originalHeight == 48)
+    // and the file on disk is what the result describes, re-validated from scratch
+    let again = try Validator().validate(file: attachment.path)
+    #expect(again.type == sample.type)
+    #expect(again.sha256 == attachment.sha256)
+    #expect(again.bytes == attachment.bytes)
+    #expect(fixture.temporaryFiles().isEmpty)
+    #expect(fixture.settledTemporaryFiles().isEmpty)
+  }
+
+  @Test("an animated WebP keeps its frame delays, in GIF's 10 ms steps")
+  func animationTiming() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let url = fixture.serve(Samples.path("webp-animated.webp"), name: "anim")
+
+    let attachment = try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
+
+    // GIF Graphic Control Extensions: 21 F9 04 <flags> <delay LE, centiseconds>
+    let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: attachment.path)))
+    var delays: [Int] = []
+    for index in 0..<(bytes.count - 6)
+    where bytes[index] == 0x21 && bytes[index + 1] == 0xF9 && bytes[index + 2] == 4 {
+      delays.append(Int(bytes[index + 4]) | Int(bytes[index + 5]) << 8)
+    }
+    #expect(delays == [10, 25])
+  }
+
+  struct LargeCase: Sendable, CustomTestStringConvertible {
+    let file: String
+    let type: MediaType
+    let from: String
+    let actions: [Rescue.Action]
+    let width: Int
+    let height: Int
+    /// Whether the shown image is portrait (orientation applied to the pixels).
+    let portrait: Bool
+    var testDescription: String { file }
+  }
+
+  static let largeCases: [LargeCase] = [
+    LargeCase(
+      file: "jpeg-24mp.jpg", type: .jpeg, from: "image/jpeg", actions: [.downscaled], width: 6000,
+      height: 4000,
+      portrait: false),
+    LargeCase(
+      file: "jpeg-24mp-orientation-6.jpg", type: .jpeg, from: "image/jpeg", actions: [.downscaled],
+      width: 6000,
+      height: 4000, portrait: true),
+    LargeCase(
+      file: "png16-over-limits.png", type: .jpeg, from: "image/png", actions: [.converted, .downscaled],
+      width: 5000, height: 4000, portrait: false),
+    LargeCase(
+      file: "jpeg-12mp-over-10mb.jpg", type: .jpeg, from: "image/jpeg", actions: [.downscaled], width: 4000,
+      height: 3000, portrait: false),
+  ]
+
+  @Test(
+    "an image over the byte or pixel limit is downscaled to fit both, orientation applied",
+    arguments: largeCases)
+  func downscales(_ sample: LargeCase) async throws {
+    // Given a large sample the validator refuses (too_many_pixels or too_large)
+    let file = try LargeSamples.path(sample.file)
+    let refusal = #expect(throws: AttachmentError.self) { try Validator().validate(file: file) }
+    #expect([.tooManyPixels, .tooLarge].contains(refusal?.code))
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let url = fixture.serve(file, name: "big")
+
+    // When it is fetched with rescue on
+    let attachment = try await fixture.pipeline.attachment(for: url, timeout: .seconds(20))
+
+    // Then it fits every limit, keeps its aspect ratio, is shown upright, and says what was done
+    let limits = ValidationLimits()
+    let width = try #require(attachment.validation.width)
+    let height = try #require(attachment.validation.height)
+    #expect(attachment.type == sample.type)
+    #expect(attachment.bytes <= limits.maximumImageBytes)
+    #expect(Int64(width) * Int64(height) * 4 <= limits.maximumDecodedImageBytes)
+    #expect(max(width, height) <= RescueConfiguration().maximumDimension)
+    #expect((height > width) == sample.portrait)
+    let long = Double(max(sample.width, sample.height)) / Double(min(sample.width, sample.height))
+    #expect(abs(Double(max(width, height)) / Double(min(width, height)) - long) < 0.01)
+    let rescued = try #require(attachment.validation.rescued)
+    #expect(rescued.from == sample.from)
+    #expect(rescued.actions == sample.actions)
+    #expect(rescued.originalWidth == sample.width && rescued.originalHeight == sample.height)
+    #expect(
+      rescued.originalBytes
+        == Int64(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int ?? -1))
+    #expect(fixture.temporaryFiles().isEmpty)
+  }
+
+  @Test("orientation 6 is applied to the pixels: the stored top edge becomes the right edge")
+  func orientationPixels() async throws {
+    // Given the 24 MP gradient (blue at the top as stored) tagged orientation 6 (rotate 90° clockwise)
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let url = fixture.serve(try LargeSamples.path("jpeg-24mp-orientation-6.jpg"), name: "turned")
+
+    let attachment = try await fixture.pipeline.attachment(for: url, timeout: .seconds(20))
+
+    // Then the delivered pixels are upright: blue on the right, orange on the left, no tag left
+    let width = try #require(attachment.validation.width)
+    let height = try #require(attachment.validation.height)
+    let right = try Self.pixel(attachment.path, x: width - 8, y: height / 2)
+    let left = try Self.pixel(attachment.path, x: 8, y: height / 2)
+    #expect(right[2] > right[0], "right edge \(right) should be blue (#2060c0)")
+    #expect(left[0] > left[2], "left edge \(left) should be orange (#f0a020)")
+    // (metadata is stripped: no orientation tag, or an upright one)
+    let tag = try Self.run("/usr/bin/vipsheader", ["-f", "orientation", attachment.path])
+    #expect(tag.isEmpty || tag.hasPrefix("1"), "orientation \(tag)")
+  }
+
+  @Test("SVG, HTML, PDF and BMP are still refused with rescue on, and leave nothing behind")
+  func stillRefused() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    for (file, detected) in [
+      ("svg-image.svg", "image/svg+xml"), ("html-error-page.html", "text/html"),
+      ("pdf-document.pdf", "application/pdf"), ("bmp-24bit.bmp", "image/bmp"),
+    ] {
+      let url = fixture.serve(Samples.path(file), name: file)
+      let error = await #expect(throws: AttachmentError.self) {
+        try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+      }
+      #expect(error?.code == .unsupportedType, "\(file)")
+      #expect(error?.detected == detected, "\(file)")
+    }
+    #expect(fixture.temporaryFiles().isEmpty)
+    #expect(fixture.settledTemporaryFiles().isEmpty)
+  }
+
+  @Test("the 30000×30000 PNG is refused from its header, well within a generous deadline")
+  func pixelBomb() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let url = fixture.serve(Samples.path("too-many-pixels-30000x30000.png"), name: "bomb")
+
+    let deadline = ContinuousClock.now + .seconds(5)
+    let start = ContinuousClock.now
+    let error = await #expect(throws: AttachmentError.self) {
+      try await fixture.pipeline.attachment(for: url, deadline: deadline)
+    }
+    let elapsed = ContinuousClock.now - start
+
+    #expect(error?.code == .tooManyPixels)
+    #expect(error?.message.contains("decode budget") == true)
+    #expect(elapsed < .seconds(1))
+    #expect(fixture.temporaryFiles().isEmpty)
+  }
+
+  @Test("a truncated WebP is refused as the original was, with nothing left behind")
+  func truncatedWebP() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let whole = try Samples.bytes("webp-lossy.webp")
+    fixture.server.serve("/cut", body: Array(whole.prefix(whole.count * 2 / 3)), contentType: "image/webp")
+
+    let error = await #expect(throws: AttachmentError.self) {
+      try await fixture.pipeline.attachment(for: fixture.server.url("/cut"), timeout: .seconds(5))
+    }
+
+    #expect(error?.code == .unsupportedType)
+    #expect(error?.detected == "image/webp")
+    #expect(error?.message.contains("Not rescued") == true)
+    #expect(fixture.temporaryFiles().isEmpty)
+    #expect(fixture.settledTemporaryFiles().isEmpty)
+  }
+
+  @Test("a source over the rescue's source limit stops the transfer with too_large")
+  func sourceLimit() async throws {
+    let fixture = try Fixture { $0.rescue?.maximumSourceBytes = 11_000_000 }
+    defer { fixture.close() }
+    let url = fixture.serve(try LargeSamples.path("jpeg-12mp-over-10mb.jpg"), name: "huge")
+
+    let error = await #expect(throws: AttachmentError.self) {
+      try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
+    }
+
+    #expect(error?.code == .tooLarge)
+    #expect(error?.message.contains("source limit of 11000000") == true)
+    #expect(fixture.temporaryFiles().isEmpty)
+  }
+
+  @Test("a rescue that cannot finish by the deadline is answered at the deadline, and leaves nothing")
+  func deadlineWhileRescuing() async throws {
+    // Given another rescue holding the process's rescue lock (a thread that waits for a signal)
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let url = fixture.serve(Samples.path("webp-lossy.webp"), name: "late")
+    let taken = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    Thread {
+      ImageRescuer.lock.withLock { _ in
+        taken.signal()
+        release.wait()
+      }
+    }.start()
+    taken.wait()
+
+    // When a WebP is fetched with rescue on and a 1 s deadline
+    let deadline = ContinuousClock.now + .seconds(1)
+    let request = Task { () -> (AttachmentError.Code?, ContinuousClock.Instant) in
+      do {
+        _ = try await fixture.pipeline.attachment(for: url, deadline: deadline)
+        return (nil, .now)
+      } catch let error as AttachmentError {
+        return (error.code, .now)
+      } catch {
+        return (nil, .now)
+      }
+    }
+    // and its rescue is seen waiting for the lock, holding its body and its output
+    let started = ContinuousClock.now
+    while fixture.openTemporaryFiles().count < 2, ContinuousClock.now - started < .seconds(5) {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    #expect(fixture.openTemporaryFiles().count >= 2, "the rescue never started")
+    let (code, answered) = await request.value
+    // Then the answer is deadline_exceeded, by the deadline + 250 ms, while the rescue still
+    // waits
+    #expect(code == .deadlineExceeded)
+    #expect(answered - deadline < .milliseconds(250))
+    #expect(!fixture.openTemporaryFiles().isEmpty, "the rescue still holds its body and output")
+    release.signal()
+    // and the rescue, once it gets the lock, gives up and removes its files (observed, 5 s bound)
+    #expect(fixture.settledTemporaryFiles().isEmpty)
+    #expect(fixture.temporaryFiles().isEmpty)
+  }
+
+  // MARK: - Helpers
+
+  /// The first three bands of the pixel at (x, y), read by libvips' own command-line tool.
+  static func pixel(_ path: String, x: Int, y: Int) throws -> [Double] {
+    try run("/usr/bin/vips", ["getpoint", path, "\(x)", "\(y)"]).split(separator: " ").compactMap {
+      Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+  }
+
+  static func run(_ tool: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: tool)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+  }
+}
