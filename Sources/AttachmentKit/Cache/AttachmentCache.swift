@@ -29,7 +29,12 @@ public final class AttachmentCache: Sendable {
     self.configuration = configuration
     layout = CacheLayout(root: configuration.directory)
     lock = FileLock(path: layout.lockFile)
-    try layout.prepare()
+    if try layout.prepare() {
+      // A new cache holds nothing: its ledger starts at 0 (unless a publish already set it).
+      try lock.withExclusiveLockedFile { fd throws(AttachmentError) in
+        if CacheLedger.read(fd) == nil { CacheLedger.write(fd, 0) }
+      }
+    }
     removeAbandonedBodyFiles()
   }
 
@@ -130,15 +135,16 @@ public final class AttachmentCache: Sendable {
     // lock is held for links and a rename only, never for an inode allocation.
     let prepared = try prepareRecord(record)
     defer { prepared?.discard() }
-    try lock.withExclusiveLock { () throws(AttachmentError) in
-      try placeContent(body, at: path, bytes: validation.bytes)
+    let ledger = try lock.withExclusiveLockedFile { (lockFile) throws(AttachmentError) -> Int64? in
+      let added = try placeContent(body, at: path, bytes: validation.bytes)
       if let prepared {
         try commitPrepared(prepared, digest: digest)
       } else {
         try writeRecord(record, digest: digest, checkDirectory: false)
       }
+      return CacheLedger.add(lockFile, added)
     }
-    noteWritten(validation.bytes)
+    noteWritten(validation.bytes, ledger: ledger)
     return CacheEntry(record: record, path: path, digest: digest)
   }
 
@@ -259,23 +265,33 @@ public final class AttachmentCache: Sendable {
   /// young again; damaged content (wrong size, a link, a FIFO, another user's file) is
   /// replaced atomically. The content's modification time is set to now, read under the
   /// lock: a sweep that started before spares it.
-  private func placeContent(_ body: CacheBodyFile, at path: String, bytes: Int64) throws(AttachmentError) {
+  /// - Returns: the bytes this added to the cache's content (for the ledger): `bytes` for a
+  ///   new file, 0 when identical content was there, the difference when damaged content was
+  ///   replaced.
+  private func placeContent(_ body: CacheBodyFile, at path: String, bytes: Int64) throws(AttachmentError)
+    -> Int64
+  {
     let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
     if Self.link(body, to: path) == 0 {
       CacheFiles.setModified(path, to: FileSystem.now())
       if configuration.durable { FileSystem.syncDirectory(of: path) }
-      return
+      return bytes
     }
     guard errno == EEXIST else {
       throw AttachmentError(.ioError, "Cannot publish into the cache: \(String(cString: strerror(errno))).")
     }
-    if case .file(let size, _) = CacheFiles.find(path: path), size == bytes {
-      CacheFiles.setModified(path, to: FileSystem.now())
-      return
+    var replaced: Int64 = 0
+    if case .file(let size, _) = CacheFiles.find(path: path) {
+      if size == bytes {
+        CacheFiles.setModified(path, to: FileSystem.now())
+        return 0
+      }
+      replaced = size
     }
     // Damaged: readers see the old or the new file, never a partial one.
     try Self.place(body, at: path, through: "\(directory)/.replace-", what: "replace damaged content")
     CacheFiles.setModified(path, to: FileSystem.now())
+    return bytes - replaced
   }
 
   /// Makes `path` name the body file: `linkat` of an anonymous file (through
@@ -392,19 +408,36 @@ public final class AttachmentCache: Sendable {
     }
   }
 
-  private func noteWritten(_ bytes: Int64) {
-    writtenSinceSweep.add(bytes, ordering: .relaxed)
-    sweepIfDue()
+  private func noteWritten(_ bytes: Int64, ledger: Int64?) {
+    writtenSinceSweep.add(bytes, ordering: .sequentiallyConsistent)
+    sweepIfDue(ledger: ledger)
   }
 
-  /// Starts the automatic sweep when a threshold's worth was written since the last one and
-  /// no sweep of this cache object is running (inline or in the background, per
+  /// Whether an automatic sweep is due. With a known ledger: when the cache holds more than
+  /// ``CacheConfiguration/maximumBytes`` and this process wrote at least an eighth of the
+  /// sweep threshold since its last sweep (so a cache a sweep could not bring under its limit,
+  /// young orphans say, is not rescanned on every publish). Without one (a new or old-format
+  /// lock file, after `clear`): when a threshold's worth was written since the last sweep.
+  private func isDue(ledger: Int64?) -> Bool {
+    let written = writtenSinceSweep.load(ordering: .sequentiallyConsistent)
+    guard let ledger else { return written >= configuration.sweepThreshold }
+    return ledger > configuration.maximumBytes && written >= max(1, configuration.sweepThreshold / 8)
+  }
+
+  /// The ledger now (taking the lock briefly), or `nil` when it is unknown or the lock fails.
+  private func currentLedger() -> Int64? {
+    (try? lock.withExclusiveLockedFile { fd throws(AttachmentError) -> Int64? in CacheLedger.read(fd) })
+      ?? nil
+  }
+
+  /// Starts the automatic sweep when one is due (``isDue(ledger:)``) and no sweep of this
+  /// cache object is running (inline or in the background, per
   /// ``CacheConfiguration/sweepsInBackground``).
-  private func sweepIfDue() {
-    guard writtenSinceSweep.load(ordering: .relaxed) >= configuration.sweepThreshold else { return }
-    guard sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
-      return
-    }
+  private func sweepIfDue(ledger: Int64?) {
+    guard isDue(ledger: ledger) else { return }
+    guard
+      sweeping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+    else { return }
     guard configuration.sweepsInBackground else {
       sweepWhileDue()
       return
@@ -412,16 +445,16 @@ public final class AttachmentCache: Sendable {
     Task.detached(priority: .background) { [self] in self.sweepWhileDue() }
   }
 
-  /// Sweeps until less than a threshold was written during the last sweep (what is published
-  /// while a sweep runs is not in its scan), then lets the next publish start one.
+  /// Sweeps until no sweep is due any more (what is published while a sweep runs is not in
+  /// its scan, but is in the ledger), then lets the next publish start one.
   private func sweepWhileDue() {
     repeat {
-      writtenSinceSweep.store(0, ordering: .relaxed)
+      writtenSinceSweep.store(0, ordering: .sequentiallyConsistent)
       _ = try? collectGarbage()
-    } while writtenSinceSweep.load(ordering: .relaxed) >= configuration.sweepThreshold
-    sweeping.store(false, ordering: .releasing)
-    // A publish that crossed the threshold just before `sweeping` was cleared started nothing.
-    sweepIfDue()
+    } while isDue(ledger: currentLedger())
+    sweeping.store(false, ordering: .sequentiallyConsistent)
+    // A publish that made a sweep due just before `sweeping` was cleared started nothing.
+    sweepIfDue(ledger: currentLedger())
   }
 
   /// Removes named body files whose writer is gone (their lock can be taken). Needs no cache
