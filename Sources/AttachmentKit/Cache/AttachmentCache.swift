@@ -19,6 +19,8 @@ public final class AttachmentCache: Sendable {
   private let sweeping = Atomic<Bool>(false)
   /// Set once the file system refused `O_TMPFILE`: named body files from then on.
   private let anonymousRefused = Atomic<Bool>(false)
+  /// What the last garbage collection read from the records, reused by the next.
+  let scanMemory = RecordScanMemory()
 
   /// Opens (creating if needed) the cache in `configuration.directory`, and removes body files
   /// abandoned by writers that no longer run.

@@ -114,7 +114,7 @@ extension AttachmentCache {
       }
     }
 
-    let scan = scanRecords()
+    let scan = scanRecords(remembering: !rehash)
     let content = scanContent()
     // Content bytes the removals below took away, for the ledger (summed as they run).
     var removedBytes: Int64 = 0
@@ -167,6 +167,7 @@ extension AttachmentCache {
     }
 
     var used: [String: Int] = [:]
+    var evictedContent: Set<String> = []
     for entry in live { used[entry.path, default: 0] += 1 }
     var total = used.keys.reduce(Int64(0)) { $0 + (content.files[$1]?.size ?? 0) }
     if let limit, total > limit {
@@ -183,13 +184,17 @@ extension AttachmentCache {
         let lastUse = used[entry.path] == 0
         if lastUse {
           used[entry.path] = nil
+          evictedContent.insert(entry.path)
           total -= content.files[entry.path]?.size ?? 0
         }
         operations.append(evict(entry, removingContent: lastUse, startedAt: start, counted: counted))
       }
       live = kept
     }
-    for (path, _) in content.files where used[path] == nil && !hashed.keys.contains(path) {
+    // Content of an evicted entry goes with its record, or not at all: when the record changed
+    // since the scan (a touch, a new publish), the eviction is refused and its content stays.
+    for (path, _) in content.files
+    where used[path] == nil && !hashed.keys.contains(path) && !evictedContent.contains(path) {
       operations.append(
         counted(
           path, removeContent(path, startedAt: start, grace: configuration.gracePeriodSeconds, sha256: nil)))
@@ -331,16 +336,31 @@ extension AttachmentCache {
   }
 
   /// Every record file: the parsed ones (with their bytes) and those that are unreadable,
-  /// unparsable or not regular files of this user.
-  private func scanRecords() -> (
+  /// unparsable or not regular files of this user. With `remembering` (garbage collection), a
+  /// record file unchanged since the last remembering scan is not read again (see
+  /// ``RecordScanMemory``), and this scan becomes the one remembered.
+  private func scanRecords(remembering: Bool = false) -> (
     records: [(String, [UInt8], CacheRecord)], unreadable: [(String, CacheFiles.RecordBytes)]
   ) {
     var records: [(String, [UInt8], CacheRecord)] = []
     var unreadable: [(String, CacheFiles.RecordBytes)] = []
+    var remembered: [String: RecordScanMemory.Remembered] = [:]
     for shard in CacheLayout.shards {
       let directory = "\(layout.index)/\(shard)"
       _ = CacheFiles.withDirectory(directory) { fd -> Bool? in
         for name in CacheFiles.names(in: fd) {
+          var identity: RecordScanMemory.Identity?
+          if remembering {
+            var info = stat()
+            if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+              identity = RecordScanMemory.Identity(info)
+            }
+            if let identity, let known = scanMemory.recall(name, identity: identity) {
+              records.append((name, known.bytes, known.record))
+              remembered[name] = known
+              continue
+            }
+          }
           let read = CacheFiles.readRecord(name, in: fd)
           switch read {
           case .missing: continue
@@ -349,6 +369,10 @@ extension AttachmentCache {
               URLKey(record.url)?.digest == name
             {
               records.append((name, bytes, record))
+              if let identity {
+                remembered[name] = RecordScanMemory.Remembered(
+                  identity: identity, bytes: bytes, record: record)
+              }
               continue
             }
             unreadable.append((name, read))
@@ -359,6 +383,7 @@ extension AttachmentCache {
         return nil
       }
     }
+    if remembering { scanMemory.replace(with: remembered) }
     return (records, unreadable)
   }
 

@@ -153,4 +153,39 @@ struct CacheLedgerTests {
     _ = try fixture.pipeline.cache.collectGarbage()
     #expect(try Self.ledger(fixture.pipeline.cache) == 0)
   }
+
+  @Test("a record replaced since the last collection is read again: eviction follows its new access time")
+  func rememberedScanSeesReplacedRecords() async throws {
+    // Given 4 entries fetched in order, and a collection that read (and remembered) them all
+    let wav = try Samples.bytes("wav-pcm16.wav")
+    let fixture = try Fixture { $0.cache.gracePeriodSeconds = 0 }
+    defer { fixture.close() }
+    let urls = Self.serveDistinct(fixture, prefix: "lru", count: 4, wav: wav)
+    let cache = fixture.pipeline.cache
+    let keys = try urls.map { try #require(URLKey($0)) }
+    let now = FileSystem.now()
+    for (index, url) in urls.enumerated() {
+      _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+      let entry = try #require(cache.entry(for: keys[index]))
+      cache.touch(entry, now: now + Double(index + 1) * 100)  // a strict LRU order
+    }
+    _ = try cache.collectGarbage()
+    #expect(cache.scanMemory.count == 4)
+
+    // When the oldest entry is used again (its record replaced) and the cache is limited to
+    // three files' worth (the low watermark keeps two)
+    let first = try #require(cache.entry(for: keys[0]))
+    cache.touch(first, now: now + 1_000)
+    let report = try cache.collectGarbage(maximumBytes: Int64(wav.count) * 3)
+
+    // Then the two least recently used now (entries 1 and 2) went, and entry 0 stayed: a
+    // remembered, stale access time would have picked entry 0, whose removal the re-check
+    // under the lock refuses, leaving the cache over its low watermark
+    #expect(report.evicted == 2)
+    #expect(report.bytes <= Int64(Double(wav.count) * 3 * 0.8))
+    #expect(cache.entry(for: keys[0]) != nil)
+    #expect(cache.entry(for: keys[1]) == nil)
+    #expect(cache.entry(for: keys[2]) == nil)
+    #expect(cache.entry(for: keys[3]) != nil)
+  }
 }
