@@ -362,8 +362,15 @@ public final class AttachmentCache: Sendable {
 
   /// Makes a prepared record the record of `digest` (lock held): linked into `tmp/` under a
   /// temporary name, then renamed over the record, so readers see the old or the new one.
+  /// A URL without a record yet (every entry of a batch) gets the file linked straight to its
+  /// name instead: `linkat` never replaces, so readers see no record or the whole one, and the
+  /// temporary name's `getrandom`, directory entry and `rename` are saved.
   private func commitPrepared(_ file: CacheBodyFile, digest: String) throws(AttachmentError) {
     let path = layout.recordPath(digest: digest)
+    if Self.link(file, to: path) == 0 {
+      if configuration.durable { FileSystem.syncDirectory(of: path) }
+      return
+    }
     try Self.place(
       file, at: path, through: "\(layout.temporary)/\(Self.preparedRecordPrefix)",
       what: "publish a cache record")
