@@ -8,7 +8,8 @@ import Glibc
 /// ROOT/v2/index/1/1234…89          one record per normalized URL
 /// ROOT/v2/tmp/                     named bodies in flight (only where O_TMPFILE is missing),
 ///                                  records being written, unindexed (no-store) files
-/// ROOT/v2/lock                     the advisory lock for publishes, record writes and sweeps
+/// ROOT/v2/lock                     the advisory lock for publishes, record writes and sweeps,
+///                                  holding the size ledger (``CacheLedger``) in its first bytes
 /// ```
 ///
 /// The 16 fan-out directories under `content` and `index` (the first hex digit) are made
