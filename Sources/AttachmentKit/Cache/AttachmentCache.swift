@@ -20,7 +20,7 @@ public final class AttachmentCache: Sendable {
   /// Set once the file system refused `O_TMPFILE`: named body files from then on.
   private let anonymousRefused = Atomic<Bool>(false)
   /// What the last garbage collection read from the records, reused by the next.
-  let scanMemory = RecordScanMemory()
+  let scanMemory: RecordScanMemory
 
   /// Opens (creating if needed) the cache in `configuration.directory`, and removes body files
   /// abandoned by writers that no longer run.
@@ -31,6 +31,7 @@ public final class AttachmentCache: Sendable {
     self.configuration = configuration
     layout = CacheLayout(root: configuration.directory)
     lock = FileLock(path: layout.lockFile)
+    scanMemory = RecordScanMemory(capacity: configuration.rememberedRecords)
     if try layout.prepare() {
       // A new cache holds nothing: its ledger starts at 0 (unless a publish already set it).
       try lock.withExclusiveLockedFile { fd throws(AttachmentError) in

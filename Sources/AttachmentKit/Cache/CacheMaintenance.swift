@@ -345,12 +345,13 @@ extension AttachmentCache {
     var records: [(String, [UInt8], CacheRecord)] = []
     var unreadable: [(String, CacheFiles.RecordBytes)] = []
     var remembered: [String: RecordScanMemory.Remembered] = [:]
+    let identifying = remembering && !scanMemory.isOverflowed
     for shard in CacheLayout.shards {
       let directory = "\(layout.index)/\(shard)"
       _ = CacheFiles.withDirectory(directory) { fd -> Bool? in
         for name in CacheFiles.names(in: fd) {
           var identity: RecordScanMemory.Identity?
-          if remembering {
+          if identifying, remembered.count <= scanMemory.capacity {
             var info = stat()
             if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
               identity = RecordScanMemory.Identity(info)
@@ -383,7 +384,7 @@ extension AttachmentCache {
         return nil
       }
     }
-    if remembering { scanMemory.replace(with: remembered) }
+    if remembering { scanMemory.replace(with: remembered, found: records.count) }
     return (records, unreadable)
   }
 

@@ -12,11 +12,18 @@ import Synchronization
 /// decided from it is trusted blindly: every removal re-reads the record under the lock and
 /// compares its bytes, and `verify` reads every record afresh.
 ///
-/// At most ``capacity`` records are remembered (a few hundred bytes each); past that, the
-/// scan reads everything, as before.
+/// At most ``capacity`` records are remembered (a few hundred bytes each); a scan that finds
+/// more remembers nothing, and the scan after it does not even `fstat` (a 100,000-entry cache
+/// is read as before, without 100,000 extra calls), until a scan finds few enough again.
 final class RecordScanMemory: Sendable {
-  /// How many records are remembered at most.
-  static let capacity = 8_192
+  /// How many records are remembered at most (``CacheConfiguration`` sets it; 8,192 by
+  /// default).
+  let capacity: Int
+
+  /// Makes an empty memory of at most `capacity` records.
+  init(capacity: Int) {
+    self.capacity = capacity
+  }
 
   /// The identity of a record file: what changes whenever it is replaced or touched.
   struct Identity: Equatable, Sendable {
@@ -53,6 +60,11 @@ final class RecordScanMemory: Sendable {
   }
 
   private let remembered = Mutex<[String: Remembered]>([:])
+  private let overflowed = Atomic<Bool>(false)
+
+  /// Whether the last scan found more than ``capacity`` records (the next one need not
+  /// identify files it cannot remember).
+  var isOverflowed: Bool { overflowed.load(ordering: .relaxed) }
 
   /// The remembered record at `name` (a record file name: the URL key's digest) if `identity`
   /// is still the file's, else `nil`.
@@ -66,10 +78,11 @@ final class RecordScanMemory: Sendable {
   /// How many records are remembered now.
   var count: Int { remembered.withLock { $0.count } }
 
-  /// Replaces what is remembered by what a whole scan read (nothing when it read more than
-  /// ``capacity`` records).
-  func replace(with scan: [String: Remembered]) {
-    let kept = scan.count <= Self.capacity ? scan : [:]
-    remembered.withLock { $0 = kept }
+  /// Replaces what is remembered by what a whole scan read, given the number of records it
+  /// found (nothing is kept when that is more than ``capacity``).
+  func replace(with scan: [String: Remembered], found: Int) {
+    let fits = found <= capacity
+    overflowed.store(!fits, ordering: .relaxed)
+    remembered.withLock { $0 = fits ? scan : [:] }
   }
 }

@@ -188,4 +188,38 @@ struct CacheLedgerTests {
     #expect(cache.entry(for: keys[2]) == nil)
     #expect(cache.entry(for: keys[3]) != nil)
   }
+
+  @Test("a cache with more records than a collection remembers is read in full and remembered not at all")
+  func rememberedScanCapacity() async throws {
+    // Given a collection that remembers 16 records, and one entry copied under 24 URLs (all
+    // pointing at the same content)
+    let wav = try Samples.bytes("wav-pcm16.wav")
+    let fixture = try Fixture { $0.cache.rememberedRecords = 16 }
+    defer { fixture.close() }
+    let url = fixture.server.url("/one.wav")
+    fixture.server.serve("/one.wav", body: wav, contentType: "audio/wav")
+    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let copies = (0..<24).map { "http://copies.example/\($0).wav" }
+    let cache = fixture.pipeline.cache
+    #expect(try cache.storeCopies(of: url, as: copies) == copies.count)
+
+    // When it is collected twice
+    let first = try cache.collectGarbage()
+    #expect(cache.scanMemory.isOverflowed)
+    #expect(cache.scanMemory.count == 0)
+    let second = try cache.collectGarbage()
+
+    // Then both collections counted every entry, and nothing was remembered
+    #expect(first.entries == copies.count + 1)
+    #expect(second.entries == copies.count + 1)
+    #expect(cache.scanMemory.count == 0)
+
+    // And once the cache is small again, the next collection but one remembers again
+    _ = try cache.clear()
+    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try cache.collectGarbage()
+    #expect(!cache.scanMemory.isOverflowed)
+    _ = try cache.collectGarbage()
+    #expect(cache.scanMemory.count == 1)
+  }
 }
