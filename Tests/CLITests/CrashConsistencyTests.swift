@@ -66,6 +66,35 @@ struct CrashConsistencyTests {
     }
   }
 
+  /// The bytes of every content file under the cache (an oracle for the size ledger).
+  static func contentBytes(_ cache: String) -> Int64 {
+    let content = cache + "/v2/content"
+    let shards = (try? FileManager.default.contentsOfDirectory(atPath: content)) ?? []
+    var total: Int64 = 0
+    for shard in shards {
+      for name in (try? FileManager.default.contentsOfDirectory(atPath: content + "/" + shard)) ?? [] {
+        let size = (try? FileManager.default.attributesOfItem(atPath: content + "/" + shard + "/" + name))?[
+          .size]
+        total += (size as? NSNumber)?.int64Value ?? 0
+      }
+    }
+    return total
+  }
+
+  /// The size ledger in the cache's lock file (its first 16 bytes: the count, then the count
+  /// XOR "ledger01"), or `nil` when they do not check.
+  static func ledger(_ cache: String) -> Int64? {
+    guard let data = FileManager.default.contents(atPath: cache + "/v2/lock"), data.count >= 16 else {
+      return nil
+    }
+    let bytes = [UInt8](data.prefix(16))
+    func word(_ offset: Int) -> UInt64 {
+      (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+    }
+    guard word(8) == word(0) ^ 0x6C65_6467_6572_3031 else { return nil }
+    return Int64(exactly: word(0))
+  }
+
   @Test(
     "kill -9 at 50 moments chosen by bytes sent or a record appearing: every kill mid-flight, verify clean after each, true bytes after"
   )
@@ -145,6 +174,8 @@ struct CrashConsistencyTests {
       entries = report["entries"] as? Int ?? 0
       let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v2/tmp")
       #expect(leftovers.isEmpty, "round \(round): \(leftovers)")
+      // And the size ledger, whatever the kill left in it, is recounted to what is on disk
+      #expect(Self.ledger(cache) == Self.contentBytes(cache), "round \(round)")
     }
     print("kill -9: \(midFlight) of 50 prefetch runs killed mid-flight")
     #expect(midFlight == 50)

@@ -19,6 +19,8 @@ public final class AttachmentCache: Sendable {
   private let sweeping = Atomic<Bool>(false)
   /// Set once the file system refused `O_TMPFILE`: named body files from then on.
   private let anonymousRefused = Atomic<Bool>(false)
+  /// What the last garbage collection read from the records, reused by the next.
+  let scanMemory: RecordScanMemory
 
   /// Opens (creating if needed) the cache in `configuration.directory`, and removes body files
   /// abandoned by writers that no longer run.
@@ -29,7 +31,13 @@ public final class AttachmentCache: Sendable {
     self.configuration = configuration
     layout = CacheLayout(root: configuration.directory)
     lock = FileLock(path: layout.lockFile)
-    try layout.prepare()
+    scanMemory = RecordScanMemory(capacity: configuration.rememberedRecords)
+    if try layout.prepare() {
+      // A new cache holds nothing: its ledger starts at 0 (unless a publish already set it).
+      try lock.withExclusiveLockedFile { fd throws(AttachmentError) in
+        if CacheLedger.read(fd) == nil { CacheLedger.write(fd, 0) }
+      }
+    }
     removeAbandonedBodyFiles()
   }
 
@@ -130,15 +138,16 @@ public final class AttachmentCache: Sendable {
     // lock is held for links and a rename only, never for an inode allocation.
     let prepared = try prepareRecord(record)
     defer { prepared?.discard() }
-    try lock.withExclusiveLock { () throws(AttachmentError) in
-      try placeContent(body, at: path, bytes: validation.bytes)
+    let ledger = try lock.withExclusiveLockedFile { (lockFile) throws(AttachmentError) -> Int64? in
+      let added = try placeContent(body, at: path, bytes: validation.bytes)
       if let prepared {
         try commitPrepared(prepared, digest: digest)
       } else {
         try writeRecord(record, digest: digest, checkDirectory: false)
       }
+      return CacheLedger.add(lockFile, added)
     }
-    noteWritten(validation.bytes)
+    noteWritten(validation.bytes, ledger: ledger)
     return CacheEntry(record: record, path: path, digest: digest)
   }
 
@@ -251,23 +260,33 @@ public final class AttachmentCache: Sendable {
   /// young again; damaged content (wrong size, a link, a FIFO, another user's file) is
   /// replaced atomically. The content's modification time is set to now, read under the
   /// lock: a sweep that started before spares it.
-  private func placeContent(_ body: CacheBodyFile, at path: String, bytes: Int64) throws(AttachmentError) {
+  /// - Returns: the bytes this added to the cache's content (for the ledger): `bytes` for a
+  ///   new file, 0 when identical content was there, the difference when damaged content was
+  ///   replaced.
+  private func placeContent(_ body: CacheBodyFile, at path: String, bytes: Int64) throws(AttachmentError)
+    -> Int64
+  {
     let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
     if Self.link(body, to: path) == 0 {
       CacheFiles.setModified(path, to: FileSystem.now())
       if configuration.durable { FileSystem.syncDirectory(of: path) }
-      return
+      return bytes
     }
     guard errno == EEXIST else {
       throw AttachmentError(.ioError, "Cannot publish into the cache: \(String(cString: strerror(errno))).")
     }
-    if case .file(let size, _) = CacheFiles.find(path: path), size == bytes {
-      CacheFiles.setModified(path, to: FileSystem.now())
-      return
+    var replaced: Int64 = 0
+    if case .file(let size, _) = CacheFiles.find(path: path) {
+      if size == bytes {
+        CacheFiles.setModified(path, to: FileSystem.now())
+        return 0
+      }
+      replaced = size
     }
     // Damaged: readers see the old or the new file, never a partial one.
     try Self.place(body, at: path, through: "\(directory)/.replace-", what: "replace damaged content")
     CacheFiles.setModified(path, to: FileSystem.now())
+    return bytes - replaced
   }
 
   /// Makes `path` name the body file: `linkat` of an anonymous file (through
@@ -336,8 +355,15 @@ public final class AttachmentCache: Sendable {
 
   /// Makes a prepared record the record of `digest` (lock held): linked into `tmp/` under a
   /// temporary name, then renamed over the record, so readers see the old or the new one.
+  /// A URL without a record yet (every entry of a batch) gets the file linked straight to its
+  /// name instead: `linkat` never replaces, so readers see no record or the whole one, and the
+  /// temporary name's `getrandom`, directory entry and `rename` are saved.
   private func commitPrepared(_ file: CacheBodyFile, digest: String) throws(AttachmentError) {
     let path = layout.recordPath(digest: digest)
+    if Self.link(file, to: path) == 0 {
+      if configuration.durable { FileSystem.syncDirectory(of: path) }
+      return
+    }
     try Self.place(
       file, at: path, through: "\(layout.temporary)/\(Self.preparedRecordPrefix)",
       what: "publish a cache record")
@@ -384,19 +410,36 @@ public final class AttachmentCache: Sendable {
     }
   }
 
-  private func noteWritten(_ bytes: Int64) {
-    writtenSinceSweep.add(bytes, ordering: .relaxed)
-    sweepIfDue()
+  private func noteWritten(_ bytes: Int64, ledger: Int64?) {
+    writtenSinceSweep.add(bytes, ordering: .sequentiallyConsistent)
+    sweepIfDue(ledger: ledger)
   }
 
-  /// Starts the automatic sweep when a threshold's worth was written since the last one and
-  /// no sweep of this cache object is running (inline or in the background, per
+  /// Whether an automatic sweep is due. With a known ledger: when the cache holds more than
+  /// ``CacheConfiguration/maximumBytes`` and this process wrote at least an eighth of the
+  /// sweep threshold since its last sweep (so a cache a sweep could not bring under its limit,
+  /// young orphans say, is not rescanned on every publish). Without one (a new or old-format
+  /// lock file, after `clear`): when a threshold's worth was written since the last sweep.
+  private func isDue(ledger: Int64?) -> Bool {
+    let written = writtenSinceSweep.load(ordering: .sequentiallyConsistent)
+    guard let ledger else { return written >= configuration.sweepThreshold }
+    return ledger > configuration.maximumBytes && written >= max(1, configuration.sweepThreshold / 8)
+  }
+
+  /// The ledger now (taking the lock briefly), or `nil` when it is unknown or the lock fails.
+  private func currentLedger() -> Int64? {
+    (try? lock.withExclusiveLockedFile { fd throws(AttachmentError) -> Int64? in CacheLedger.read(fd) })
+      ?? nil
+  }
+
+  /// Starts the automatic sweep when one is due (``isDue(ledger:)``) and no sweep of this
+  /// cache object is running (inline or in the background, per
   /// ``CacheConfiguration/sweepsInBackground``).
-  private func sweepIfDue() {
-    guard writtenSinceSweep.load(ordering: .relaxed) >= configuration.sweepThreshold else { return }
-    guard sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
-      return
-    }
+  private func sweepIfDue(ledger: Int64?) {
+    guard isDue(ledger: ledger) else { return }
+    guard
+      sweeping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+    else { return }
     guard configuration.sweepsInBackground else {
       sweepWhileDue()
       return
@@ -404,16 +447,16 @@ public final class AttachmentCache: Sendable {
     Task.detached(priority: .background) { [self] in self.sweepWhileDue() }
   }
 
-  /// Sweeps until less than a threshold was written during the last sweep (what is published
-  /// while a sweep runs is not in its scan), then lets the next publish start one.
+  /// Sweeps until no sweep is due any more (what is published while a sweep runs is not in
+  /// its scan, but is in the ledger), then lets the next publish start one.
   private func sweepWhileDue() {
     repeat {
-      writtenSinceSweep.store(0, ordering: .relaxed)
+      writtenSinceSweep.store(0, ordering: .sequentiallyConsistent)
       _ = try? collectGarbage()
-    } while writtenSinceSweep.load(ordering: .relaxed) >= configuration.sweepThreshold
-    sweeping.store(false, ordering: .releasing)
-    // A publish that crossed the threshold just before `sweeping` was cleared started nothing.
-    sweepIfDue()
+    } while isDue(ledger: currentLedger())
+    sweeping.store(false, ordering: .sequentiallyConsistent)
+    // A publish that made a sweep due just before `sweeping` was cleared started nothing.
+    sweepIfDue(ledger: currentLedger())
   }
 
   /// Removes named body files whose writer is gone (their lock can be taken). Needs no cache

@@ -29,7 +29,7 @@ struct CacheBodyFile: Sendable {
   /// - Returns: the file, and whether an anonymous file was refused by the file system.
   /// - Throws: `io_error` when no file can be created (disk full, permissions).
   static func make(in directory: String, anonymous: Bool) throws(AttachmentError) -> (CacheBodyFile, Bool) {
-    if anonymous, access("/proc/self/fd", F_OK) == 0 {
+    if anonymous, procSelfFD {
       let fd = open(directory, oTemporaryFile | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0o600)
       if fd >= 0 {
         return (CacheBodyFile(descriptor: fd, path: "/proc/self/fd/\(fd)", isAnonymous: true), false)
@@ -42,6 +42,10 @@ struct CacheBodyFile: Sendable {
     }
     return (try makeNamed(in: directory), false)
   }
+
+  /// Whether `/proc/self/fd` exists (anonymous files are linked through it), asked once per
+  /// process rather than once per body file.
+  static let procSelfFD = access("/proc/self/fd", F_OK) == 0
 
   /// `O_TMPFILE` (Linux: `__O_TMPFILE | O_DIRECTORY`), which Glibc's module does not export.
   static let oTemporaryFile: Int32 = 0o20_000_000 | O_DIRECTORY

@@ -45,6 +45,10 @@ public struct CacheConfiguration: Sendable, Equatable {
   /// and record writes through. Default: 64.
   var sweepSliceOperations = 64
 
+  /// How many records garbage collection remembers between scans, so it re-reads only the
+  /// changed ones (see ``RecordScanMemory``). Default: 8,192 (a few MiB at most).
+  var rememberedRecords = 8_192
+
   /// Makes a configuration for a cache in `directory`.
   public init(directory: String) {
     self.directory = directory

@@ -8,7 +8,8 @@ import Glibc
 /// ROOT/v2/index/1/1234…89          one record per normalized URL
 /// ROOT/v2/tmp/                     named bodies in flight (only where O_TMPFILE is missing),
 ///                                  records being written, unindexed (no-store) files
-/// ROOT/v2/lock                     the advisory lock for publishes, record writes and sweeps
+/// ROOT/v2/lock                     the advisory lock for publishes, record writes and sweeps,
+///                                  holding the size ledger (``CacheLedger``) in its first bytes
 /// ```
 ///
 /// The 16 fan-out directories under `content` and `index` (the first hex digit) are made
@@ -56,8 +57,10 @@ struct CacheLayout: Sendable {
   /// Creates the directories (mode 0700) and checks that the root and every directory of the
   /// versioned root are safe to use: directories (not symbolic links) owned by this user and
   /// not writable by others. The fan-out directories are made when the versioned root is new.
+  /// - Returns: whether this call made the versioned root (a new, empty cache).
   /// - Throws: `io_error` naming what is wrong.
-  func prepare() throws(AttachmentError) {
+  @discardableResult
+  func prepare() throws(AttachmentError) -> Bool {
     try Self.makeDirectory(root)
     var info = stat()
     guard stat(root, &info) == 0 else {
@@ -84,6 +87,7 @@ struct CacheLayout: Sendable {
         mkdir("\(index)/\(shard)", 0o700)
       }
     }
+    return created
   }
 
   /// Creates a directory (0700) and its parents if missing.

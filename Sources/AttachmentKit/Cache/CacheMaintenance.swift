@@ -61,8 +61,9 @@ extension AttachmentCache {
     }
     for root in layout.legacy { operations.append { CacheFiles.removeTree(root) } }
     report.removed = try applyInSlices(operations)
-    report.removed += try lock.withExclusiveLock { () throws(AttachmentError) -> Int in
-      removeTemporaryFiles(now: FileSystem.now(), grace: 0).removed
+    report.removed += try lock.withExclusiveLockedFile { fd throws(AttachmentError) -> Int in
+      CacheLedger.forget(fd)  // what publishes added meanwhile is unknown: the next sweep counts
+      return removeTemporaryFiles(now: FileSystem.now(), grace: 0).removed
     }
     report.temporaryFiles = CacheFiles.names(inDirectory: layout.temporary).count
     return report
@@ -80,8 +81,17 @@ extension AttachmentCache {
   private func sweep(rehash: Bool, evictTo limit: Int64?) throws(AttachmentError) -> CacheReport {
     var report = CacheReport()
     // Every publish links and commits under the lock, so reading the clock under it splits
-    // them cleanly: finished before (the scan sees the record) or stamped after `start`.
-    let start = try lock.withExclusiveLock { () throws(AttachmentError) -> Double in FileSystem.now() }
+    // them cleanly: finished before (the scan sees the record) or stamped after `start`. The
+    // ledger is read (or started at 0) at the same moment, so what it gains until the end is
+    // exactly what was published meanwhile.
+    let (start, ledgerAtStart) = try lock.withExclusiveLockedFile {
+      fd throws(AttachmentError) -> (Double, Int64) in
+      guard let known = CacheLedger.read(fd) else {
+        CacheLedger.write(fd, 0)
+        return (FileSystem.now(), 0)
+      }
+      return (FileSystem.now(), known)
+    }
     var operations: [() -> Int] = []
 
     for root in layout.legacy where CacheFiles.find(path: root) != .missing {
@@ -104,8 +114,18 @@ extension AttachmentCache {
       }
     }
 
-    let scan = scanRecords()
+    let scan = scanRecords(remembering: !rehash)
     let content = scanContent()
+    // Content bytes the removals below took away, for the ledger (summed as they run).
+    var removedBytes: Int64 = 0
+    func counted(_ path: String, _ removal: @escaping () -> Int) -> () -> Int {
+      let size = content.files[path]?.size ?? 0
+      return {
+        let removed = removal()
+        if removed > 0 { removedBytes += size }
+        return removed
+      }
+    }
     for (digest, found) in scan.unreadable {
       report.corrupt += 1
       operations.append(removeRecord(digest: digest, ifStill: found))
@@ -140,12 +160,14 @@ extension AttachmentCache {
         report.corrupt += 1
         operations.append(removeRecord(digest: digest, ifStill: .bytes(bytes)))
         if wrongHash {
-          operations.append(removeContent(path, startedAt: start, grace: nil, sha256: validation.sha256))
+          operations.append(
+            counted(path, removeContent(path, startedAt: start, grace: nil, sha256: validation.sha256)))
         }
       }
     }
 
     var used: [String: Int] = [:]
+    var evictedContent: Set<String> = []
     for entry in live { used[entry.path, default: 0] += 1 }
     var total = used.keys.reduce(Int64(0)) { $0 + (content.files[$1]?.size ?? 0) }
     if let limit, total > limit {
@@ -162,20 +184,31 @@ extension AttachmentCache {
         let lastUse = used[entry.path] == 0
         if lastUse {
           used[entry.path] = nil
+          evictedContent.insert(entry.path)
           total -= content.files[entry.path]?.size ?? 0
         }
-        operations.append(evict(entry, removingContent: lastUse, startedAt: start))
+        operations.append(evict(entry, removingContent: lastUse, startedAt: start, counted: counted))
       }
       live = kept
     }
-    for (path, _) in content.files where used[path] == nil && !hashed.keys.contains(path) {
+    // Content of an evicted entry goes with its record, or not at all: when the record changed
+    // since the scan (a touch, a new publish), the eviction is refused and its content stays.
+    for (path, _) in content.files
+    where used[path] == nil && !hashed.keys.contains(path) && !evictedContent.contains(path) {
       operations.append(
-        removeContent(path, startedAt: start, grace: configuration.gracePeriodSeconds, sha256: nil))
+        counted(
+          path, removeContent(path, startedAt: start, grace: configuration.gracePeriodSeconds, sha256: nil)))
     }
 
     report.removed = try applyInSlices(operations)
-    let temporary = try lock.withExclusiveLock { () throws(AttachmentError) -> (removed: Int, left: Int) in
-      removeTemporaryFiles(now: FileSystem.now(), grace: configuration.gracePeriodSeconds)
+    // What the scan found, less what was removed, plus what was published meanwhile: an upper
+    // bound of the content now (a publish during the scan may be counted twice).
+    let left = content.files.values.reduce(Int64(0)) { $0 + $1.size } - removedBytes
+    let temporary = try lock.withExclusiveLockedFile {
+      fd throws(AttachmentError) -> (removed: Int, left: Int) in
+      let publishedMeanwhile = max(0, (CacheLedger.read(fd) ?? ledgerAtStart) - ledgerAtStart)
+      CacheLedger.write(fd, left + publishedMeanwhile)
+      return removeTemporaryFiles(now: FileSystem.now(), grace: configuration.gracePeriodSeconds)
     }
     report.removed += temporary.removed
     report.temporaryFiles = temporary.left
@@ -218,9 +251,12 @@ extension AttachmentCache {
   }
 
   /// Evicts an entry if its record is unchanged, and its content when it was the last user.
-  private func evict(_ entry: LiveEntry, removingContent: Bool, startedAt start: Double) -> () -> Int {
+  private func evict(
+    _ entry: LiveEntry, removingContent: Bool, startedAt start: Double,
+    counted: (String, @escaping () -> Int) -> () -> Int
+  ) -> () -> Int {
     let record = removeRecord(digest: entry.digest, ifStill: .bytes(entry.bytes))
-    let content = removeContent(entry.path, startedAt: start, grace: nil, sha256: nil)
+    let content = counted(entry.path, removeContent(entry.path, startedAt: start, grace: nil, sha256: nil))
     return {
       let removed = record()
       guard removed > 0 else { return 0 }
@@ -300,16 +336,32 @@ extension AttachmentCache {
   }
 
   /// Every record file: the parsed ones (with their bytes) and those that are unreadable,
-  /// unparsable or not regular files of this user.
-  private func scanRecords() -> (
+  /// unparsable or not regular files of this user. With `remembering` (garbage collection), a
+  /// record file unchanged since the last remembering scan is not read again (see
+  /// ``RecordScanMemory``), and this scan becomes the one remembered.
+  private func scanRecords(remembering: Bool = false) -> (
     records: [(String, [UInt8], CacheRecord)], unreadable: [(String, CacheFiles.RecordBytes)]
   ) {
     var records: [(String, [UInt8], CacheRecord)] = []
     var unreadable: [(String, CacheFiles.RecordBytes)] = []
+    var remembered: [String: RecordScanMemory.Remembered] = [:]
+    let identifying = remembering && !scanMemory.isOverflowed
     for shard in CacheLayout.shards {
       let directory = "\(layout.index)/\(shard)"
       _ = CacheFiles.withDirectory(directory) { fd -> Bool? in
         for name in CacheFiles.names(in: fd) {
+          var identity: RecordScanMemory.Identity?
+          if identifying, remembered.count <= scanMemory.capacity {
+            var info = stat()
+            if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+              identity = RecordScanMemory.Identity(info)
+            }
+            if let identity, let known = scanMemory.recall(name, identity: identity) {
+              records.append((name, known.bytes, known.record))
+              remembered[name] = known
+              continue
+            }
+          }
           let read = CacheFiles.readRecord(name, in: fd)
           switch read {
           case .missing: continue
@@ -318,6 +370,10 @@ extension AttachmentCache {
               URLKey(record.url)?.digest == name
             {
               records.append((name, bytes, record))
+              if let identity {
+                remembered[name] = RecordScanMemory.Remembered(
+                  identity: identity, bytes: bytes, record: record)
+              }
               continue
             }
             unreadable.append((name, read))
@@ -328,6 +384,7 @@ extension AttachmentCache {
         return nil
       }
     }
+    if remembering { scanMemory.replace(with: remembered, found: records.count) }
     return (records, unreadable)
   }
 

@@ -31,6 +31,14 @@ final class FileLock: @unchecked Sendable {
   /// the lock again.
   /// - Throws: `io_error` when the lock file cannot be opened or locked, or whatever `body` throws.
   func withExclusiveLock<T>(_ body: () throws(AttachmentError) -> T) throws(AttachmentError) -> T {
+    try withExclusiveLockedFile { _ throws(AttachmentError) -> T in try body() }
+  }
+
+  /// Runs `body` holding the lock exclusively, with the lock file's descriptor (the cache
+  /// keeps its size ledger in the file's first bytes, see ``CacheLedger``). Waits for other
+  /// holders. `body` must not take the lock again nor close the descriptor.
+  /// - Throws: `io_error` when the lock file cannot be opened or locked, or whatever `body` throws.
+  func withExclusiveLockedFile<T>(_ body: (Int32) throws(AttachmentError) -> T) throws(AttachmentError) -> T {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     let fd = try openLockFile()
@@ -40,7 +48,7 @@ final class FileLock: @unchecked Sendable {
       }
     }
     defer { flock(fd, LOCK_UN) }
-    return try body()
+    return try body(fd)
   }
 
   /// Runs `body` holding the lock exclusively if nobody (no thread, no process) holds it now;

@@ -74,6 +74,35 @@ struct SharedCacheTests {
     #expect(files >= urls.count, "the count saw too few creations (\(files)): is strace tracing the writer?")
   }
 
+  @Test("a new entry's record is linked straight to its name: no temporary record name, no rename")
+  func newRecordLinkedDirectly() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("direct")
+    defer { scratch.remove() }
+    let urls = try Self.serveWAVs(server, count: 20)
+    let list = scratch.path + "/urls.txt"
+    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    let cache = scratch.path + "/cache"
+
+    // When a prefetch of 20 new entries runs under strace
+    let (status, lines) = try straceAttachkit(
+      "link,linkat,rename,renameat,renameat2",
+      ["prefetch", "--json", "-j", "4", "--cache-dir", cache, list], log: scratch.path + "/strace.log")
+    #expect(status == 0)
+
+    // Then each entry is two successful links (content, record) into the index and content
+    // directories, and nothing under the cache is renamed
+    let succeeded = lines.filter { $0.contains(cache) && $0.hasSuffix("= 0") }
+    let renames = succeeded.filter { $0.contains("rename") }
+    let recordLinks = succeeded.filter { $0.contains("link") && $0.contains(cache + "/v2/index/") }
+    #expect(renames.isEmpty, "\(renames.prefix(3))")
+    #expect(recordLinks.count == urls.count, "\(recordLinks.count) record links for \(urls.count) entries")
+    let reopened = try AttachmentCache(configuration: CacheConfiguration(directory: cache))
+    #expect(try reopened.stats().entries == urls.count)
+    #expect(try reopened.verify().corrupt == 0)
+  }
+
   @Test("a version 1 cache is never read, never crashes, and is removed by the next sweep")
   func legacyLayout() async throws {
     let fixture = try Fixture()
