@@ -95,10 +95,21 @@ public final class AttachmentPipeline: Sendable {
       }
     }
     let stale = cached
-    let outcome = await flights.run(key, deadline: deadline) { [self] in
-      await self.fetch(url: url, key: key, stale: stale, deadline: deadline, start: start)
+    while true {
+      // A call that joins a fetch already under way shares it, and with it the deadline of
+      // the call that started it. When that earlier deadline ends the shared fetch, a call
+      // whose own deadline is later fetches again (or joins whoever does) instead of
+      // answering with someone else's deadline.
+      let outcome = await flights.run(key, deadline: deadline) { [self] in
+        await self.fetch(url: url, key: key, stale: stale, deadline: deadline, start: start)
+      }
+      if case .failure(let error) = outcome, error.code == .deadlineExceeded, ContinuousClock.now < deadline,
+        !Task.isCancelled
+      {
+        continue
+      }
+      return try outcome.get()
     }
-    return try outcome.get()
   }
 
   /// The attachment for `url` if the cache holds a fresh, size-checked copy that this
@@ -119,6 +130,9 @@ public final class AttachmentPipeline: Sendable {
     cache.touch(entry, now: now)
     return answer(entry, url: url, source: .cache, start: start)
   }
+
+  /// How many calls for `url` wait on one fetch now (tests: to know a call has joined).
+  func callersWaiting(for url: AttachmentURL) -> Int { flights.waiting(for: url.key) }
 
   /// The attachment for `url` within `timeout` from now: a convenience for
   /// ``attachment(for:deadline:)`` with the same results and errors.

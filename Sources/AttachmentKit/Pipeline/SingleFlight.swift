@@ -65,6 +65,12 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
   }
 
+  /// How many callers wait on the run for `key` now (0: none under way).
+  func waiting(for key: Key) -> Int {
+    guard let flight = state.withLock({ $0.flights[key] }) else { return 0 }
+    return flight.waiters.withLock { $0.count }
+  }
+
   /// Answers every waiter and retires the flight.
   private func finish(_ flight: Flight, key: Key, with outcome: Outcome) {
     state.withLock { state in

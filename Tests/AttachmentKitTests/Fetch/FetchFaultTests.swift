@@ -345,6 +345,9 @@ final class Flag: @unchecked Sendable {
 
   func set() { lock.withLock { value = true } }
 
+  /// Whether the flag is set now.
+  var isSet: Bool { lock.withLock { value } }
+
   /// Whether the flag was set within `limit` (polled every 10 ms).
   func wait(upTo limit: Duration) async -> Bool {
     await poll(upTo: limit) { self.lock.withLock { self.value } }

@@ -1,4 +1,5 @@
 import Foundation
+import PosixLock
 import TestSupport
 import Testing
 
@@ -207,5 +208,66 @@ final class StageGate: @unchecked Sendable {
   /// Whether `stage` has been seen `count` times within `limit`.
   func wait(for stage: PipelineStage, count: Int = 1, upTo limit: Duration) async -> Bool {
     await poll(upTo: limit) { self.stages.filter { $0 == stage }.count >= count }
+  }
+}
+
+/// Calls that share one fetch keep their own deadlines.
+@Suite("Pipeline: shared fetches and their callers' deadlines")
+struct SharedDeadlineTests {
+  @Test(
+    "a caller that joined a fetch started by a caller with an earlier deadline is not failed by that deadline"
+  )
+  func joinerKeepsItsDeadline() async throws {
+    // Given a route whose first request hangs until the test lets it go, and whose later ones answer
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("shared-deadline")
+    defer { scratch.remove() }
+    let png = try Samples.bytes("png-gray.png")
+    let held = Flag()
+    let firstArrived = Flag()
+    let arrivals = Locked(0)
+    server.route("/shared.png") { _, writer in
+      let index = arrivals.withLock { value -> Int in
+        value += 1
+        return value
+      }
+      if index == 1 {
+        firstArrived.set()
+        var spins = 0
+        while !held.isSet, spins < 1000 {  // at most 10 s
+          usleep(10_000)
+          spins += 1
+        }
+      }
+      _ = writer.respond(status: 200, headers: [("Content-Type", "image/png")], body: png)
+    }
+    var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
+    configuration.downloader.allowPrivateNetworks = true
+    let pipeline = try AttachmentPipeline(configuration: configuration)
+    let url = server.url("/shared.png")
+
+    // When a caller with a 2 s deadline starts the fetch, and one with 10 s joins it
+    let early = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(2)) }
+    #expect(await firstArrived.wait(upTo: .seconds(5)))
+    let late = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(10)) }
+    let checked = try AttachmentURL(url)
+    #expect(
+      await poll(upTo: .seconds(5)) { pipeline.callersWaiting(for: checked) == 2 },
+      "the second call never joined")
+    let earlyResult = await early.result
+    held.set()
+    let lateResult = await late.result
+
+    // Then the first gets deadline_exceeded and the second its file, from a second request
+    if case .failure(let error) = earlyResult {
+      #expect((error as? AttachmentError)?.code == .deadlineExceeded, "\(error)")
+    } else {
+      Issue.record("the early caller was answered after its deadline")
+    }
+    let attachment = try lateResult.get()
+    #expect(attachment.source == .network)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: attachment.path)) == Data(png))
+    #expect(server.requestCount(path: "/shared.png") == 2)
   }
 }
