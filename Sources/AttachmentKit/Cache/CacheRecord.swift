@@ -8,6 +8,10 @@
 struct CacheRecord: Equatable, Sendable {
   /// The record format this code writes and reads (`v` line).
   static let version = "2"
+  /// The format of a record whose content is a rescued derivative. Binaries from before rescue
+  /// read only ``version``, so to them such a record is unreadable (a miss) instead of an
+  /// original they would serve to a caller that never asked for a rescue.
+  static let rescuedVersion = "2r"
 
   /// The normalized URL this record answers.
   var url: String
@@ -31,7 +35,7 @@ struct CacheRecord: Equatable, Sendable {
 
   /// The record's text.
   func encoded() -> String {
-    var lines = ["v \(Self.version)", "url \(url)"]
+    var lines = ["v \(validation.rescued == nil ? Self.version : Self.rescuedVersion)", "url \(url)"]
     lines += Self.validationLines(validation)
     if let peer { lines.append("peer \(peer.rawValue)") }
     if let etag { lines.append("etag \(etag)") }
@@ -46,8 +50,10 @@ struct CacheRecord: Equatable, Sendable {
   /// Parses a record, or returns `nil` for anything malformed (a torn or foreign file is a
   /// miss, never a crash).
   init?(decoding text: Substring) {
-    guard let lines = RecordLines(text), lines.single["v"] == Self.version[...],
+    guard let lines = RecordLines(text), let version = lines.single["v"],
+      version == Self.version[...] || version == Self.rescuedVersion[...],
       let url = lines.single["url"], let validation = Self.validation(from: lines),
+      (validation.rescued != nil) == (version == Self.rescuedVersion[...]),
       let fetched = lines.single["fetched"].flatMap({ Double($0) }),
       let fresh = lines.single["fresh"].flatMap({ Double($0) }),
       let access = lines.single["access"].flatMap({ Double($0) })

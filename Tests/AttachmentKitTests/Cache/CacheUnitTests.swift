@@ -90,4 +90,29 @@ struct CacheUnitTests {
     #expect(
       CacheRecord(decoding: text.replacingOccurrences(of: "peer loopback", with: "peer moon")[...]) == nil)
   }
+
+  @Test("a rescued derivative's record is version 2r, which binaries from before rescue cannot read")
+  func rescuedRecordVersion() throws {
+    var validation = Validation(
+      type: .jpeg, detectedMIME: "image/jpeg", bytes: 2_000, sha256: String(repeating: "b", count: 64),
+      width: 64,
+      height: 48, frames: nil, durationSeconds: nil, warnings: [])
+    validation.rescued = Rescue(
+      from: "image/webp", actions: [.converted], originalBytes: 900, originalWidth: 64, originalHeight: 48)
+    let record = CacheRecord(
+      url: "http://x/a.webp", validation: validation, peer: .loopback, etag: nil, lastModified: nil,
+      date: nil,
+      fetchedAt: 1, freshUntil: 2, lastAccess: 3)
+    let text = record.encoded()
+    #expect(text.hasPrefix("v 2r\n"))
+    #expect(CacheRecord(decoding: text[...]) == record)
+    // A pre-rescue reader accepts only "v 2": the derivative is never taken for an original.
+    #expect(!text.contains("v 2\n"))
+    // Neither a rescued line under "v 2" nor "v 2r" without one parses.
+    #expect(CacheRecord(decoding: text.replacingOccurrences(of: "v 2r\n", with: "v 2\n")[...]) == nil)
+    let plain =
+      text.split(separator: "\n").filter { !$0.hasPrefix("rescued ") }.joined(separator: "\n") + "\n"
+    #expect(CacheRecord(decoding: plain[...]) == nil)
+    #expect(CacheRecord(decoding: plain.replacingOccurrences(of: "v 2r\n", with: "v 2\n")[...]) != nil)
+  }
 }
