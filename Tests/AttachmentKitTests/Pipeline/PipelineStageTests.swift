@@ -15,24 +15,19 @@ import Testing
 struct PipelineStageTests {
   /// A server, a fresh cache and a pipeline whose misses report to `gate`.
   struct Fixture {
-    let server: TestHTTPServer
-    let scratch: ScratchDirectory
-    let pipeline: AttachmentPipeline
+    let base: PipelineFixture
     let gate: StageGate
+    var server: TestHTTPServer { base.server }
+    var pipeline: AttachmentPipeline { base.pipeline }
 
     init(gate: StageGate) throws {
-      server = try TestHTTPServer.start()
-      scratch = try ScratchDirectory("stages")
-      var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
-      configuration.downloader.allowPrivateNetworks = true  // the test server is on loopback
+      base = try PipelineFixture("stages", observer: gate.observe)
       self.gate = gate
-      pipeline = try AttachmentPipeline(configuration: configuration, observer: gate.observe)
     }
 
     func close() {
       gate.release()
-      server.stop()
-      scratch.remove()
+      base.close()
     }
 
     /// Nothing of the miss is left: no entry, no content, no temporary body.
@@ -40,9 +35,7 @@ struct PipelineStageTests {
       let stats = try pipeline.cache.stats()
       #expect(stats.entries == 0 && stats.contentFiles == 0, "\(stats)", sourceLocation: sourceLocation)
       #expect(pipeline.cachedAttachment(for: url) == nil, sourceLocation: sourceLocation)
-      let temporary =
-        (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v2/tmp")) ?? []
-      #expect(temporary.isEmpty, "\(temporary)", sourceLocation: sourceLocation)
+      #expect(base.temporaryFiles().isEmpty, "\(base.temporaryFiles())", sourceLocation: sourceLocation)
     }
   }
 

@@ -7,30 +7,7 @@ import Testing
 /// The pipeline end to end: real server, real libcurl, real libmagic, real files.
 @Suite("AttachmentPipeline")
 struct PipelineTests {
-  /// A server, a fresh cache directory and a pipeline over them.
-  struct Fixture {
-    let server: TestHTTPServer
-    let scratch: ScratchDirectory
-    let pipeline: AttachmentPipeline
-
-    init(configure: (inout PipelineConfiguration) -> Void = { _ in }) throws {
-      server = try TestHTTPServer.start()
-      scratch = try ScratchDirectory("pipeline")
-      var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
-      configuration.downloader.allowPrivateNetworks = true  // the test server is on loopback
-      configure(&configuration)
-      pipeline = try AttachmentPipeline(configuration: configuration)
-    }
-
-    func close() {
-      server.stop()
-      scratch.remove()
-    }
-
-    func temporaryFiles() -> [String] {
-      (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v2/tmp")) ?? []
-    }
-  }
+  typealias Fixture = PipelineFixture
 
   @Test("a miss downloads, validates and publishes; the repeat is a hit even with the server gone")
   func hitAfterMiss() async throws {

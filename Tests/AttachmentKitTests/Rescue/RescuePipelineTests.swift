@@ -9,54 +9,12 @@ import Testing
 @Suite("Rescue: pipeline")
 struct RescuePipelineTests {
   /// A server and a pipeline with rescue on (default settings) over a fresh cache.
-  struct Fixture {
-    let server: TestHTTPServer
-    let scratch: ScratchDirectory
-    let pipeline: AttachmentPipeline
-
-    init(configure: (inout PipelineConfiguration) -> Void = { _ in }) throws {
-      server = try TestHTTPServer.start()
-      scratch = try ScratchDirectory("rescue")
-      var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
-      configuration.downloader.allowPrivateNetworks = true  // the test server is on loopback
-      configuration.rescue = RescueConfiguration()
-      configure(&configuration)
-      pipeline = try AttachmentPipeline(configuration: configuration)
-    }
-
-    /// Serves the file at `path` under `/m/NAME` with a lying type, and answers the URL.
-    func serve(_ file: String, name: String) -> String {
-      server.serveFile("/m/\(name)", file: file, contentType: "application/octet-stream")
-      return server.url("/m/\(name)")
-    }
-
-    func close() {
-      server.stop()
-      scratch.remove()
-    }
-
-    /// Files left in the cache's temporary directory (named body files, rescue outputs).
-    func temporaryFiles() -> [String] {
-      (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v2/tmp")) ?? []
-    }
-
-    /// ``openTemporaryFiles()`` once they are closed, or after 5 s: the downloader closes its
-    /// own descriptor of a body on its engine thread, just after the answer (observed, bounded).
-    func settledTemporaryFiles() -> [String] {
-      let bound = ContinuousClock.now + .seconds(5)
-      while !openTemporaryFiles().isEmpty && ContinuousClock.now < bound { usleep(5_000) }
-      return openTemporaryFiles()
-    }
-
-    /// This process's descriptors open on files in the cache's temporary directory, anonymous
-    /// (`O_TMPFILE`) body files included: what a leak of a body or rescue output would leave.
-    func openTemporaryFiles() -> [String] {
-      let directory = scratch.path + "/cache/v2/tmp/"
-      let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-      return descriptors.compactMap {
-        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
-      }
-      .filter { $0.hasPrefix(directory) }
+  static func rescueFixture(configure: (inout PipelineConfiguration) -> Void = { _ in }) throws
+    -> PipelineFixture
+  {
+    try PipelineFixture("rescue") {
+      $0.rescue = RescueConfiguration()
+      configure(&$0)
     }
   }
 
@@ -81,7 +39,7 @@ struct RescuePipelineTests {
     arguments: conversions)
   func converts(_ sample: Case) async throws {
     // Given a refused sample served under a URL without extension
-    let fixture = try Fixture()
+    let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     let source = Samples.path(sample.file)
     let url = fixture.serve(source, name: "photo")
@@ -112,7 +70,7 @@ struct RescuePipelineTests {
 
   @Test("an animated WebP keeps its frame delays, in GIF's 10 ms steps")
   func animationTiming() async throws {
-    let fixture = try Fixture()
+    let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     let url = fixture.serve(Samples.path("webp-animated.webp"), name: "anim")
 
@@ -165,7 +123,7 @@ struct RescuePipelineTests {
     let file = try LargeSamples.path(sample.file)
     let refusal = #expect(throws: AttachmentError.self) { try Validator().validate(file: file) }
     #expect([.tooManyPixels, .tooLarge].contains(refusal?.code))
-    let fixture = try Fixture()
+    let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     let url = fixture.serve(file, name: "big")
 
@@ -196,7 +154,7 @@ struct RescuePipelineTests {
   @Test("orientation 6 is applied to the pixels: the stored top edge becomes the right edge")
   func orientationPixels() async throws {
     // Given the 24 MP gradient (blue at the top as stored) tagged orientation 6 (rotate 90° clockwise)
-    let fixture = try Fixture()
+    let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     let url = fixture.serve(try LargeSamples.path("jpeg-24mp-orientation-6.jpg"), name: "turned")
 
@@ -216,7 +174,7 @@ struct RescuePipelineTests {
 
   @Test("SVG, HTML, PDF and BMP are still refused with rescue on, and leave nothing behind")
   func stillRefused() async throws {
-    let fixture = try Fixture()
+    let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     for (file, detected) in [
       ("svg-image.svg", "image/svg+xml"), ("html-error-page.html", "text/html"),
@@ -235,7 +193,7 @@ struct RescuePipelineTests {
 
   @Test("the 30000×30000 PNG is refused from its header, well within a generous deadline")
   func pixelBomb() async throws {
-    let fixture = try Fixture()
+    let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     let url = fixture.serve(Samples.path("too-many-pixels-30000x30000.png"), name: "bomb")
 
@@ -254,7 +212,7 @@ struct RescuePipelineTests {
 
   @Test("a truncated WebP is refused as the original was, with nothing left behind")
   func truncatedWebP() async throws {
-    let fixture = try Fixture()
+    let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     let whole = try Samples.bytes("webp-lossy.webp")
     fixture.server.serve("/cut", body: Array(whole.prefix(whole.count * 2 / 3)), contentType: "image/webp")
@@ -272,7 +230,7 @@ struct RescuePipelineTests {
 
   @Test("a source over the rescue's source limit stops the transfer with too_large")
   func sourceLimit() async throws {
-    let fixture = try Fixture { $0.rescue?.maximumSourceBytes = 11_000_000 }
+    let fixture = try Self.rescueFixture { $0.rescue?.maximumSourceBytes = 11_000_000 }
     defer { fixture.close() }
     let url = fixture.serve(try LargeSamples.path("jpeg-12mp-over-10mb.jpg"), name: "huge")
 
@@ -288,7 +246,7 @@ struct RescuePipelineTests {
   @Test("a rescue that cannot finish by the deadline is answered at the deadline, and leaves nothing")
   func deadlineWhileRescuing() async throws {
     // Given another rescue holding the process's rescue lock (a thread that waits for a signal)
-    let fixture = try Fixture()
+    let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     let url = fixture.serve(Samples.path("webp-lossy.webp"), name: "late")
     let taken = DispatchSemaphore(value: 0)
@@ -350,5 +308,13 @@ struct RescuePipelineTests {
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self)
+  }
+}
+
+extension PipelineFixture {
+  /// Serves the file at `path` under `/m/NAME` with a lying type, and answers the URL.
+  func serve(_ file: String, name: String) -> String {
+    server.serveFile("/m/\(name)", file: file, contentType: "application/octet-stream")
+    return server.url("/m/\(name)")
   }
 }
