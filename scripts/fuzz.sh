@@ -26,7 +26,7 @@ build_library_target() {
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name PosixLock -emit-module \
     -emit-module-path "$out/modules/PosixLock.swiftmodule" -c Sources/PosixLock/*.swift -o "$out/modules/PosixLock.o"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentKit \
-    -I "$out/modules" -I Sources/CCurl -I Sources/CMagic -ldl \
+    -I "$out/modules" -I Sources/CCurl -I Sources/CMagic -I Sources/CVips -ldl \
     "${sources[@]}" "$entry" "$out/modules/PosixLock.o" -o "$out/fuzz-$name"
 }
 
