@@ -33,16 +33,8 @@ enum RescueCommand: RunnableCommand {
     let limits = try CommonOptions.limits(arguments)
     let deadline = ContinuousClock.now + (try CommonOptions.deadline(arguments))
     let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
-    let start = ContinuousClock.now
-    do throws(AttachmentError) {
-      let validation = try deliver(file, to: output, limits: limits, deadline: deadline)
-      report.add(
-        ResultRecord(
-          input: file, path: output, validation: validation, totalMicroseconds: Report.elapsed(since: start)))
-    } catch {
-      report.add(
-        ResultRecord(
-          input: file, error: error, source: "file", totalMicroseconds: Report.elapsed(since: start)))
+    report.addLocalFile(file, path: output) { () throws(AttachmentError) in
+      try deliver(file, to: output, limits: limits, deadline: deadline)
     }
     return .finished(report.finish())
   }

@@ -21,16 +21,8 @@ enum ValidateCommand: RunnableCommand {
     let validator = Validator(limits: try CommonOptions.limits(arguments))
     let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
     for file in files {
-      let start = ContinuousClock.now
-      do throws(AttachmentError) {
-        let validation = try validator.validate(file: file)
-        report.add(
-          ResultRecord(
-            input: file, path: file, validation: validation, totalMicroseconds: Report.elapsed(since: start)))
-      } catch {
-        report.add(
-          ResultRecord(
-            input: file, error: error, source: "file", totalMicroseconds: Report.elapsed(since: start)))
+      report.addLocalFile(file, path: file) { () throws(AttachmentError) in
+        try validator.validate(file: file)
       }
     }
     return .finished(report.finish())

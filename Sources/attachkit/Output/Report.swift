@@ -22,6 +22,24 @@ final class Report: @unchecked Sendable {
     self.quiet = quiet
   }
 
+  /// Runs `check` on the local `file` and adds its record: the validation of what lies at
+  /// `path` (the file itself, or where the delivered file went), or the refusal, timed.
+  func addLocalFile(
+    _ file: String, path: String, _ check: () throws(AttachmentError) -> Validation
+  ) {
+    let start = ContinuousClock.now
+    do throws(AttachmentError) {
+      let validation = try check()
+      add(
+        ResultRecord(
+          input: file, path: path, validation: validation, totalMicroseconds: Report.elapsed(since: start)))
+    } catch {
+      add(
+        ResultRecord(
+          input: file, error: error, source: "file", totalMicroseconds: Report.elapsed(since: start)))
+    }
+  }
+
   /// Prints one result (a JSON line, or a table row) at once.
   func add(_ record: ResultRecord) {
     records.append(record)
