@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 
 /// Runs child processes with `posix_spawnp` (no shell, little overhead, so timing a `curl`
 /// run measures curl and not the launcher).
@@ -18,37 +19,11 @@ enum Subprocess {
   static func spawn(
     _ arguments: [String], outputDescriptor: Int32? = nil, mergeErrors: Bool = false
   ) throws -> pid_t {
-    guard let program = arguments.first else { throw BenchError("no program to run") }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    if let outputDescriptor {
-      posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 1)
-      if mergeErrors { posix_spawn_file_actions_adddup2(&actions, outputDescriptor, 2) }
+    switch CleanSpawn.start(arguments, output: outputDescriptor, mergeErrors: mergeErrors) {
+    case .success(let pid): return pid
+    case .failure(let failure):
+      throw BenchError("cannot start \(arguments.first ?? "nothing"): \(failure.message)")
     }
-    // The calling thread may be a pool thread with signals blocked (libdispatch blocks them)
-    // and SIGPIPE ignored (libcurl): the child starts with an empty mask and default actions,
-    // or nginx would never see the SIGTERM that stops it.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
-    argv.append(nil)
-    defer { for pointer in argv { free(pointer) } }
-    var pid: pid_t = 0
-    let code = posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
-    guard code == 0 else {
-      throw BenchError("cannot start \(program): \(String(cString: strerror(code)))")
-    }
-    return pid
   }
 
   /// Waits for `pid` to end and returns its status (exit code, or 128 + signal).

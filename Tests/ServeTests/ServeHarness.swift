@@ -307,37 +307,19 @@ enum SHA256Text {
   }
 }
 
-/// A child started with `posix_spawn` with an empty signal mask and default signal actions:
-/// the test's pool threads block signals, and Foundation's `Process` passes that mask on, so
-/// a child that relies on handlers (nginx) would never see the SIGTERM that stops it.
+/// A child started by ``CleanSpawn`` (empty signal mask, default signal actions; Foundation's
+/// `Process` passes the pool thread's blocked signals on), its output to /dev/null.
 final class SpawnedProcess {
   let pid: pid_t
   private var reaped = false
 
   init(_ arguments: [String]) throws {
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var files = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&files)
-    defer { posix_spawn_file_actions_destroy(&files) }
-    posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0)
-    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
-    argv.append(nil)
-    defer { for pointer in argv { free(pointer) } }
-    var pid: pid_t = 0
-    let code = posix_spawn(&pid, arguments[0], &files, &attributes, argv, environ)
-    guard code == 0 else { throw SpawnError.failed(code) }
-    self.pid = pid
+    let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+    defer { if devNull >= 0 { close(devNull) } }
+    switch CleanSpawn.start(arguments, output: devNull >= 0 ? devNull : nil, mergeErrors: true) {
+    case .success(let pid): self.pid = pid
+    case .failure(let failure): throw SpawnError.failed(failure.code)
+    }
   }
 
   enum SpawnError: Error { case failed(Int32) }
