@@ -47,21 +47,29 @@ final class BodyDigest: @unchecked Sendable {
   private enum Mode {
     /// On the engine thread, as bytes arrive.
     case inline
+    /// Nowhere yet: a small body is the caller's to hash (see ``isLeftToCaller``).
+    case deferred
     /// On the background job, reading back through ``reader``.
     case offloaded
     /// On the engine thread for good: the file could not be reopened for reading.
     case inlineOnly
+    /// Nowhere: the file could not be reopened and the first bytes were never hashed, so the
+    /// caller hashes the whole body.
+    case leftToCaller
   }
 
   /// The body's writing descriptor, reopened read-only when hashing moves off the thread.
   private let writer: Int32
-  private var mode = Mode.inline
+  private var mode: Mode
   private var reader: Int32 = -1
 
   /// Hashes the body written through `writer` (open at least until the first
-  /// ``inlineBytes`` are written, when it is reopened for reading).
-  init(writer: Int32) {
+  /// ``inlineBytes`` are written, when it is reopened for reading). With
+  /// `leavingSmallBodyToCaller`, a body of at most ``inlineBytes`` is not hashed at all
+  /// (see ``isLeftToCaller``).
+  init(writer: Int32, leavingSmallBodyToCaller: Bool = false) {
     self.writer = writer
+    mode = leavingSmallBodyToCaller ? .deferred : .inline
   }
 
   deinit {
@@ -71,20 +79,32 @@ final class BodyDigest: @unchecked Sendable {
   /// Whether hashing has moved to the background job (for tests).
   var isOffloaded: Bool { mode == .offloaded }
 
+  /// Whether the body stayed small enough to be left to the caller, unhashed: then
+  /// ``finalize(total:)`` is not called and the download reports an empty digest.
+  var isLeftToCaller: Bool { mode == .deferred || mode == .leftToCaller }
+
   /// Takes the chunk just written, after which the file holds `writtenTotal` bytes.
   func append(_ bytes: UnsafeRawBufferPointer, writtenTotal: Int64) {
-    if mode == .inline && writtenTotal > Self.inlineBytes {
-      mode = startOffloading() ? .offloaded : .inlineOnly
+    if mode == .inline || mode == .deferred, writtenTotal > Self.inlineBytes {
+      // A deferred body's first bytes were never hashed: the job reads them back too.
+      if startOffloading() {
+        mode = .offloaded
+      } else {
+        mode = mode == .deferred ? .leftToCaller : .inlineOnly
+      }
     }
-    if mode != .offloaded {
+    switch mode {
+    case .deferred, .leftToCaller:
+      state.withLock { $0.written = writtenTotal }
+    case .inline, .inlineOnly:
       hasher.update(bytes)
       state.withLock {
         $0.written = writtenTotal
         $0.hashed = writtenTotal
       }
-      return
+    case .offloaded:
+      advance(to: writtenTotal)
     }
-    advance(to: writtenTotal)
   }
 
   /// The digest of the first `total` bytes (all of the body), as 64 lower-case hex digits, or

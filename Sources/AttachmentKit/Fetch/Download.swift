@@ -16,7 +16,8 @@ public struct Download: Sendable {
   public var file: String?
   /// How many body bytes were received and written.
   public var bytesReceived: Int64
-  /// The SHA-256 of the body as 64 lower-case hex digits (empty for a `304`).
+  /// The SHA-256 of the body as 64 lower-case hex digits (empty for a `304`, and for a small
+  /// body the pipeline asked to hash itself while checking it).
   public var sha256: String
   /// How long each phase took.
   public var timings: TransferTimings

@@ -37,6 +37,13 @@ public struct DownloadRequest: Sendable {
   /// downloader then does not check ``url`` again (unless it was changed since).
   let checkedURL: AttachmentURL?
 
+  /// Whether a body of at most ``BodyDigest/inlineBytes`` is left unhashed
+  /// (``Download/sha256`` empty) because the caller hashes it off the engine thread: the
+  /// pipeline's check reads the body anyway and hashes it as it goes (``ReadAlongDigest``),
+  /// so the one thread that serves every transfer spends nothing on it. Larger bodies are
+  /// still hashed during the transfer, on another core. Default: `false`.
+  var leavesSmallBodyDigestToCaller = false
+
   /// Makes a request for `url` whose body is written into `directory`.
   public init(url: String, directory: String = "/tmp", inspector: (any ResponseInspector)? = nil) {
     self.url = url

@@ -44,7 +44,8 @@ final class Transfer: @unchecked Sendable {
     self.temporaryFile = temporaryFile
     self.ownsFile = ownsFile
     self.fileDescriptor = fileDescriptor
-    self.digest = BodyDigest(writer: fileDescriptor)
+    self.digest = BodyDigest(
+      writer: fileDescriptor, leavingSmallBodyToCaller: request.leavesSmallBodyDigestToCaller)
     self.completion = TransferCompletion(temporaryFile: ownsFile ? temporaryFile : nil)
     self.response = ResponseStateMachine(
       rules: .init(
@@ -177,8 +178,9 @@ final class Transfer: @unchecked Sendable {
         return .failure(AttachmentError(.ioError, "Closing the body file failed."))
       }
     }
-    let sha256 = head.status == 304 ? "" : (digest.finalize(total: response.bodyBytes) ?? "")
-    if head.status != 304, sha256.isEmpty {
+    let hashes = head.status != 304 && !digest.isLeftToCaller
+    let sha256 = hashes ? (digest.finalize(total: response.bodyBytes) ?? "") : ""
+    if hashes, sha256.isEmpty {
       return .failure(AttachmentError(.ioError, "Hashing the body failed in libcrypto."))
     }
     var effective: UnsafeMutablePointer<CChar>?

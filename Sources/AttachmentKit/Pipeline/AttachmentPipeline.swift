@@ -167,6 +167,7 @@ public final class AttachmentPipeline: Sendable {
     }
     var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
     request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
+    request.leavesSmallBodyDigestToCaller = true  // the check hashes it as it reads it
     request.ifNoneMatch = stale?.record.etag
     request.ifModifiedSince = stale?.record.etag == nil ? stale?.record.lastModified : nil
 
@@ -244,7 +245,9 @@ public final class AttachmentPipeline: Sendable {
         .failure(deferredRefusal)
       } else {
         Result { () throws(AttachmentError) in
-          try validator.validate(file: body.path, sha256: download.sha256, signal: signal, sniffed: sniffed)
+          try validator.validate(
+            file: body.path, sha256: download.sha256.isEmpty ? nil : download.sha256, signal: signal,
+            sniffed: sniffed)
         }
       }
     switch checked {

@@ -49,7 +49,7 @@ public struct Validator: Sendable {
     }
     let file: FileBytes
     do {
-      file = try FileBytes(path: path)
+      file = try FileBytes(path: path, digesting: sha256 == nil)
     } catch {
       throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)).")
     }
@@ -91,8 +91,8 @@ public struct Validator: Sendable {
     let digest: String
     if let sha256 {
       digest = sha256
-    } else if let hashed = SHA256Hasher.hashFile(atPath: path) {
-      digest = hashed.digest
+    } else if let hashed = file.digest?.finish(reading: file) {
+      digest = hashed  // mostly from the bytes the checks above read
     } else {
       throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)) to hash it.")
     }

@@ -11,9 +11,10 @@ struct BodyDigestTests {
   /// Writes `body` in `chunk`-byte pieces through a descriptor, as the transfer does, feeding
   /// each piece to a digest; returns the digest's answer and whether it left the engine thread.
   private static func digest(
-    of body: [UInt8], chunk: Int, descriptor: Int32, beforeFinalize: () -> Void = {}
+    of body: [UInt8], chunk: Int, descriptor: Int32, leavingSmallBody: Bool = false,
+    beforeFinalize: () -> Void = {}
   ) -> (String?, Bool) {
-    let digest = BodyDigest(writer: descriptor)
+    let digest = BodyDigest(writer: descriptor, leavingSmallBodyToCaller: leavingSmallBody)
     var offset = 0
     while offset < body.count {
       let end = min(body.count, offset + chunk)
@@ -24,6 +25,7 @@ struct BodyDigestTests {
       offset = end
     }
     beforeFinalize()
+    if digest.isLeftToCaller { return (nil, false) }
     let result = digest.finalize(total: Int64(body.count))
     return (result, digest.isOffloaded)
   }
@@ -49,6 +51,32 @@ struct BodyDigestTests {
     let (digest, offloaded) = Self.digest(of: body, chunk: chunk, descriptor: descriptor)
     #expect(digest == (try sha256sum(body, in: scratch.path)))
     #expect(offloaded == (size > BodyDigest.inlineBytes), "hashing left the engine thread only past 1 MiB")
+  }
+
+  @Test(
+    "left to the caller, a small body is not hashed at all and a large one is read back from its start",
+    arguments: [1000, 1 << 20, (1 << 20) + 1, 3_000_017])
+  func leftToCaller(size: Int) async throws {
+    try await offThePool { try Self.leftToCaller(size: size) }
+  }
+
+  private static func leftToCaller(size: Int) throws {
+    let scratch = try ScratchDirectory("digest-left")
+    defer { scratch.remove() }
+    let body = testBytes(count: size, seed: UInt64(size) &+ 1)
+    let (path, descriptor) = try TemporaryFile.create(in: scratch.path)
+    defer {
+      close(descriptor)
+      unlink(path)
+    }
+    let (digest, offloaded) = Self.digest(
+      of: body, chunk: 65_536, descriptor: descriptor, leavingSmallBody: true)
+    if size <= BodyDigest.inlineBytes {
+      #expect(digest == nil && !offloaded, "a small body stays unhashed on the engine thread")
+    } else {
+      #expect(offloaded)
+      #expect(digest == (try sha256sum(body, in: scratch.path)), "the job hashed the first MiB too")
+    }
   }
 
   @Test("a nameless O_TMPFILE body is read back through /proc and hashed right")

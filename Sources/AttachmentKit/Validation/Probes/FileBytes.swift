@@ -33,10 +33,13 @@ final class FileBytes: Sendable {
   private let storage: Storage
   /// The number of bytes (the file size at open).
   let count: Int64
+  /// Hashes the file from the reads made through ``read(into:at:)``, when asked for.
+  let digest: ReadAlongDigest?
 
-  /// Opens `path` read-only. Throws when it cannot be opened, is not a regular file, or its
-  /// size cannot be read.
-  init(path: String) throws(FileBytesError) {
+  /// Opens `path` read-only; with `digesting`, ``digest`` hashes the bytes as they are read
+  /// (finish it with ``ReadAlongDigest/finish(reading:)``). Throws when it cannot be opened,
+  /// is not a regular file, or its size cannot be read.
+  init(path: String, digesting: Bool = false) throws(FileBytesError) {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw .openFailed(errno: errno) }
     var info = stat()
@@ -53,12 +56,14 @@ final class FileBytes: Sendable {
     }
     storage = .descriptor(descriptor)
     count = size
+    digest = digesting ? ReadAlongDigest() : nil
   }
 
   /// Bytes held in memory, for tests and for probing a prefix with the same code.
   init(bytes: [UInt8]) {
     storage = .memory(bytes)
     count = Int64(bytes.count)
+    digest = nil
   }
 
   /// Closes the descriptor, if any.
@@ -73,8 +78,16 @@ final class FileBytes: Sendable {
   }
 
   /// Fills `buffer` with the bytes at `offset`. Returns false (buffer contents unspecified)
-  /// when the range is outside the file or the read fails or comes up short.
+  /// when the range is outside the file or the read fails or comes up short. The bytes read
+  /// go to ``digest``, if any.
   func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Bool {
+    guard readUnobserved(into: buffer, at: offset) else { return false }
+    digest?.saw(UnsafeRawBufferPointer(buffer), at: Int64(offset))
+    return true
+  }
+
+  /// ``read(into:at:)`` without telling ``digest`` (which reads through this itself).
+  func readUnobserved(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Bool {
     guard offset >= 0, let end = ProbeMath.add(offset, buffer.count), Int64(end) <= count else {
       return false
     }
