@@ -12,11 +12,14 @@ import Glibc
 ///                                  holding the size ledger (``CacheLedger``) in its first bytes
 /// ```
 ///
-/// The 16 fan-out directories under `content` and `index` (the first hex digit) are made
-/// once, when the versioned root is created, so an entry costs two inodes (its content and its
-/// record) and no directory. 16 rather than 256: making 512 directories cost ~200 ms on this
-/// machine's ext4 under load (32: ~19 ms), paid by every new cache, while 100,000 entries make
-/// only 6,250 names a directory, which ext4's hashed directories look up as fast. Version 1 (`ROOT/v1`, two fan-out levels made per entry) is never read: it is
+/// The 16 fan-out directories under `content` and `index` (the first hex digit) are made on
+/// first use, by the first publish into each, so an entry costs two inodes (its content and
+/// its record) and no directory once the cache has seen a few dozen entries, and a new cache
+/// that serves one file makes two directories, not 32 (each an inode allocation, the slowest
+/// part of a cold fetch into a fresh cache on this machine's ext4). 16 rather than 256: making
+/// 512 directories cost ~200 ms on this machine's ext4 under load (32: ~19 ms), while 100,000
+/// entries make only 6,250 names a directory, which ext4's hashed directories look up as fast.
+/// Version 1 (`ROOT/v1`, two fan-out levels made per entry) is never read: it is
 /// removed by the next sweep or `clear`.
 struct CacheLayout: Sendable {
   /// The cache directory the caller chose.
@@ -56,7 +59,7 @@ struct CacheLayout: Sendable {
 
   /// Creates the directories (mode 0700) and checks that the root and every directory of the
   /// versioned root are safe to use: directories (not symbolic links) owned by this user and
-  /// not writable by others. The fan-out directories are made when the versioned root is new.
+  /// not writable by others. The fan-out directories are left to the first publish into each.
   /// - Returns: whether this call made the versioned root (a new, empty cache).
   /// - Throws: `io_error` naming what is wrong.
   @discardableResult
@@ -79,12 +82,6 @@ struct CacheLayout: Sendable {
       }
       if let problem = CacheFiles.directoryProblem(info, groupWritableAllowed: false) {
         throw AttachmentError(.ioError, "The cache directory \(directory) \(problem).")
-      }
-    }
-    if created {
-      for shard in Self.shards {
-        mkdir("\(content)/\(shard)", 0o700)
-        mkdir("\(index)/\(shard)", 0o700)
       }
     }
     return created

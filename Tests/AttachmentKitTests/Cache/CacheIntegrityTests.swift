@@ -274,9 +274,13 @@ struct CacheIntegrityTests {
     let attachment = try await fixture.pipeline.attachment(
       for: fixture.server.url("/p.png"), timeout: .seconds(5))
     let root = fixture.scratch.path + "/cache"
+    let contentShard = (attachment.path as NSString).deletingLastPathComponent
+    let indexShard = try #require(
+      AttachmentCache(configuration: CacheConfiguration(directory: root)).recordPath(
+        forURL: fixture.server.url("/p.png")))
     for directory in [
-      root, root + "/v2", root + "/v2/content", root + "/v2/content/a", root + "/v2/index",
-      root + "/v2/index/0", root + "/v2/tmp",
+      root, root + "/v2", root + "/v2/content", contentShard, root + "/v2/index",
+      (indexShard as NSString).deletingLastPathComponent, root + "/v2/tmp",
     ] {
       let mode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
       #expect(mode == 0o700, "\(directory)")

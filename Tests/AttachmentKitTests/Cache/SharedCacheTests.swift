@@ -27,19 +27,19 @@ struct SharedCacheTests {
   // MARK: - Layout
 
   @Test(
-    "an entry costs at most two inodes and no directory: every inode-creating call of a prefetch, counted")
+    "an entry costs at most two inodes; directories are the 32 fan-out ones, each made once on first use: every inode-creating call of a prefetch, counted"
+  )
   func inodesPerEntry() throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try ScratchDirectory("inodes")
     defer { scratch.remove() }
-    let urls = try Self.serveWAVs(server, count: 40)
+    let urls = try Self.serveWAVs(server, count: 80)
     let list = scratch.path + "/urls.txt"
     try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
     let cache = scratch.path + "/cache"
-    _ = try AttachmentCache(configuration: CacheConfiguration(directory: cache))  // steady state: made once
 
-    // When a prefetch of 40 new entries runs under strace
+    // When a prefetch of 80 entries into a new cache runs under strace
     let (status, lines) = try straceAttachkit(
       "open,openat,creat,mkdir,mkdirat,mknod,mknodat,link,linkat,symlink,symlinkat",
       ["prefetch", "--json", "-j", "4", "--cache-dir", cache, list], log: scratch.path + "/strace.log")
@@ -48,7 +48,7 @@ struct SharedCacheTests {
     // Then every call that can allocate an inode under the cache is counted: a new file
     // (O_CREAT|O_EXCL, O_TMPFILE, creat), a directory, a node or a symbolic link
     var files = 0
-    var directories = 0
+    var directories: [Substring] = []
     var other: [Substring] = []
     for line in lines where line.contains(cache) {
       guard
@@ -58,7 +58,7 @@ struct SharedCacheTests {
         result >= 0
       else { continue }
       if line.contains("mkdir") {
-        directories += 1
+        directories.append(line)
       } else if line.contains("O_TMPFILE") || (line.contains("O_CREAT") && line.contains("O_EXCL"))
         || line.contains("creat(")
       {
@@ -67,8 +67,18 @@ struct SharedCacheTests {
         other.append(line)
       }
     }
-    #expect(try AttachmentCache(configuration: CacheConfiguration(directory: cache)).stats().entries == 40)
-    #expect(directories == 0, "a publish made \(directories) directories")
+    #expect(try AttachmentCache(configuration: CacheConfiguration(directory: cache)).stats().entries == 80)
+    // The cache's own directories (root, v2, content, index, tmp) and the fan-out directories
+    // the entries landed in, each once: no directory per entry.
+    let fanOut = ["content", "index"].flatMap { base in
+      ((try? FileManager.default.contentsOfDirectory(atPath: "\(cache)/v2/\(base)")) ?? []).map {
+        "\(cache)/v2/\(base)/\($0)\""
+      }
+    }
+    let made = directories.compactMap { line in fanOut.first { line.contains($0) } }
+    #expect(made.count == fanOut.count && Set(made).count == made.count, "\(directories)")
+    #expect(directories.count - made.count <= 5, "beyond the fan-out: \(directories)")
+    #expect(fanOut.count <= 2 * CacheLayout.shards.count)
     #expect(other.isEmpty, "\(other)")
     #expect(files <= 2 * urls.count, "\(files) inodes for \(urls.count) entries: more than two an entry")
     #expect(files >= urls.count, "the count saw too few creations (\(files)): is strace tracing the writer?")
@@ -450,7 +460,9 @@ func straceAttachkit(_ trace: String, _ arguments: [String], log: String) throws
     FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
   let process = Process()
   process.executableURL = URL(fileURLWithPath: strace)
-  process.arguments = ["-f", "-qq", "-o", log, "-e", "trace=" + trace, CLIPath.attachkit] + arguments
+  // One log per thread (`-ff`: LOG.TID), so no call is split into "unfinished" and "resumed"
+  // halves by another thread's line.
+  process.arguments = ["-ff", "-qq", "-o", log, "-e", "trace=" + trace, CLIPath.attachkit] + arguments
   var environment = ProcessInfo.processInfo.environment
   environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"
   // LeakSanitizer cannot run under ptrace and fails the traced process at exit; the leak
@@ -461,6 +473,11 @@ func straceAttachkit(_ trace: String, _ arguments: [String], log: String) throws
   process.standardError = FileHandle.nullDevice
   try process.run()
   process.waitUntilExit()
-  let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+  let directory = (log as NSString).deletingLastPathComponent
+  let prefix = (log as NSString).lastPathComponent + "."
+  var lines: [Substring] = []
+  for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasPrefix(prefix) {
+    lines += try String(contentsOfFile: directory + "/" + name, encoding: .utf8).split(separator: "\n")
+  }
   return (process.terminationStatus, lines)
 }
