@@ -238,6 +238,12 @@ public final class AttachmentPipeline: Sendable {
   ) -> Result<Attachment, AttachmentError> {
     defer { observer?(.finished, url.text) }
     observer?(.downloaded, url.text)
+    // A rescue that the first bytes already call for finds libvips started on another core
+    // while the body is checked (waited for here, on the check thread, used or not).
+    let preparation = configuration.rescue.flatMap { settings in
+      ImageRescuer(configuration: settings, limits: configuration.limits).prepareLibvipsIfLikely(body.path)
+    }
+    defer { preparation?.wait() }
     var validation: Validation
     var delivered = body  // the rescued file instead, after a rescue
     let checked: Result<Validation, AttachmentError> =

@@ -65,6 +65,10 @@ public struct ImageRescuer: Sendable {
   public func attachment(
     fromFile path: String, rescuingInto output: String, deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
+    // When the first bytes already show a refusal a rescue undoes, libvips starts on another
+    // core while the whole file is checked; waited for before returning, used or not.
+    let preparation = prepareLibvipsIfLikely(path)
+    defer { preparation?.wait() }
     let refusal: AttachmentError
     do {
       return try Validator(limits: limits).validate(file: path, deadline: deadline)
@@ -73,6 +77,28 @@ public struct ImageRescuer: Sendable {
     }
     guard Self.canRescue(refusal, isImage: Self.isImageFile(path)) else { throw refusal }
     return try rescue(file: path, refusedWith: refusal, to: output, deadline: deadline)
+  }
+
+  /// Starts libvips in the background (``Libvips/prepare(concurrency:)``) when
+  /// ``rescueIsLikely(_:limits:)``; the caller waits for the preparation before it returns.
+  func prepareLibvipsIfLikely(_ path: String) -> Libvips.Preparation? {
+    Self.rescueIsLikely(path, limits: limits) ? Libvips.prepare(concurrency: configuration.concurrency) : nil
+  }
+
+  /// Whether the file's first bytes already show a refusal a rescue undoes: an accepted image
+  /// format over its byte limit or, by its header, its pixel limit; or a type the rescue
+  /// converts (by libmagic, which the check that follows loads anyway).
+  static func rescueIsLikely(_ path: String, limits: ValidationLimits) -> Bool {
+    guard let file = try? FileBytes(path: path) else { return false }
+    let window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
+    if let report = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) {
+      guard RescueInspector.isImage(report.format) else { return false }
+      return limits.violation(
+        category: .image, bytes: file.count, durationSeconds: nil, width: report.width, height: report.height)
+        != nil
+    }
+    let detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+    return detected.map(Self.convertibleTypes.contains) ?? false
   }
 
   /// Whether the file's first bytes identify as an accepted image format.

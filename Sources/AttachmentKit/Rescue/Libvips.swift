@@ -1,4 +1,5 @@
 import CVips
+import Dispatch
 import PosixLock
 
 /// libvips, loaded on the first rescue with `dlopen`: it maps about 90 shared libraries (glib,
@@ -102,6 +103,28 @@ struct Libvips: @unchecked Sendable {
       return ok
     }
     return ready ? vips : nil
+  }
+
+  /// Starts libvips on a background thread, so that loading its ~90 libraries and modules
+  /// overlaps what the caller does meanwhile (checking the source): a rescue that follows
+  /// finds it started. Call it only when a rescue is likely; wait for the returned
+  /// preparation before the process may exit (an exit while a thread is inside `dlopen` or
+  /// `vips_init` would tear libraries down under it).
+  static func prepare(concurrency: Int) -> Preparation {
+    let preparation = Preparation()
+    DispatchQueue.global(qos: .userInitiated).async {
+      _ = started(concurrency: concurrency)
+      preparation.done.signal()
+    }
+    return preparation
+  }
+
+  /// A background start of libvips (see ``prepare(concurrency:)``).
+  final class Preparation: Sendable {
+    fileprivate let done = DispatchSemaphore(value: 0)
+
+    /// Blocks until the start has finished, succeeded or not. Call at most once.
+    func wait() { done.wait() }
   }
 
   /// The text of libvips' error buffer (its last errors, one per line), then cleared; the

@@ -1,0 +1,46 @@
+import Testing
+
+@testable import AttachmentKit
+
+/// When a rescue's first bytes already call for it, libvips starts on another core while the
+/// whole file is checked. The guess must be right for what it sees: a start for nothing costs
+/// a caller the wait for libvips, a missed start costs the overlap.
+@Suite("Rescue: starting libvips early")
+struct RescueLikelyTests {
+  @Test(
+    "the first bytes call for a rescue: over the pixel or byte limit, or a type the rescue converts",
+    arguments: [
+      ("too-many-pixels-30000x30000.png", true),  // its header is over the pixel limit
+      ("webp-lossy.webp", true), ("heic-still.heic", true), ("avif-still.avif", true),
+      ("jpeg-baseline.jpg", false), ("png-rgba.png", false),  // acceptable as they are
+      ("mp4-avc1.mp4", false), ("html-error-page.html", false),  // not images: nothing to rescue
+    ])
+  func guess(file: String, expected: Bool) {
+    #expect(ImageRescuer.rescueIsLikely(Samples.path(file), limits: ValidationLimits()) == expected)
+  }
+
+  @Test("an image over the caller's byte limit calls for a rescue; a missing file does not")
+  func byteLimit() {
+    var limits = ValidationLimits()
+    limits.maximumImageBytes = 100
+    #expect(ImageRescuer.rescueIsLikely(Samples.path("jpeg-baseline.jpg"), limits: limits))
+    #expect(!ImageRescuer.rescueIsLikely("/nonexistent/a.jpg", limits: ValidationLimits()))
+  }
+
+  @Test("a local rescue started early delivers the same file, and an accepted file is untouched")
+  func rescueStillDelivers() throws {
+    let scratch = try ScratchDirectory("rescue-early")
+    defer { scratch.remove() }
+    let rescuer = ImageRescuer()
+    let output = scratch.path + "/out"
+    let source = try LargeSamples.path("jpeg-24mp.jpg")  // 6000×4000: over the pixel limit
+    #expect(ImageRescuer.rescueIsLikely(source, limits: ValidationLimits()))
+    let rescued = try rescuer.attachment(fromFile: source, rescuingInto: output)
+    #expect(rescued.rescued != nil)
+    let validated = try Validator().validate(file: output)
+    #expect(validated.sha256 == rescued.sha256)
+    let accepted = try rescuer.attachment(
+      fromFile: Samples.path("jpeg-baseline.jpg"), rescuingInto: output + "2")
+    #expect(accepted.rescued == nil)
+  }
+}
