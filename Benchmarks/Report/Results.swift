@@ -32,12 +32,14 @@ struct RatioRow: Sendable {
   var name: String
   /// The JSON key of the ratio.
   var key: String
-  /// Our p50, in seconds.
+  /// Our p50, in seconds (in bytes for a memory comparison: see ``isMemory``).
   var ours: Double
-  /// The other client's p50, in seconds.
+  /// The other client's p50, in the same unit.
   var theirs: Double
   /// The ratio the goal allows at most, when there is a goal.
   var goal: Double?
+  /// Whether ``ours`` and ``theirs`` are peak memory in bytes rather than seconds.
+  var isMemory = false
 
   /// Ours / theirs (below 1: we are faster).
   var ratio: Double { theirs > 0 ? ours / theirs : 0 }
@@ -117,8 +119,10 @@ struct Report: Sendable {
   }
 
   /// Adds a ratio row.
-  mutating func addRatio(_ name: String, key: String, ours: Double, theirs: Double, goal: Double? = nil) {
-    ratios.append(RatioRow(name: name, key: key, ours: ours, theirs: theirs, goal: goal))
+  mutating func addRatio(
+    _ name: String, key: String, ours: Double, theirs: Double, goal: Double? = nil, isMemory: Bool = false
+  ) {
+    ratios.append(RatioRow(name: name, key: key, ours: ours, theirs: theirs, goal: goal, isMemory: isMemory))
   }
 
   /// The latency row with JSON key prefix `key`.

@@ -44,13 +44,15 @@ enum Table {
   /// Our p50 against the other clients' (ratio = ours / theirs, below 1 is faster).
   static func ratios(_ report: Report) -> String {
     var rows = [
-      "| comparison (p50 wall time) | ours | theirs | ours / theirs | goal |",
+      "| comparison (medians: wall time, or peak RSS) | ours | theirs | ours / theirs | goal |",
       "|---|--:|--:|--:|--:|",
     ]
     for row in report.ratios {
       let goal = row.goal.map { "≤ " + Format.ratio($0) } ?? ""
+      let ours = row.isMemory ? Format.bytes(row.ours) : Format.seconds(row.ours)
+      let theirs = row.isMemory ? Format.bytes(row.theirs) : Format.seconds(row.theirs)
       rows.append(
-        "| \(row.name) | \(Format.seconds(row.ours)) | \(Format.seconds(row.theirs)) | "
+        "| \(row.name) | \(ours) | \(theirs) | "
           + "\(Format.ratio(row.ratio)) | \(goal) |")
     }
     return rows.joined(separator: "\n") + "\n"
