@@ -7,7 +7,9 @@ import TestSupport
 /// - a cache hit through the command line (`attachkit fetch`, a new process) against `curl`
 ///   downloading the same 100 KiB file from the loopback server;
 /// - a cold 45 MiB fetch through the command line, a fresh cache each run, against
-///   `curl -s -o FILE` of the same file;
+///   `curl -s -o FILE` of the same file; and the same fetch into an existing cache (its
+///   directories made beforehand, untimed, by `attachkit cache verify`), as a cache that lives
+///   between runs meets a new URL;
 /// - what sniffing costs when a server sends the body one byte per write: a 64 KiB body that
 ///   never identifies (so sniffing judges it to the window's end), downloaded with the streaming
 ///   sniffer against the same download with no inspector.
@@ -74,6 +76,7 @@ enum OnePassScenario {
     let output = context.scratch + "/onepass-curl-45m"
     var ours: [Duration] = []
     var theirs: [Duration] = []
+    var existing: [Duration] = []
     for round in 0..<context.count(full: 9, quick: 3) {
       let cache = context.scratch + "/caches/onepass-cold-\(round)"
       Files.removeTree(cache)
@@ -83,11 +86,23 @@ enum OnePassScenario {
       unlink(output)
       if round % 2 == 1 { ours.append(try timedProcess(fetch)) }
       Files.removeTree(cache)
+      // The same file into a cache that already exists: only the entry's own files are made.
+      let made = try Subprocess.run([binary, "cache", "verify", "--cache-dir", cache])
+      guard made.status == 0 else { throw BenchError("attachkit cache verify exited \(made.status)") }
+      existing.append(try timedProcess(fetch))
+      Files.removeTree(cache)
     }
     addPair(
       &report, ours: ("attachkit fetch, cold 45 MiB, fresh cache (new process)", "cli_cold_45m", ours),
       theirs: ("curl -s -o FILE, same 45 MiB (new process)", "cli_cold_45m_curl", theirs),
       ratio: ("command-line cold 45 MiB / curl -o", "cli_cold_45m_ratio_curl"), goal: 1.0)
+    let (mine, peer) = (Distribution(existing), Distribution(theirs))
+    report.add(
+      section, "attachkit fetch, cold 45 MiB, existing cache (new process)", key: "cli_cold_45m_existing",
+      unit: .ms, mine)
+    report.addRatio(
+      "command-line cold 45 MiB into an existing cache / curl -o", key: "cli_cold_45m_existing_ratio_curl",
+      ours: mine.percentile(50), theirs: peer.percentile(50))
   }
 
   private static func oneByteWrites(_ context: BenchContext, into report: inout Report) async throws {
