@@ -24,14 +24,16 @@ enum CurlCLI {
     return path
   }
 
-  /// Runs `curl -s --parallel --parallel-max width -K config`.
+  /// Runs `curl -s --parallel --parallel-max width -K config` and measures it.
   /// - Throws: ``BenchError`` when curl fails.
-  static func parallel(config: String, width: Int) throws {
-    let outcome = try Subprocess.run([
+  @discardableResult
+  static func parallel(config: String, width: Int) throws -> Subprocess.Measured {
+    let run = try Subprocess.measure([
       "curl", "-s", "--no-progress-meter", "--max-time", "120", "--parallel", "--parallel-max", String(width),
       "-K", config,
     ])
-    guard outcome.status == 0 else { throw BenchError("curl --parallel exited \(outcome.status)") }
+    guard run.status == 0 else { throw BenchError("curl --parallel exited \(run.status)") }
+    return run
   }
 
   /// curl's version line, e.g. `curl 7.88.1 (x86_64-pc-linux-gnu) libcurl/7.88.1 …`.

@@ -52,7 +52,7 @@ enum ChurnScenario {
         ours.append(time)
       }
       if repetition % 2 == 0 { try await runOurs() }
-      curl.append(try curlRun(context, urls: urls, name: "curl-churn-r\(repetition)"))
+      curl.append(try curlRun(context, urls: urls, name: "curl-churn-r\(repetition)").wall)
       if repetition % 2 == 1 { try await runOurs() }
       let stats = try pipeline.cache.stats()
       cacheBytes.append(Double(stats.bytes))
@@ -73,24 +73,22 @@ enum ChurnScenario {
       ours: oursMedian, theirs: curlMedian, goal: 1.0)
   }
 
-  /// Times `curl --parallel --parallel-max 16` over `urls` into a fresh directory and checks
+  /// Measures `curl --parallel --parallel-max 16` over `urls` into a fresh directory and checks
   /// every file arrived whole.
   /// - Throws: ``BenchError`` when curl fails or a file is missing.
-  static func curlRun(_ context: BenchContext, urls: [String], name: String) throws -> Duration {
+  static func curlRun(_ context: BenchContext, urls: [String], name: String) throws -> Subprocess.Measured {
     let directory = context.scratch + "/" + name
     Files.removeTree(directory)
     try Files.makeDirectory(directory)
     defer { Files.removeTree(directory) }
     let config = try CurlCLI.writeConfig(urls, directory: directory)
-    let start = ContinuousClock.now
-    try CurlCLI.parallel(config: config, width: width)
-    let elapsed = ContinuousClock.now - start
+    let run = try CurlCLI.parallel(config: config, width: width)
     let written = (0..<urls.count).filter {
       Files.size("\(directory)/\($0)") == Int64(ContentTree.batchBytes)
     }
     guard written.count == urls.count else {
       throw BenchError("curl --parallel wrote \(written.count) of \(urls.count) files")
     }
-    return elapsed
+    return run
   }
 }

@@ -90,18 +90,11 @@ enum RescueScenario {
 
   /// Runs `arguments` once: its wall time and its peak resident set in bytes.
   private static func timed(_ arguments: [String]) throws -> (Duration, Double) {
-    let start = ContinuousClock.now
-    let pid = try Subprocess.spawn(arguments)
-    var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 {
-      guard errno == EINTR else { throw BenchError("wait4 failed for \(arguments[0])") }
+    let run = try Subprocess.measure(arguments)
+    guard run.status == 0 else {
+      throw BenchError("\(arguments.joined(separator: " ")) failed (status \(run.status))")
     }
-    let elapsed = ContinuousClock.now - start
-    guard status == 0 else {
-      throw BenchError("\(arguments.joined(separator: " ")) failed (status \(status))")
-    }
-    return (elapsed, Double(usage.ru_maxrss) * 1024)
+    return (run.wall, run.peakBytes)
   }
 
   private static func median(_ values: [Double]) -> Double {

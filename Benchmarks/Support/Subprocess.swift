@@ -26,6 +26,34 @@ enum Subprocess {
     }
   }
 
+  /// What one timed run cost: wall time from start to exit, CPU time (user + system, the
+  /// child's own threads), peak resident set in bytes, and the exit status.
+  struct Measured {
+    var wall: Duration
+    var cpu: Duration
+    var peakBytes: Double
+    var status: Int32
+  }
+
+  /// Runs `arguments` to completion (output to `outputDescriptor` when given) and measures it
+  /// with `wait4`'s resource usage.
+  /// - Throws: ``BenchError`` when the process cannot start or cannot be waited for.
+  static func measure(_ arguments: [String], outputDescriptor: Int32? = nil) throws -> Measured {
+    let start = ContinuousClock.now
+    let pid = try spawn(arguments, outputDescriptor: outputDescriptor)
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 {
+      guard errno == EINTR else { throw BenchError("wait4 failed for \(arguments[0])") }
+    }
+    let wall = ContinuousClock.now - start
+    func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
+    let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    return Measured(
+      wall: wall, cpu: duration(usage.ru_utime) + duration(usage.ru_stime),
+      peakBytes: Double(usage.ru_maxrss) * 1024, status: code)
+  }
+
   /// Waits for `pid` to end and returns its status (exit code, or 128 + signal).
   static func wait(_ pid: pid_t) -> Int32 {
     var status: Int32 = 0
