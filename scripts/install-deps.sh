@@ -7,9 +7,10 @@ set -euo pipefail
 # strace counts the inodes a publish creates; util-linux provides flock(1) for the lock tests;
 # libmicrohttpd is the HTTP server of `attachkit serve`; python3 is the serve tests' second client.
 # libvips-dev: the rescue (loaded with dlopen); libvips-tools: vipsheader/vips in the rescue
-# tests and vipsthumbnail, the benchmark's peer; imagemagick: scripts/make-large-samples.sh.
+# tests and vipsthumbnail, the benchmark's peer; imagemagick: scripts/make-large-samples.sh;
+# time (GNU time): the benchmark's peak-RSS measurement of a child process.
 packages=(libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
-  python3 libvips-dev libvips-tools imagemagick "$@")
+  python3 libvips-dev libvips-tools imagemagick time "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -6,7 +6,8 @@ import Glibc
 /// validation, the libvips thumbnail, re-validation) and `vipsthumbnail FILE --size 4096x4096
 /// -o OUT[Q=85,strip]` (the same box, quality and metadata), alternating which goes first, each
 /// a new process. Reported: median wall time of each and their ratio, and the median peak RSS
-/// (`ru_maxrss` of the child) of each and their ratio. The large files come from
+/// (the command's own, through GNU time: see ``Subprocess/measurePeak(_:)``) of each and their
+/// ratio. The large files come from
 /// scripts/make-large-samples.sh (generated here; about 10 s).
 enum RescueScenario {
   /// The report section.
@@ -90,7 +91,7 @@ enum RescueScenario {
 
   /// Runs `arguments` once: its wall time and its peak resident set in bytes.
   private static func timed(_ arguments: [String]) throws -> (Duration, Double) {
-    let run = try Subprocess.measure(arguments)
+    let run = try Subprocess.measurePeak(arguments)
     guard run.status == 0 else {
       throw BenchError("\(arguments.joined(separator: " ")) failed (status \(run.status))")
     }
