@@ -114,6 +114,9 @@ struct Libvips: @unchecked Sendable {
     let preparation = Preparation()
     DispatchQueue.global(qos: .userInitiated).async {
       _ = started(concurrency: concurrency)
+      // The rescued file is hashed when it is re-validated: OpenSSL reads its configuration
+      // on the first digest (libcrypto itself is among libvips' libraries).
+      _ = SHA256Hasher()
       preparation.done.signal()
     }
     return preparation
