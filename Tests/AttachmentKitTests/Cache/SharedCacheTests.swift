@@ -24,25 +24,38 @@ struct SharedCacheTests {
     }
   }
 
+  /// Serves `count` distinct WAVs from a new loopback server and runs `attachkit prefetch` of
+  /// them (`-j 4`, plus `options`) into `scratch/cache` under strace, tracing `trace`; the
+  /// server stops when it returns. Answers the URLs, the cache, the exit status and strace's
+  /// lines.
+  static func tracedPrefetch(
+    count: Int, scratch: ScratchDirectory, trace: String, options: [String] = []
+  ) throws -> (urls: [String], cache: String, status: Int32, lines: [Substring]) {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let urls = try serveWAVs(server, count: count)
+    let list = scratch.path + "/urls.txt"
+    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    let cache = scratch.path + "/cache"
+    let (status, lines) = try straceAttachkit(
+      trace, ["prefetch", "--json", "-j", "4", "--cache-dir", cache] + options + [list],
+      log: scratch.path + "/strace.log")
+    return (urls, cache, status, lines)
+  }
+
   // MARK: - Layout
 
   @Test(
     "an entry costs at most two inodes; directories are the 32 fan-out ones, each made once on first use: every inode-creating call of a prefetch, counted"
   )
   func inodesPerEntry() throws {
-    let server = try TestHTTPServer.start()
-    defer { server.stop() }
     let scratch = try ScratchDirectory("inodes")
     defer { scratch.remove() }
-    let urls = try Self.serveWAVs(server, count: 80)
-    let list = scratch.path + "/urls.txt"
-    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-    let cache = scratch.path + "/cache"
 
     // When a prefetch of 80 entries into a new cache runs under strace
-    let (status, lines) = try straceAttachkit(
-      "open,openat,creat,mkdir,mkdirat,mknod,mknodat,link,linkat,symlink,symlinkat",
-      ["prefetch", "--json", "-j", "4", "--cache-dir", cache, list], log: scratch.path + "/strace.log")
+    let (urls, cache, status, lines) = try Self.tracedPrefetch(
+      count: 80, scratch: scratch,
+      trace: "open,openat,creat,mkdir,mkdirat,mknod,mknodat,link,linkat,symlink,symlinkat")
     #expect(status == 0)
 
     // Then every call that can allocate an inode under the cache is counted: a new file
@@ -86,19 +99,12 @@ struct SharedCacheTests {
 
   @Test("a new entry's record is linked straight to its name: no temporary record name, no rename")
   func newRecordLinkedDirectly() throws {
-    let server = try TestHTTPServer.start()
-    defer { server.stop() }
     let scratch = try ScratchDirectory("direct")
     defer { scratch.remove() }
-    let urls = try Self.serveWAVs(server, count: 20)
-    let list = scratch.path + "/urls.txt"
-    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-    let cache = scratch.path + "/cache"
 
     // When a prefetch of 20 new entries runs under strace
-    let (status, lines) = try straceAttachkit(
-      "link,linkat,rename,renameat,renameat2",
-      ["prefetch", "--json", "-j", "4", "--cache-dir", cache, list], log: scratch.path + "/strace.log")
+    let (urls, cache, status, lines) = try Self.tracedPrefetch(
+      count: 20, scratch: scratch, trace: "link,linkat,rename,renameat,renameat2")
     #expect(status == 0)
 
     // Then each entry is two successful links (content, record) into the index and content
@@ -418,26 +424,11 @@ enum CLIPath {
 struct DurableTests {
   /// The `fsync`/`fdatasync` calls a `prefetch` of `count` new entries makes, counted by strace.
   private static func syncCalls(durable: Bool, count: Int) throws -> Int {
-    let server = try TestHTTPServer.start()
-    defer { server.stop() }
     let scratch = try ScratchDirectory("durable")
     defer { scratch.remove() }
-    let body = try Samples.bytes("wav-pcm16.wav")
-    var urls: [String] = []
-    for index in 0..<count {
-      var copy = body
-      copy[copy.count - 1] ^= UInt8(index + 1)  // distinct content, still a valid WAV
-      server.serve("/d/\(index).wav", body: copy)
-      urls.append(server.url("/d/\(index).wav"))
-    }
-    let list = scratch.path + "/urls.txt"
-    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-    let (status, lines) = try straceAttachkit(
-      "fsync,fdatasync,syncfs,sync_file_range",
-      ["prefetch", "-j", "2", "--cache-dir", scratch.path + "/cache"] + (durable ? ["--durable"] : []) + [
-        list
-      ],
-      log: scratch.path + "/strace.log")
+    let (_, _, status, lines) = try SharedCacheTests.tracedPrefetch(
+      count: count, scratch: scratch, trace: "fsync,fdatasync,syncfs,sync_file_range",
+      options: durable ? ["--durable"] : [])
     #expect(status == 0)
     return lines.filter { $0.contains("fsync(") || $0.contains("fdatasync(") }.count
   }
