@@ -1,5 +1,6 @@
 import AttachmentKit
 import Glibc
+import TestSupport
 
 /// Scenario 10: `attachkit serve` under `wrk -t2 -c64` on a cached 100 KiB JPEG, against nginx
 /// serving the same file from disk in the same run (the two alternate); the server's peak RSS

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import TestSupport
 
 /// nginx as an unprivileged child of the benchmark: a generated configuration in a temporary
 /// directory, `daemon off`, `master_process off` (one process), listening on 127.0.0.1 only,

@@ -85,8 +85,8 @@ final class NginxTier {
   init(directory: String, backends: [Int]) throws {
     guard let executable = Self.executable else { throw TierError.missing }
     try FileManager.default.createDirectory(atPath: directory + "/temp", withIntermediateDirectories: true)
-    port = try Self.freePort()
-    directPort = try Self.freePort()
+    port = try Loopback.freePort()
+    directPort = try Loopback.freePort()
     let servers = backends.map { "    server 127.0.0.1:\($0);" }.joined(separator: "\n")
     let configuration = """
       daemon off;
@@ -148,21 +148,4 @@ final class NginxTier {
   func directURL(_ path: String) -> String { "http://127.0.0.1:\(directPort)\(path)" }
 
   func stop() { process.terminate() }
-
-  /// A port the kernel says is free now.
-  private static func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-        bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-      }
-    }
-    guard bound else { throw TierError.missing }
-    return Int(UInt16(bigEndian: address.sin_port))
-  }
 }

@@ -147,7 +147,7 @@ struct FetchFaultTests {
 
   @Test("a closed port fails with connect_failed")
   func connectionRefused() async throws {
-    let port = try unusedLoopbackPort()
+    let port = try Loopback.freePort()
     let scratch = try ScratchDirectory("refused")
     defer { scratch.remove() }
     let start = ContinuousClock.now

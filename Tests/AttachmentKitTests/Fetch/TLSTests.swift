@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AttachmentKit
@@ -27,7 +28,7 @@ struct TLSTests {
           scratch.path + "/cert.pem",
         ])
       try Data("secure hello".utf8).write(to: URL(fileURLWithPath: scratch.path + "/hello.txt"))
-      port = try unusedLoopbackPort()
+      port = try Loopback.freePort()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
       process.arguments = [
         "s_server", "-WWW", "-accept", "127.0.0.1:\(port)", "-cert", scratch.path + "/cert.pem",
@@ -47,22 +48,9 @@ struct TLSTests {
     }
 
     private func waitUntilListening() throws {
-      for _ in 0..<100 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-          }
-        }
-        close(fd)
-        if connected == 0 { return }
-        usleep(20_000)
+      guard Loopback.waitUntilListening(port: port, seconds: 2) else {
+        throw SetUpError("openssl s_server never listened")
       }
-      throw PortError()
     }
 
     private static func run(_ tool: String, _ arguments: [String]) throws {
@@ -73,7 +61,9 @@ struct TLSTests {
       process.standardError = FileHandle.nullDevice
       try process.run()
       process.waitUntilExit()
-      guard process.terminationStatus == 0 else { throw PortError() }
+      guard process.terminationStatus == 0 else {
+        throw SetUpError("\(tool) exited \(process.terminationStatus)")
+      }
     }
   }
 
@@ -136,4 +126,10 @@ struct TLSTests {
     }
     #expect(scratch.contents().isEmpty)
   }
+}
+
+/// Why a TLS test server could not be set up.
+private struct SetUpError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
 }
