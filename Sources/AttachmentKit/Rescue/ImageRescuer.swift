@@ -89,24 +89,35 @@ public struct ImageRescuer: Sendable {
   /// format over its byte limit or, by its header, its pixel limit; or a type the rescue
   /// converts (by libmagic, which the check that follows loads anyway).
   static func rescueIsLikely(_ path: String, limits: ValidationLimits) -> Bool {
-    guard let file = try? FileBytes(path: path) else { return false }
-    let window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
-    if let report = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) {
+    guard let prefix = Prefix(path: path) else { return false }
+    if let report = prefix.report {
       guard RescueInspector.isImage(report.format) else { return false }
       return limits.violation(
-        category: .image, bytes: file.count, durationSeconds: nil, width: report.width, height: report.height)
-        != nil
+        category: .image, bytes: prefix.fileBytes, durationSeconds: nil, width: report.width,
+        height: report.height) != nil
     }
-    let detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+    let detected = prefix.window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
     return detected.map(Self.convertibleTypes.contains) ?? false
   }
 
   /// Whether the file's first bytes identify as an accepted image format.
   private static func isImageFile(_ path: String) -> Bool {
-    guard let file = try? FileBytes(path: path) else { return false }
-    let window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
-    let format = window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }?.format
-    return RescueInspector.isImage(format)
+    RescueInspector.isImage(Prefix(path: path)?.report?.format)
+  }
+
+  /// A file's first bytes (the sniffing window) and what the probes identify in them.
+  private struct Prefix {
+    let fileBytes: Int64
+    let window: [UInt8]
+    let report: ProbeReport?
+
+    /// Reads the window of `path`; `nil` when it cannot be opened.
+    init?(path: String) {
+      guard let file = try? FileBytes(path: path) else { return nil }
+      fileBytes = file.count
+      window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
+      report = window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }
+    }
   }
 
   /// Rescues a local file the validator refused with `refusal`, writing the delivered file to
