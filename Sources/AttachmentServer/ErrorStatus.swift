@@ -1,23 +1,28 @@
 import AttachmentKit
 
-/// The HTTP status each stable error code is answered with.
+/// The HTTP status each error is answered with, read from its kind
+/// (``AttachmentError/Kind``) and, within a kind, from the few codes that differ.
 enum ErrorStatus {
-  /// `400` malformed request or URL, `403` signature or address refused, `404`, `405`, `422`
-  /// the file refused, `502` upstream failed, `503` overloaded, `504` deadline, `500` otherwise.
-  static func of(_ code: AttachmentError.Code) -> Int {
+  /// `400` a malformed request or URL, `403` a signature or address refused, `404`, `405`,
+  /// `503` overloaded (the proxy's own refusals); `422` the file refused; `502` the upstream
+  /// failed, `504` its deadline passed; `500` this machine failed.
+  static func of(_ error: AttachmentError) -> Int {
+    switch error.kind {
+    case .request: error.code == .blockedAddress ? 403 : 400
+    case .proxy: proxyStatus(error.code)
+    case .rejection: 422
+    case .fetch: error.code == .deadlineExceeded ? 504 : 502
+    case .local: 500
+    }
+  }
+
+  private static func proxyStatus(_ code: AttachmentError.Code) -> Int {
     switch code {
-    case .badRequest, .invalidURL, .unsupportedScheme: 400
-    case .badSignature, .blockedAddress: 403
+    case .badSignature: 403
     case .notFound: 404
     case .methodNotAllowed: 405
-    case .unsupportedType, .unsupportedCodec, .tooLarge, .tooLong, .unknownDuration, .tooManyPixels, .empty:
-      422
-    case .httpStatus, .connectFailed, .dnsFailed, .tlsFailed, .truncated, .tooManyRedirects, .tooSlow,
-      .networkError, .headersTooLarge:
-      502
     case .overloaded: 503
-    case .deadlineExceeded: 504
-    default: 500
+    default: 400
     }
   }
 }

@@ -49,7 +49,7 @@ struct Reply: Sendable {
   /// its code maps to (``ErrorStatus``).
   static func error(_ error: AttachmentError, url: String? = nil) -> Reply {
     var reply = text(
-      ErrorStatus.of(error.code), errorJSON(error).text + "\n", contentType: "application/json",
+      ErrorStatus.of(error), errorJSON(error).text + "\n", contentType: "application/json",
       outcome: error.code.rawValue)
     reply.url = url
     return reply

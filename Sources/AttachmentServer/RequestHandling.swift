@@ -255,7 +255,7 @@ extension AttachmentServer {
     let bytes: Int64
     switch result {
     case .success(let attachment) where attachment.source != .cache: bytes = attachment.bytesTransferred
-    case .failure(let error) where [422, 502, 504].contains(ErrorStatus.of(error.code)): bytes = 0
+    case .failure(let error) where [422, 502, 504].contains(ErrorStatus.of(error)): bytes = 0
     default: return
     }
     if admission.claimUpstreamCount(url) { metrics.upstream(bytes: bytes) }
@@ -264,7 +264,7 @@ extension AttachmentServer {
   private static func status(of result: Result<Attachment, AttachmentError>) -> Int {
     switch result {
     case .success: 200
-    case .failure(let error): ErrorStatus.of(error.code)
+    case .failure(let error): ErrorStatus.of(error)
     }
   }
 

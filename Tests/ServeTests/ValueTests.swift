@@ -1,3 +1,4 @@
+import AttachmentKit
 import Foundation
 import Testing
 
@@ -47,18 +48,45 @@ struct ValueTests {
     if case .malformed = Route(path: "/v1/u/\(withSpace)") {} else { Issue.record("a space was accepted") }
   }
 
-  @Test("each stable code has its status")
+  @Test("each stable code has its status, read from its kind")
   func statuses() {
-    #expect(ErrorStatus.of(.badSignature) == 403)
-    #expect(ErrorStatus.of(.badRequest) == 400)
-    #expect(ErrorStatus.of(.unsupportedType) == 422)
-    #expect(ErrorStatus.of(.tooLarge) == 422)
-    #expect(ErrorStatus.of(.tooLong) == 422)
-    #expect(ErrorStatus.of(.httpStatus) == 502)
-    #expect(ErrorStatus.of(.truncated) == 502)
-    #expect(ErrorStatus.of(.deadlineExceeded) == 504)
-    #expect(ErrorStatus.of(.overloaded) == 503)
-    #expect(ErrorStatus.of(.ioError) == 500)
+    func status(_ code: AttachmentError.Code, kind: AttachmentError.Kind? = nil) -> Int {
+      ErrorStatus.of(AttachmentError(code, "x", kind: kind))
+    }
+    #expect(status(.badSignature) == 403)
+    #expect(status(.badRequest) == 400)
+    #expect(status(.notFound) == 404)
+    #expect(status(.methodNotAllowed) == 405)
+    #expect(status(.invalidURL) == 400)
+    #expect(status(.blockedAddress) == 403)
+    #expect(status(.unsupportedType) == 422)
+    #expect(status(.tooLarge) == 422)
+    #expect(status(.tooLong) == 422)
+    #expect(status(.httpStatus) == 502)
+    #expect(status(.headersTooLarge) == 502)
+    // A cut transfer is the upstream failing; a file whose structure is cut short is refused.
+    #expect(status(.truncated) == 502)
+    #expect(status(.truncated, kind: .rejection) == 422)
+    #expect(status(.deadlineExceeded) == 504)
+    #expect(status(.overloaded) == 503)
+    #expect(status(.ioError) == 500)
+    #expect(status(.cancelled) == 500)
+  }
+
+  @Test("every code's kind is declared with it, and rejections are exactly the rejection kind")
+  func kinds() {
+    let rejections: [AttachmentError.Code] = [
+      .unsupportedType, .unsupportedCodec, .tooLong, .unknownDuration, .tooManyPixels, .tooLarge, .empty,
+    ]
+    for code in rejections { #expect(AttachmentError(code, "x").isRejection, "\(code)") }
+    for code: AttachmentError.Code in [.truncated, .httpStatus, .ioError, .badSignature, .invalidURL] {
+      #expect(!AttachmentError(code, "x").isRejection, "\(code)")
+    }
+    #expect(AttachmentError(.truncated, "x", kind: .rejection).isRejection)
+    for code: AttachmentError.Code in [.badSignature, .badRequest, .notFound, .methodNotAllowed, .overloaded]
+    {
+      #expect(code.kind == .proxy)
+    }
   }
 
   @Test("If-None-Match lists, weak tags and * match; other tags do not")

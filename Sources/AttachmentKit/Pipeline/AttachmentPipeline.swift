@@ -176,7 +176,7 @@ public final class AttachmentPipeline: Sendable {
       download = try await downloaderBox.downloader.download(request, deadline: deadline)
     } catch {
       body.discard()
-      if configuration.useStaleOnError, let stale, error.code.isNetworkFailure,
+      if configuration.useStaleOnError, let stale, error.kind == .fetch,
         case .serve = hitPolicy.verdict(on: stale.record)
       {
         var attachment = answer(stale, url: url, source: .cache, start: start)
@@ -365,16 +365,5 @@ private final class LazyDownloader: Sendable {
       box = downloader
       return downloader
     }
-  }
-}
-
-extension AttachmentError.Code {
-  /// Whether the code means the network failed (as opposed to the bytes being refused), which
-  /// is when a stale copy may stand in.
-  var isNetworkFailure: Bool {
-    [
-      .dnsFailed, .connectFailed, .tlsFailed, .httpStatus, .deadlineExceeded, .tooSlow, .truncated,
-      .networkError, .tooManyRedirects,
-    ].contains(self)
   }
 }

@@ -264,11 +264,9 @@ public struct ImageRescuer: Sendable {
 
   /// The original refusal, with why the rescue could not help.
   static func unrescued(_ refusal: AttachmentError, _ reason: String) -> AttachmentError {
-    var error = AttachmentError(
+    AttachmentError(
       refusal.code, "\(refusal.message) Not rescued: \(reason).", httpStatus: refusal.httpStatus,
-      detected: refusal.detected)
-    error.isRejection = refusal.isRejection
-    return error
+      detected: refusal.detected, kind: refusal.kind)
   }
 
   private static func checkTime(_ deadline: ContinuousClock.Instant?) throws(AttachmentError) {

@@ -78,9 +78,9 @@ public struct Validator: Sendable {
       if reason == .workBudget { error.detected = detected }
       throw error
     case .failure(.truncated(let detail)):
-      var error = AttachmentError(.truncated, "The file is cut short: \(detail).", detected: detected)
-      error.isRejection = true
-      throw error
+      // The transfer completed; the file itself is cut short: a rejection, not a failed fetch.
+      throw AttachmentError(
+        .truncated, "The file is cut short: \(detail).", detected: detected, kind: .rejection)
     case .failure(.malformed(let detail)):
       throw AttachmentError(.unsupportedType, "The file is malformed: \(detail).", detected: detected)
     }
