@@ -105,13 +105,7 @@ struct CacheRecord: Equatable, Sendable {
     if let duration = validation.durationSeconds { lines.append("duration \(duration)") }
     for codec in validation.codecs { lines.append("codec \(codec)") }
     for warning in validation.warnings { lines.append("warning \(warning)") }
-    if let rescued = validation.rescued {
-      // One line: from, actions, original bytes, width, height (a rescued derivative).
-      let actions = rescued.actions.map(\.rawValue).joined(separator: ",")
-      lines.append(
-        "rescued \(rescued.from) \(actions) \(rescued.originalBytes) \(rescued.originalWidth) \(rescued.originalHeight)"
-      )
-    }
+    if let rescued = validation.rescued { lines += rescueLines(rescued) }
     return lines
   }
 
@@ -135,8 +129,11 @@ struct CacheRecord: Equatable, Sendable {
       duration = seconds
     }
     var rescued: Rescue?
-    if let text = lines.single["rescued"] {
-      guard let parsed = rescue(from: text) else { return nil }
+    if lines.single["rescued-by"] != nil {
+      guard let parsed = rescue(from: lines) else { return nil }
+      rescued = parsed
+    } else if let text = lines.single["rescued"] {
+      guard let parsed = rescue(fromPositional: text) else { return nil }
       rescued = parsed
     }
     return Validation(
@@ -146,17 +143,61 @@ struct CacheRecord: Equatable, Sendable {
       warnings: lines.repeated["warning", default: []].map(String.init), rescued: rescued)
   }
 
-  /// A `rescued` line's value (`from actions bytes width height`), or `nil` when malformed.
-  static func rescue(from text: Substring) -> Rescue? {
+  // MARK: - A rescue's provenance (keyed lines, so any rescuer's facts fit)
+
+  /// The `rescued-*` lines of a derivative's provenance: who made it, from what, what was
+  /// done, and the facts of the source that are known.
+  static func rescueLines(_ rescued: Rescue) -> [String] {
+    var lines = [
+      "rescued-by \(rescued.rescuer)", "rescued-from \(rescued.from)",
+      "rescued-actions \(rescued.actions.map(\.rawValue).joined(separator: ","))",
+      "rescued-bytes \(rescued.originalBytes)",
+    ]
+    if let width = rescued.originalWidth { lines.append("rescued-width \(width)") }
+    if let height = rescued.originalHeight { lines.append("rescued-height \(height)") }
+    if let duration = rescued.originalDurationSeconds { lines.append("rescued-duration \(duration)") }
+    for codec in rescued.originalCodecs { lines.append("rescued-codec \(codec)") }
+    return lines
+  }
+
+  /// The provenance in a record's `rescued-*` lines, or `nil` when one is malformed.
+  static func rescue(from lines: RecordLines) -> Rescue? {
+    guard let rescuer = lines.single["rescued-by"], !rescuer.isEmpty, let from = lines.single["rescued-from"],
+      let actions = lines.single["rescued-actions"].map(actions(from:)), !actions.isEmpty,
+      let bytes = lines.single["rescued-bytes"].flatMap({ Int64($0) })
+    else { return nil }
+    func optional<Value>(_ key: Substring, _ parse: (Substring) -> Value?) -> Value?? {
+      guard let text = lines.single[key] else { return .some(nil) }
+      return parse(text).map { .some($0) } ?? nil
+    }
+    guard let width = optional("rescued-width", { Int($0) }),
+      let height = optional("rescued-height", { Int($0) }),
+      let duration = optional(
+        "rescued-duration", { Double($0).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } })
+    else { return nil }
+    return Rescue(
+      rescuer: String(rescuer), from: String(from), actions: actions, originalBytes: bytes,
+      originalWidth: width,
+      originalHeight: height, originalDurationSeconds: duration,
+      originalCodecs: lines.repeated["rescued-codec", default: []].map(String.init))
+  }
+
+  /// The value of a `rescued` line as the image rescuer wrote it before provenance had keyed
+  /// lines (`from actions bytes width height`), or `nil` when malformed.
+  static func rescue(fromPositional text: Substring) -> Rescue? {
     let fields = text.split(separator: " ")
     guard fields.count == 5, let bytes = Int64(fields[2]), let width = Int(fields[3]),
       let height = Int(fields[4])
     else { return nil }
-    let actions = fields[1].split(separator: ",").compactMap { Rescue.Action(rawValue: String($0)) }
+    let actions = actions(from: fields[1])
     guard !actions.isEmpty else { return nil }
     return Rescue(
-      from: String(fields[0]), actions: actions, originalBytes: bytes, originalWidth: width,
-      originalHeight: height)
+      rescuer: ImageRescuer.name, from: String(fields[0]), actions: actions, originalBytes: bytes,
+      originalWidth: width, originalHeight: height)
+  }
+
+  private static func actions(from text: Substring) -> [Rescue.Action] {
+    text.split(separator: ",").map { Rescue.Action(rawValue: String($0)) }
   }
 
   /// Whether `text` is 64 lower-case hex digits.
@@ -173,7 +214,7 @@ struct CacheRecord: Equatable, Sendable {
 /// A record's `key value` lines: single-valued keys (the last one wins) and repeated ones.
 struct RecordLines {
   /// Keys that may appear many times, each value kept in order.
-  static let repeatedKeys: Set<Substring> = ["warning", "codec"]
+  static let repeatedKeys: Set<Substring> = ["warning", "codec", "rescued-codec"]
   /// Single-valued keys.
   var single: [Substring: Substring] = [:]
   /// Repeated keys, values in order.

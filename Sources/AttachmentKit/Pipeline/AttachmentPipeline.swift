@@ -39,13 +39,10 @@ public final class AttachmentPipeline: Sendable {
     self.observer = observer
     cache = try AttachmentCache(configuration: configuration.cache)
     validator = Validator(limits: configuration.limits)
-    hitPolicy = HitPolicy(configuration: configuration)
+    let limits = EffectiveLimits(configuration)
+    hitPolicy = HitPolicy(configuration: configuration, limits: limits)
     var downloader = configuration.downloader
-    downloader.maximumBodyBytes = min(downloader.maximumBodyBytes, configuration.limits.largestMaximumBytes)
-    if let rescue = configuration.rescue {
-      // A source to rescue may be larger than any attachment (RescueInspector holds it to this).
-      downloader.maximumBodyBytes = max(downloader.maximumBodyBytes, rescue.maximumSourceBytes)
-    }
+    downloader.maximumBodyBytes = limits.transferBytes
     downloaderBox = LazyDownloader(configuration: downloader)
   }
 
@@ -162,9 +159,8 @@ public final class AttachmentPipeline: Sendable {
       return .failure(error)
     }
     let sniffer = StreamingSniffer(limits: configuration.limits)
-    let rescueInspector = configuration.rescue.map {
-      RescueInspector(sniffer: sniffer, maximumSourceBytes: $0.maximumSourceBytes)
-    }
+    let rescuers = configuration.rescuers
+    let rescueInspector = rescuers.isEmpty ? nil : RescueInspector(sniffer: sniffer, rescuers: rescuers)
     var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
     request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
     request.leavesSmallBodyDigestToCaller = true  // the check hashes it as it reads it
@@ -238,11 +234,12 @@ public final class AttachmentPipeline: Sendable {
   ) -> Result<Attachment, AttachmentError> {
     defer { observer?(.finished, url.text) }
     observer?(.downloaded, url.text)
-    // A rescue that the first bytes already call for finds libvips started on another core
-    // while the body is checked (waited for here, on the check thread, used or not).
-    let preparation = configuration.rescue.flatMap { settings in
-      ImageRescuer(configuration: settings, limits: configuration.limits).prepareLibvipsIfLikely(body.path)
-    }
+    // A rescue that the first bytes already call for finds its rescuer's library started on
+    // another core while the body is checked (waited for here, on the check thread, used or not).
+    let evidence = RescueEvidence(sniffed: sniffed, refusal: deferredRefusal, bytes: download.bytesReceived)
+    let preparation = configuration.rescuers.lazy.compactMap {
+      $0.prepare(for: evidence, limits: self.configuration.limits)
+    }.first
     defer { preparation?.wait() }
     var validation: Validation
     var delivered = body  // the rescued file instead, after a rescue
@@ -260,14 +257,14 @@ public final class AttachmentPipeline: Sendable {
     case .success(let valid):
       validation = valid
     case .failure(let error):
-      guard let rescue = configuration.rescue, signal.reason == nil,
-        ImageRescuer.canRescue(error, isImage: RescueInspector.isImage(sniffed?.format))
+      guard signal.reason == nil,
+        let rescuer = configuration.rescuers.rescuer(for: evidence.refused(with: error))
       else {
         body.discard()
         return .failure(error)
       }
       switch self.rescue(
-        body: body, bytes: download.bytesReceived, refusal: error, settings: rescue, signal: signal)
+        body: body, bytes: download.bytesReceived, refusal: error, by: rescuer, signal: signal)
       {
       case .success(let (output, rescued)):
         delivered = output
@@ -312,8 +309,7 @@ public final class AttachmentPipeline: Sendable {
   /// check thread, within `signal`'s deadline. Consumes `body`; the returned file is the
   /// caller's to publish (or discard).
   private func rescue(
-    body: CacheBodyFile, bytes: Int64, refusal: AttachmentError, settings: RescueConfiguration,
-    signal: StopSignal
+    body: CacheBodyFile, bytes: Int64, refusal: AttachmentError, by rescuer: any Rescuer, signal: StopSignal
   ) -> Result<(CacheBodyFile, Validation), AttachmentError> {
     defer { body.discard() }
     let output: CacheBodyFile
@@ -322,10 +318,12 @@ public final class AttachmentPipeline: Sendable {
     } catch {
       return .failure(error)
     }
-    let rescuer = ImageRescuer(configuration: settings, limits: configuration.limits)
     let result = Result { () throws(AttachmentError) -> (CacheBodyFile, Validation) in
-      let rescued = try rescuer.convert(
-        source: body.path, bytes: bytes, refusal: refusal, output: output.path, deadline: signal.deadline)
+      let rescued = try rescuer.rescue(
+        RescueJob(
+          source: body.path, bytes: bytes, refusal: refusal, output: output.path,
+          limits: configuration.limits,
+          deadline: signal.deadline))
       var validation = try validator.validate(file: output.path, sha256: nil, signal: signal, sniffed: nil)
       validation.rescued = rescued
       return (output, validation)

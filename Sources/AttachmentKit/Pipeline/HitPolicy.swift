@@ -23,16 +23,15 @@ struct HitPolicy: Sendable {
   var maximumBodyBytes: Int64
   /// Whether the caller accepts loopback, private and link-local peers.
   var allowPrivateNetworks: Bool
-  /// The caller's rescue settings, or `nil` when rescue is off.
-  var rescue: RescueConfiguration?
+  /// The caller's rescuers (none: rescue is off).
+  var rescuers: [any Rescuer]
 
   /// The policy of a pipeline configuration (with the body limit the pipeline really uses).
-  init(configuration: PipelineConfiguration) {
+  init(configuration: PipelineConfiguration, limits effective: EffectiveLimits) {
     limits = configuration.limits
-    maximumBodyBytes = min(
-      configuration.downloader.maximumBodyBytes, configuration.limits.largestMaximumBytes)
+    maximumBodyBytes = effective.attachmentBytes
     allowPrivateNetworks = configuration.downloader.allowPrivateNetworks
-    rescue = configuration.rescue
+    rescuers = configuration.rescuers
   }
 
   /// The verdict on a record, checked in the order a download meets the same limits:
@@ -51,9 +50,10 @@ struct HitPolicy: Sendable {
     }
     let validation = record.validation
     if let rescued = validation.rescued {
-      // A rescued derivative stands for the original only to a caller with rescue on.
-      guard let rescue else { return originalVerdict(rescued) }
-      if let refusal = Self.sourceRefusal(rescued, rescue) { return .refuse(refusal) }
+      // A rescued derivative stands for the original only to a caller with the rescuer that
+      // made it, and only within that rescuer's own source limits.
+      guard let rescuer = rescuers.rescuer(named: rescued.rescuer) else { return originalVerdict(rescued) }
+      if let refusal = rescuer.sourceRefusal(of: rescued) { return .refuse(refusal) }
     }
     let size = validation.bytes
     if size > maximumBodyBytes {
@@ -65,10 +65,11 @@ struct HitPolicy: Sendable {
       category: validation.category, bytes: size, durationSeconds: validation.durationSeconds,
       width: validation.width, height: validation.height)
     {
-      // With rescue on, an image over this caller's limits may be rescued to fit them.
-      if rescue != nil, validation.category == .image, [.tooLarge, .tooManyPixels].contains(violation.code) {
-        return .undecided
-      }
+      // A file over this caller's limits may be rescued to fit them: download it again.
+      let evidence = RescueEvidence(
+        refusal: violation, category: validation.category, detected: validation.mime, width: validation.width,
+        height: validation.height, bytes: size)
+      if rescuers.rescuer(for: evidence) != nil { return .undecided }
       return .refuse(violation)
     }
     // A video whose duration was not stored cannot be judged from the record.
@@ -76,42 +77,24 @@ struct HitPolicy: Sendable {
     return .serve
   }
 
-  /// The verdict a caller with rescue off gets on a rescued derivative: the refusal of the
-  /// original (its type, else its size or pixels under this caller's limits), or undecided
-  /// when this caller would accept the original (fetch it).
+  /// The verdict a caller without the rescuer gets on a rescued derivative: the refusal of the
+  /// original (its type, else its size, duration or pixels under this caller's limits), or
+  /// undecided when this caller would accept the original (fetch it).
   private func originalVerdict(_ rescued: Rescue) -> Verdict {
-    if !MediaType.allCases.contains(where: { $0.mime == rescued.from }) {
+    guard let type = MediaType.allCases.first(where: { $0.mime == rescued.from }) else {
       return .refuse(
         AttachmentError(
           .unsupportedType,
-          "The server sends \(rescued.from), not an accepted type; the cached copy was converted from it and rescue is off.",
+          "The server sends \(rescued.from), not an accepted type; the cached copy was made from it by the \(rescued.rescuer) rescuer, which this caller does not use.",
           detected: rescued.from))
     }
     if let violation = limits.violation(
-      category: .image, bytes: rescued.originalBytes, durationSeconds: nil, width: rescued.originalWidth,
-      height: rescued.originalHeight)
+      category: type.category, bytes: rescued.originalBytes, durationSeconds: rescued.originalDurationSeconds,
+      width: rescued.originalWidth, height: rescued.originalHeight)
     {
       return .refuse(violation)
     }
     return .undecided
-  }
-
-  /// The refusal of a rescued derivative's source under a caller's own rescue limits, if any.
-  private static func sourceRefusal(_ rescued: Rescue, _ rescue: RescueConfiguration) -> AttachmentError? {
-    if rescued.originalBytes > rescue.maximumSourceBytes {
-      return AttachmentError(
-        .tooLarge,
-        "The image is \(rescued.originalBytes) bytes, over the rescue's source limit of \(rescue.maximumSourceBytes)."
-      )
-    }
-    let pixels = Int64(rescued.originalWidth).multipliedReportingOverflow(by: Int64(rescued.originalHeight))
-    if pixels.overflow || pixels.partialValue > rescue.maximumSourcePixels {
-      return AttachmentError(
-        .tooManyPixels,
-        "The image is \(rescued.originalWidth)×\(rescued.originalHeight) pixels, over the rescue's decode budget of \(rescue.maximumSourcePixels) pixels.",
-        detected: rescued.from)
-    }
-    return nil
   }
 
   private static func describe(_ peer: PeerAddressClass) -> String {

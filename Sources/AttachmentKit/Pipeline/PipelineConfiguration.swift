@@ -10,12 +10,28 @@ public struct PipelineConfiguration: Sendable {
   /// When the network fails before the deadline and a stale cached copy exists, answer with
   /// it (marked ``Attachment/isStale``) instead of failing. Default: `false`.
   public var useStaleOnError = false
-  /// Rescue of near-miss images (WebP, HEIC, AVIF converted; images over the byte or pixel
-  /// limit downscaled) with libvips, or `nil` for none. Default: `nil` (off): such files are
-  /// refused with `unsupported_type`, `too_large` or `too_many_pixels`. A rescued attachment's
-  /// ``Validation/rescued`` says what was done; a caller with rescue off is never served a
-  /// rescued copy from a shared cache (it gets the refusal the original would get).
-  public var rescue: RescueConfiguration? = nil
+  /// The rescuers asked, in order, to turn a refused body into an attachment (see
+  /// ``Rescuer``). Default: none: a refused file is refused. A rescued attachment's
+  /// ``Validation/rescued`` says what was done; a caller without the rescuer that made a
+  /// cached derivative is never served it from a shared cache (it gets the refusal the
+  /// original would get).
+  public var rescuers: [any Rescuer] = []
+
+  /// The image rescuer's settings (WebP, HEIC, AVIF converted; images over the byte or pixel
+  /// limit downscaled, with libvips), or `nil` when ``rescuers`` holds no ``ImageRescuer``.
+  /// Setting it replaces the image rescuer in ``rescuers`` (or removes it, for `nil`); without
+  /// it such files are refused with `unsupported_type`, `too_large` or `too_many_pixels`.
+  public var rescue: RescueConfiguration? {
+    get { rescuers.lazy.compactMap { $0 as? ImageRescuer }.first?.configuration }
+    set {
+      let index = rescuers.firstIndex { $0 is ImageRescuer } ?? rescuers.endIndex
+      rescuers.removeAll { $0 is ImageRescuer }
+      if let newValue {
+        rescuers.insert(
+          ImageRescuer(configuration: newValue, limits: limits), at: min(index, rescuers.endIndex))
+      }
+    }
+  }
 
   /// Makes a configuration with a cache in `cacheDirectory` (default: see
   /// ``CacheConfiguration/defaultDirectory()``) and default limits.

@@ -39,17 +39,8 @@ public struct ImageRescuer: Sendable {
   /// Loaders that read every frame of an animation.
   private static let animatedLoaders: Set<String> = ["VipsForeignLoadWebpFile", "VipsForeignLoadNsgifFile"]
 
-  /// Whether a refusal is one a rescue may turn into an attachment: a convertible type, or an
-  /// image over its byte or pixel limit (`isImage`: the refused bytes were identified as an
-  /// accepted image format).
-  public static func canRescue(_ refusal: AttachmentError, isImage: Bool) -> Bool {
-    switch refusal.code {
-    case .unsupportedType: refusal.detected.map(convertibleTypes.contains) ?? false
-    case .tooManyPixels: true
-    case .tooLarge: isImage
-    default: false
-    }
-  }
+  /// This rescuer's ``Rescuer/name``, stored with every file it delivers.
+  public static let name = "image"
 
   /// One rescue at a time per process: libvips' error buffer is global, and two large
   /// decodes at once would double the peak memory.
@@ -65,9 +56,10 @@ public struct ImageRescuer: Sendable {
   public func attachment(
     fromFile path: String, rescuingInto output: String, deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
-    // When the first bytes already show a refusal a rescue undoes, libvips starts on another
-    // core while the whole file is checked; waited for before returning, used or not.
-    let preparation = prepareLibvipsIfLikely(path)
+    // The first bytes, read once: when they already show a refusal a rescue undoes, libvips
+    // starts on another core while the whole file is checked (waited for before returning).
+    let evidence = Self.evidence(ofFile: path)
+    let preparation = prepare(for: evidence, limits: limits)
     defer { preparation?.wait() }
     let refusal: AttachmentError
     do {
@@ -75,49 +67,23 @@ public struct ImageRescuer: Sendable {
     } catch {
       refusal = error
     }
-    guard Self.canRescue(refusal, isImage: Self.isImageFile(path)) else { throw refusal }
+    guard canRescue(evidence.refused(with: refusal)) else { throw refusal }
     return try rescue(file: path, refusedWith: refusal, to: output, deadline: deadline)
   }
 
-  /// Starts libvips in the background (``Libvips/prepare(concurrency:)``) when
-  /// ``rescueIsLikely(_:limits:)``; the caller waits for the preparation before it returns.
-  func prepareLibvipsIfLikely(_ path: String) -> Libvips.Preparation? {
-    Self.rescueIsLikely(path, limits: limits) ? Libvips.prepare(concurrency: configuration.concurrency) : nil
-  }
-
-  /// Whether the file's first bytes already show a refusal a rescue undoes: an accepted image
-  /// format over its byte limit or, by its header, its pixel limit; or a type the rescue
-  /// converts (by libmagic, which the check that follows loads anyway).
-  static func rescueIsLikely(_ path: String, limits: ValidationLimits) -> Bool {
-    guard let prefix = Prefix(path: path) else { return false }
-    if let report = prefix.report {
-      guard RescueInspector.isImage(report.format) else { return false }
-      return limits.violation(
-        category: .image, bytes: prefix.fileBytes, durationSeconds: nil, width: report.width,
-        height: report.height) != nil
+  /// A local file's first bytes (the sniffing window, read once), as a rescuer's evidence: what
+  /// the probes identify in them and, when they identify nothing, libmagic's name for them as a
+  /// refusal. A file that cannot be opened is evidence of nothing.
+  static func evidence(ofFile path: String) -> RescueEvidence {
+    guard let file = try? FileBytes(path: path) else { return RescueEvidence(bytes: 0) }
+    let window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
+    if let report = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) {
+      return RescueEvidence(
+        category: report.format.row.mediaType?.category, width: report.width, height: report.height,
+        bytes: file.count)
     }
-    let detected = prefix.window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
-    return detected.map(Self.convertibleTypes.contains) ?? false
-  }
-
-  /// Whether the file's first bytes identify as an accepted image format.
-  private static func isImageFile(_ path: String) -> Bool {
-    RescueInspector.isImage(Prefix(path: path)?.report?.format)
-  }
-
-  /// A file's first bytes (the sniffing window) and what the probes identify in them.
-  private struct Prefix {
-    let fileBytes: Int64
-    let window: [UInt8]
-    let report: ProbeReport?
-
-    /// Reads the window of `path`; `nil` when it cannot be opened.
-    init?(path: String) {
-      guard let file = try? FileBytes(path: path) else { return nil }
-      fileBytes = file.count
-      window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
-      report = window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }
-    }
+    let detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+    return RescueEvidence(refusal: SniffWindow.refusal(detected: detected), bytes: file.count)
   }
 
   /// Rescues a local file the validator refused with `refusal`, writing the delivered file to
@@ -125,7 +91,7 @@ public struct ImageRescuer: Sendable {
   ///
   /// - Parameters:
   ///   - path: the refused file.
-  ///   - refusal: the validator's refusal (see ``canRescue(_:isImage:)``).
+  ///   - refusal: the validator's refusal (see ``canRescue(_:)``).
   ///   - output: where the delivered file goes.
   ///   - deadline: checked between steps; libvips' own work is not interrupted.
   /// - Returns: the validation of the delivered file, with ``Validation/rescued`` set.
@@ -153,8 +119,9 @@ public struct ImageRescuer: Sendable {
     defer { close(written) }
     do {
       let rescue = try convert(
-        source: "/proc/self/fd/\(input)", bytes: Int64(info.st_size), refusal: refusal,
-        output: "/proc/self/fd/\(written)", deadline: deadline)
+        RescueJob(
+          source: "/proc/self/fd/\(input)", bytes: Int64(info.st_size), refusal: refusal,
+          output: "/proc/self/fd/\(written)", limits: limits, deadline: deadline))
       var validation = try Validator(limits: limits).validate(file: output, deadline: deadline)
       validation.rescued = rescue
       return validation
@@ -164,11 +131,12 @@ public struct ImageRescuer: Sendable {
     }
   }
 
-  /// Decodes `source` (`bytes` long), refused with `refusal`, and writes the delivered file to
-  /// `output`. Runs libvips under the process-wide rescue lock.
-  func convert(
-    source: String, bytes: Int64, refusal: AttachmentError, output: String, deadline: ContinuousClock.Instant?
-  ) throws(AttachmentError) -> Rescue {
+  /// Decodes the job's source and writes the delivered file to its output, within the job's
+  /// limits. Runs libvips under the process-wide rescue lock.
+  func convert(_ job: RescueJob) throws(AttachmentError) -> Rescue {
+    let (source, bytes, refusal, output, limits, deadline) = (
+      job.source, job.bytes, job.refusal, job.output, job.limits, job.deadline
+    )
     if bytes > configuration.maximumSourceBytes {
       throw AttachmentError(
         .tooLarge,
@@ -207,6 +175,7 @@ public struct ImageRescuer: Sendable {
       let plan = RescuePlan(
         width: width, height: height, bytes: bytes, hasAlpha: hasAlpha,
         animated: frames > 1, limits: limits, configuration: configuration)
+      let sizeLimit = limits.maximumImageBytes
       var box = plan.box
       for _ in 0..<4 {
         try Self.checkTime(deadline)
@@ -216,19 +185,19 @@ public struct ImageRescuer: Sendable {
           throw AttachmentError(.ioError, "The rescued file was not written.")
         }
         let size = Int64(written.st_size)
-        if size <= limits.maximumImageBytes {
+        if size <= sizeLimit {
           let from = refusal.detected ?? loaderMIME
           var actions: [Rescue.Action] = []
           if plan.output.mime != from { actions.append(.converted) }
           if plan.downscales || box < plan.box { actions.append(.downscaled) }
           if actions.isEmpty { actions = [.converted] }  // re-encoded: the bytes changed form
           return Rescue(
-            from: from, actions: actions, originalBytes: bytes, originalWidth: width, originalHeight: height)
+            rescuer: Self.name, from: from, actions: actions, originalBytes: bytes, originalWidth: width,
+            originalHeight: height)
         }
-        box = RescuePlan.smallerBox(than: box, bytes: size, limit: limits.maximumImageBytes)
+        box = RescuePlan.smallerBox(than: box, bytes: size, limit: sizeLimit)
       }
-      throw AttachmentError(
-        .tooLarge, "The image stays over \(limits.maximumImageBytes) bytes however it is downscaled.")
+      throw AttachmentError(.tooLarge, "The image stays over \(sizeLimit) bytes however it is downscaled.")
     }
   }
 

@@ -1,32 +1,73 @@
-/// How a delivered image was made from a near-miss: what the server sent, and what the rescue
-/// did to it. ``Validation`` then describes the delivered file, and this its origin.
+/// How a delivered file was made from a near-miss: which rescuer made it, what the server sent,
+/// and what was done to it. ``Validation`` then describes the delivered file, and this its
+/// origin. Any ``Rescuer`` reports one; facts it does not know stay `nil`.
 public struct Rescue: Sendable, Equatable, Codable {
-  /// What the rescue did.
-  public enum Action: String, Sendable, Codable, CaseIterable {
+  /// What a rescue did, as a stable lower-case word. A rescuer may declare its own actions
+  /// (`extension Rescue.Action { static let trimmed = Self(rawValue: "trimmed") }`).
+  public struct Action: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The word as scripts see it (`"converted"`).
+    public let rawValue: String
+
+    /// Wraps an action word; prefer the static members.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The word itself.
+    public var description: String { rawValue }
+
     /// The format changed (WebP, HEIC, AVIF or a 16-bit PNG to JPEG, PNG or GIF).
-    case converted
+    public static let converted = Self(rawValue: "converted")
     /// The pixels were scaled down to fit the byte and decoded-pixel limits.
-    case downscaled
+    public static let downscaled = Self(rawValue: "downscaled")
   }
 
+  /// The ``Rescuer/name`` of the rescuer that made the file (`"image"` for ``ImageRescuer``):
+  /// a caller without that rescuer is never served the derivative.
+  public var rescuer: String
   /// The MIME type of what the server sent, e.g. `"image/webp"`.
   public var from: String
-  /// What was done, in this order: `converted`, then `downscaled`; never empty.
+  /// What was done, in the order it was done; never empty.
   public var actions: [Action]
   /// The size of what the server sent, in bytes.
   public var originalBytes: Int64
-  /// The width of what the server sent, in pixels, as stored (before EXIF orientation).
-  public var originalWidth: Int
-  /// The height of what the server sent, in pixels, as stored (before EXIF orientation).
-  public var originalHeight: Int
+  /// The width of what the server sent, in pixels, as stored (before EXIF orientation); `nil`
+  /// when the source has no picture or the rescuer did not read it.
+  public var originalWidth: Int?
+  /// The height of what the server sent, in pixels, as stored; `nil` as for the width.
+  public var originalHeight: Int?
+  /// The duration of what the server sent, in seconds; `nil` for a still image or when unknown.
+  public var originalDurationSeconds: Double?
+  /// The codecs of what the server sent (RFC 6381 strings, as ``Validation/codecs``); empty
+  /// for an image or when unknown.
+  public var originalCodecs: [String]
 
-  /// Makes a rescue record.
-  public init(from: String, actions: [Action], originalBytes: Int64, originalWidth: Int, originalHeight: Int)
-  {
+  /// Makes a rescue record (`rescuer` defaults to the image rescuer's name).
+  public init(
+    rescuer: String = ImageRescuer.name, from: String, actions: [Action], originalBytes: Int64,
+    originalWidth: Int? = nil, originalHeight: Int? = nil, originalDurationSeconds: Double? = nil,
+    originalCodecs: [String] = []
+  ) {
+    self.rescuer = rescuer
     self.from = from
     self.actions = actions
     self.originalBytes = originalBytes
     self.originalWidth = originalWidth
     self.originalHeight = originalHeight
+    self.originalDurationSeconds = originalDurationSeconds
+    self.originalCodecs = originalCodecs
+  }
+
+  /// Decodes a rescue record, also one encoded before ``rescuer``, the duration and the codecs
+  /// existed (made by the image rescuer, then). Throws `DecodingError` when a field that is
+  /// always present is missing or of the wrong type.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    rescuer = try container.decodeIfPresent(String.self, forKey: .rescuer) ?? ImageRescuer.name
+    from = try container.decode(String.self, forKey: .from)
+    actions = try container.decode([Action].self, forKey: .actions)
+    originalBytes = try container.decode(Int64.self, forKey: .originalBytes)
+    originalWidth = try container.decodeIfPresent(Int.self, forKey: .originalWidth)
+    originalHeight = try container.decodeIfPresent(Int.self, forKey: .originalHeight)
+    originalDurationSeconds = try container.decodeIfPresent(Double.self, forKey: .originalDurationSeconds)
+    originalCodecs = try container.decodeIfPresent([String].self, forKey: .originalCodecs) ?? []
   }
 }

@@ -1,69 +1,68 @@
 import PosixLock
 
-/// The streaming sniffer, for a caller with rescue on: a refusal a rescue can undo (a
+/// The streaming sniffer, for a caller with rescuers: a refusal one of them can undo (a
 /// convertible type, an image over its byte limit) does not stop the transfer; it is kept as
-/// ``deferredRefusal`` and the body streams on, up to
-/// ``RescueConfiguration/maximumSourceBytes``. Every other refusal stops the transfer as the
-/// sniffer alone would.
+/// ``deferredRefusal`` and the body streams on, up to that rescuer's
+/// ``Rescuer/maximumSourceBytes``. Every other refusal stops the transfer as the sniffer alone
+/// would.
 final class RescueInspector: ResponseInspector {
   private struct State {
     var declared: Int64?
     var deferred: AttachmentError?
+    var sourceLimit: Int64 = 0
   }
 
   /// The sniffer whose verdicts this follows.
   let sniffer: StreamingSniffer
-  private let maximumSourceBytes: Int64
+  private let rescuers: [any Rescuer]
   private let state = Locked(State())
 
-  /// Follows `sniffer`, letting rescuable sources grow to `maximumSourceBytes`.
-  init(sniffer: StreamingSniffer, maximumSourceBytes: Int64) {
+  /// Follows `sniffer`, letting sources that one of `rescuers` may rescue grow to its limit.
+  init(sniffer: StreamingSniffer, rescuers: [any Rescuer]) {
     self.sniffer = sniffer
-    self.maximumSourceBytes = maximumSourceBytes
+    self.rescuers = rescuers
   }
 
   /// The refusal the sniffer gave a body a rescue may turn into an attachment, or `nil`.
   var deferredRefusal: AttachmentError? { state.withLock { $0.deferred } }
 
-  /// Lets a declared length the sniffer refuses through while it is within the source limit:
-  /// the sniffer (which keeps the length) refuses it again once the type shows it cannot be
-  /// rescued.
+  /// Lets a declared length the sniffer refuses through while it is within the largest source
+  /// limit: the sniffer (which keeps the length) refuses it again once the type shows that no
+  /// rescuer takes it, and the chosen rescuer's own limit is checked as bytes arrive.
   func inspect(head: ResponseHead) -> InspectorVerdict {
     let declared = head.headers.contentLength
     state.withLock { $0.declared = declared }
     let verdict = sniffer.inspect(head: head)
-    if case .reject = verdict, let declared, declared <= maximumSourceBytes { return .more }
+    if case .reject = verdict, let declared, declared <= rescuers.largestSourceBytes { return .more }
     return verdict
   }
 
   /// Sniffs like the sniffer; after a rescuable refusal, only counts bytes against the source
-  /// limit.
+  /// limit of the rescuer that will take it.
   func inspect(body chunk: UnsafeRawBufferPointer, at offset: Int64) -> InspectorVerdict {
     let end = offset + Int64(chunk.count)
-    let (deferred, declared) = state.withLock { ($0.deferred, $0.declared) }
-    if deferred != nil { return checkSource(end: max(end, declared ?? 0)) }
+    let (deferred, declared, deferredLimit) = state.withLock { ($0.deferred, $0.declared, $0.sourceLimit) }
+    if deferred != nil { return Self.checkSource(end: max(end, declared ?? 0), limit: deferredLimit) }
     let verdict = sniffer.inspect(body: chunk, at: offset)
     guard case .reject(let error) = verdict,
-      ImageRescuer.canRescue(error, isImage: Self.isImage(sniffer.verdict?.format))
+      let rescuer = rescuers.rescuer(
+        for: RescueEvidence(sniffed: sniffer.verdict, refusal: error, bytes: end))
     else { return verdict }
-    if case .reject(let tooLarge) = checkSource(end: max(end, declared ?? 0)) { return .reject(tooLarge) }
-    state.withLock { $0.deferred = error }
+    let limit = rescuer.maximumSourceBytes
+    if case .reject(let tooLarge) = Self.checkSource(end: max(end, declared ?? 0), limit: limit) {
+      return .reject(tooLarge)
+    }
+    state.withLock {
+      $0.deferred = error
+      $0.sourceLimit = limit
+    }
     return .more
   }
 
-  private func checkSource(end: Int64) -> InspectorVerdict {
-    guard end > maximumSourceBytes else { return .more }
+  private static func checkSource(end: Int64, limit: Int64) -> InspectorVerdict {
+    guard end > limit else { return .more }
     return .reject(
       AttachmentError(
-        .tooLarge, "The image reaches \(end) bytes, over the rescue's source limit of \(maximumSourceBytes).")
-    )
-  }
-
-  /// Whether the sniffed format is an accepted image format.
-  static func isImage(_ format: ProbedFormat?) -> Bool {
-    switch format {
-    case .jpeg, .png, .gif, .tiff: true
-    default: false
-    }
+        .tooLarge, "The source reaches \(end) bytes, over the rescue's source limit of \(limit)."))
   }
 }

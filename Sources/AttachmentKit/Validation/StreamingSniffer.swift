@@ -112,7 +112,8 @@ public final class StreamingSniffer: ResponseInspector {
       case .failure(let error): return .reject(error)
       case .success(let category):
         state.identified = true
-        state.verdict = SniffVerdict(format: report.format, detected: detected)
+        state.verdict = SniffVerdict(
+          format: report.format, detected: detected, width: report.width, height: report.height)
         state.category = category
         state.window = []
         if let category, let declared = state.declaredLength,
@@ -153,4 +154,8 @@ struct SniffVerdict: Sendable, Equatable {
   let format: ProbedFormat
   /// libmagic's MIME type for them.
   let detected: String?
+  /// The width in pixels their header gives, when it does.
+  var width: Int? = nil
+  /// The height in pixels their header gives, when it does.
+  var height: Int? = nil
 }

@@ -80,11 +80,16 @@ struct ResultRecord: Sendable {
     if let validation { object.set("codecs", .array(validation.codecs.map { .string($0) })) }
     if let rescued = validation?.rescued {
       var rescue = JSONObject()
+      rescue.set("by", rescued.rescuer)
       rescue.set("from", rescued.from)
       rescue.set("actions", .array(rescued.actions.map { .string($0.rawValue) }))
       rescue.set("originalBytes", rescued.originalBytes)
       rescue.set("originalWidth", rescued.originalWidth)
       rescue.set("originalHeight", rescued.originalHeight)
+      rescue.set("originalDurationSeconds", rescued.originalDurationSeconds)
+      if !rescued.originalCodecs.isEmpty {
+        rescue.set("originalCodecs", .array(rescued.originalCodecs.map { .string($0) }))
+      }
       object.set("rescued", rescue.value)
     }
     if isStale { object.set("stale", true) }

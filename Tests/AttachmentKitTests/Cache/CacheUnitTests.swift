@@ -111,8 +111,72 @@ struct CacheUnitTests {
     // Neither a rescued line under "v 2" nor "v 2r" without one parses.
     #expect(CacheRecord(decoding: text.replacingOccurrences(of: "v 2r\n", with: "v 2\n")[...]) == nil)
     let plain =
-      text.split(separator: "\n").filter { !$0.hasPrefix("rescued ") }.joined(separator: "\n") + "\n"
+      text.split(separator: "\n").filter { !$0.hasPrefix("rescued") }.joined(separator: "\n") + "\n"
     #expect(CacheRecord(decoding: plain[...]) == nil)
     #expect(CacheRecord(decoding: plain.replacingOccurrences(of: "v 2r\n", with: "v 2\n")[...]) != nil)
+  }
+
+  @Test("a rescue's provenance is keyed lines: any rescuer's facts round-trip, a torn one is a miss")
+  func rescuedProvenanceLines() throws {
+    var validation = Validation(
+      type: .mp4, detectedMIME: "video/mp4", bytes: 5_000, sha256: String(repeating: "c", count: 64),
+      width: 1280, height: 720, frames: nil, durationSeconds: 29.9, warnings: [])
+    validation.rescued = Rescue(
+      rescuer: "media", from: "video/webm", actions: [.converted, Rescue.Action(rawValue: "trimmed")],
+      originalBytes: 80_000_000, originalWidth: 1920, originalHeight: 1080, originalDurationSeconds: 45.5,
+      originalCodecs: ["vp09.00.41.08", "opus"])
+    let record = CacheRecord(
+      url: "http://x/a.webm", validation: validation, peer: .public, etag: nil, lastModified: nil, date: nil,
+      fetchedAt: 1, freshUntil: 2, lastAccess: 3)
+    let text = record.encoded()
+    for line in [
+      "rescued-by media", "rescued-from video/webm", "rescued-actions converted,trimmed",
+      "rescued-bytes 80000000", "rescued-width 1920", "rescued-height 1080", "rescued-duration 45.5",
+      "rescued-codec vp09.00.41.08", "rescued-codec opus",
+    ] {
+      #expect(text.contains("\n\(line)\n"), "\(line)")
+    }
+    #expect(CacheRecord(decoding: text[...]) == record)
+    // Facts a rescuer does not know are simply absent, and still round-trip.
+    validation.rescued = Rescue(rescuer: "media", from: "audio/flac", actions: [.converted], originalBytes: 9)
+    let sparse = CacheRecord(
+      url: "http://x/a.flac", validation: validation, peer: .public, etag: nil, lastModified: nil, date: nil,
+      fetchedAt: 1, freshUntil: 2, lastAccess: 3)
+    #expect(!sparse.encoded().contains("rescued-width"))
+    #expect(CacheRecord(decoding: sparse.encoded()[...]) == sparse)
+    // A malformed fact makes the record unreadable (a miss), never a half-read provenance.
+    for (line, torn) in [
+      ("rescued-duration 45.5", "rescued-duration -1"), ("rescued-bytes 80000000", "rescued-bytes x"),
+      ("rescued-actions converted,trimmed", "rescued-actions "), ("rescued-width 1920", "rescued-width wide"),
+    ] {
+      #expect(CacheRecord(decoding: text.replacingOccurrences(of: line, with: torn)[...]) == nil, "\(torn)")
+    }
+  }
+
+  @Test("a record written with the positional rescued line still reads, as the image rescuer's")
+  func positionalRescuedLine() throws {
+    let text = """
+      v 2r
+      url http://x/a.webp
+      sha256 \(String(repeating: "d", count: 64))
+      bytes 2000
+      type jpeg
+      width 64
+      height 48
+      rescued image/webp converted,downscaled 900 64 48
+      fetched 1.0
+      fresh 2.0
+      access 3.0
+
+      """
+    let record = try #require(CacheRecord(decoding: text[...]))
+    #expect(
+      record.validation.rescued
+        == Rescue(
+          rescuer: "image", from: "image/webp", actions: [.converted, .downscaled], originalBytes: 900,
+          originalWidth: 64, originalHeight: 48))
+    // Written again, it takes the keyed form.
+    #expect(record.encoded().contains("\nrescued-by image\n"))
+    #expect(!record.encoded().contains("\nrescued image/webp"))
   }
 }

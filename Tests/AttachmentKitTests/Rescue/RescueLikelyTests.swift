@@ -16,15 +16,22 @@ struct RescueLikelyTests {
       ("mp4-avc1.mp4", false), ("html-error-page.html", false),  // not images: nothing to rescue
     ])
   func guess(file: String, expected: Bool) {
-    #expect(ImageRescuer.rescueIsLikely(Samples.path(file), limits: ValidationLimits()) == expected)
+    #expect(Self.startsEarly(Samples.path(file), limits: ValidationLimits()) == expected)
+  }
+
+  /// Whether the image rescuer starts libvips for the file's first bytes (waiting for the start).
+  static func startsEarly(_ path: String, limits: ValidationLimits) -> Bool {
+    let preparation = ImageRescuer().prepare(for: ImageRescuer.evidence(ofFile: path), limits: limits)
+    preparation?.wait()
+    return preparation != nil
   }
 
   @Test("an image over the caller's byte limit calls for a rescue; a missing file does not")
   func byteLimit() {
     var limits = ValidationLimits()
     limits.maximumImageBytes = 100
-    #expect(ImageRescuer.rescueIsLikely(Samples.path("jpeg-baseline.jpg"), limits: limits))
-    #expect(!ImageRescuer.rescueIsLikely("/nonexistent/a.jpg", limits: ValidationLimits()))
+    #expect(Self.startsEarly(Samples.path("jpeg-baseline.jpg"), limits: limits))
+    #expect(!Self.startsEarly("/nonexistent/a.jpg", limits: ValidationLimits()))
   }
 
   @Test("a local rescue started early delivers the same file, and an accepted file is untouched")
@@ -34,7 +41,7 @@ struct RescueLikelyTests {
     let rescuer = ImageRescuer()
     let output = scratch.path + "/out"
     let source = try LargeSamples.path("jpeg-24mp.jpg")  // 6000×4000: over the pixel limit
-    #expect(ImageRescuer.rescueIsLikely(source, limits: ValidationLimits()))
+    #expect(Self.startsEarly(source, limits: ValidationLimits()))
     let rescued = try rescuer.attachment(fromFile: source, rescuingInto: output)
     #expect(rescued.rescued != nil)
     let validated = try Validator().validate(file: output)

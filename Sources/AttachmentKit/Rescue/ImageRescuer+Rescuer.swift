@@ -1,0 +1,62 @@
+/// The image rescuer on the rescue seam: which refusals it undoes, when libvips is worth
+/// starting early, and how a cached derivative's source is judged against its limits.
+extension ImageRescuer: Rescuer {
+  /// `"image"`: see ``ImageRescuer/name``.
+  public var name: String { Self.name }
+
+  /// ``RescueConfiguration/maximumSourceBytes``.
+  public var maximumSourceBytes: Int64 { configuration.maximumSourceBytes }
+
+  /// A type libvips converts (``convertibleTypes``) refused as `unsupported_type`, an image
+  /// over its decoded-pixel limit, or an image (by its first bytes) over its byte limit.
+  public func canRescue(_ evidence: RescueEvidence) -> Bool {
+    guard let refusal = evidence.refusal else { return false }
+    switch refusal.code {
+    case .unsupportedType:
+      return (refusal.detected ?? evidence.detected).map(Self.convertibleTypes.contains) ?? false
+    case .tooManyPixels: return true
+    case .tooLarge: return evidence.category == .image
+    default: return false
+    }
+  }
+
+  /// Starts libvips on another core when the evidence already calls for a rescue: a refusal
+  /// this rescuer undoes, or an image whose header (or size) is over `limits`.
+  public func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
+    let overLimits =
+      evidence.category == .image
+      && limits.violation(
+        category: .image, bytes: evidence.bytes, durationSeconds: nil, width: evidence.width,
+        height: evidence.height) != nil
+    guard overLimits || canRescue(evidence) else { return nil }
+    return Libvips.prepare(concurrency: configuration.concurrency)
+  }
+
+  /// Converts or downscales the job's source with libvips (see ``convert(_:)``).
+  public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
+    try convert(job)
+  }
+
+  /// `too_large` for a source over ``RescueConfiguration/maximumSourceBytes``, `too_many_pixels`
+  /// for one over ``RescueConfiguration/maximumSourcePixels``; `nil` otherwise.
+  public func sourceRefusal(of provenance: Rescue) -> AttachmentError? {
+    if provenance.originalBytes > configuration.maximumSourceBytes {
+      return AttachmentError(
+        .tooLarge,
+        "The image is \(provenance.originalBytes) bytes, over the rescue's source limit of \(configuration.maximumSourceBytes)."
+      )
+    }
+    let width = Int64(provenance.originalWidth ?? 0)
+    let height = Int64(provenance.originalHeight ?? 0)
+    let pixels = width.multipliedReportingOverflow(by: height)
+    if pixels.overflow || pixels.partialValue > configuration.maximumSourcePixels {
+      return AttachmentError(
+        .tooManyPixels,
+        "The image is \(width)×\(height) pixels, over the rescue's decode budget of \(configuration.maximumSourcePixels) pixels.",
+        detected: provenance.from)
+    }
+    return nil
+  }
+}
+
+extension Libvips.Preparation: RescuePreparation {}
