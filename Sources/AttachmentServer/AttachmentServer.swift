@@ -30,7 +30,7 @@ public final class AttachmentServer: Sendable {
   private let draining = Locked(false)
 
   /// A server that answers with `pipeline`'s attachments, verifying paths with `signer`.
-  /// `infoRecord` makes the JSON of `GET /v1/info/…` from a URL and its outcome (the command
+  /// `infoRecord` makes the JSON of `GET /v1/info/…` from a URL (redacted) and its outcome (the command
   /// line passes its `fetch --json` record); by default, a small record of the attachment.
   public init(
     configuration: ServerConfiguration, pipeline: AttachmentPipeline, signer: URLSigner,

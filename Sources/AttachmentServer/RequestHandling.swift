@@ -40,8 +40,9 @@ extension AttachmentServer {
     switch start(route: state.route, connection: connection, mhd: mhd) {
     case .reply(let reply):
       return queue(reply, on: connection, state: state, mhd: mhd)
-    case .fetch(let url, let deadlines, let kind):
-      guard admission.enter(url) else {
+    case .fetch(let request):
+      // Admission, the hit memo and the pipeline's single flight share one key: the normalized URL.
+      guard admission.enter(request.url.normalized) else {
         return queue(
           .error(AttachmentError(.overloaded, "Too many upstream fetches at once; retry later.")),
           on: connection,
@@ -53,7 +54,7 @@ extension AttachmentServer {
       mhd.suspendConnection(connection)
       let handle = ConnectionHandle(pointer: connection)
       Task {
-        let reply = await self.answer(url: url, deadlines: deadlines, kind: kind, conditions: conditions)
+        let reply = await self.answer(request, conditions: conditions)
         state.pending.withLock { $0 = reply }
         mhd.resumeConnection(handle.pointer)
       }
@@ -99,7 +100,16 @@ extension AttachmentServer {
   /// What a request needs: an answer now, or a pipeline call first.
   enum Start {
     case reply(Reply)
-    case fetch(url: String, deadlines: Deadlines, kind: Kind)
+    case fetch(PipelineRequest)
+  }
+
+  /// A request that goes on to the pipeline: its URL (parsed once, here), what the one cache
+  /// lookup found, its deadlines and which answer it ends in.
+  struct PipelineRequest: Sendable {
+    let url: AttachmentURL
+    let lookup: Lookup
+    let deadlines: Deadlines
+    let kind: Kind
   }
 
   /// Which answer a pipeline call ends in.
@@ -128,28 +138,39 @@ extension AttachmentServer {
       guard verify(signature, for: target) else { return .reply(badSignature(signature, url: target)) }
       (url, kind) = (target, .info)
     }
+    let checked: AttachmentURL
+    do {
+      checked = try AttachmentURL(url)
+    } catch {
+      return .reply(
+        kind == .info
+          ? infoReply(Redaction.redact(url), .failure(error)) : .error(error, url: Redaction.redact(url)))
+    }
     let deadlines: Deadlines
     switch requestDeadlines(mhd.header(connection, "X-Deadline-Ms")) {
     case .success(let instants): deadlines = instants
-    case .failure(let error): return .reply(.error(error, url: Redaction.redact(url)))
+    case .failure(let error): return .reply(.error(error, url: checked.redacted))
     }
-    // The cheapest answer: a fresh cached copy, on this thread, with no task.
-    if kind == .file {
-      let now = HitMemo.now()
-      let conditions = Conditions(
-        ifNoneMatch: mhd.header(connection, "If-None-Match"), range: mhd.header(connection, "Range"),
-        ifRange: mhd.header(connection, "If-Range"))
-      if let remembered = hitMemo.hit(url, now: now) {
-        if let reply = FileReply.make(remembered, conditions: conditions, now: now) { return .reply(reply) }
-        hitMemo.forget(url)
-      }
-      if let hit = pipeline.cachedAttachment(for: url) {
-        hitMemo.remember(url, hit, now: now)
-        if let reply = FileReply.make(hit, conditions: conditions, now: now) { return .reply(reply) }
-        hitMemo.forget(url)
-      }
+    // The cheapest answer: a fresh cached copy, on this thread, with no task: remembered, or
+    // from the request's one cache lookup (which the pipeline continues from on a miss).
+    let key = checked.normalized
+    let now = HitMemo.now()
+    let conditions = Conditions(
+      ifNoneMatch: mhd.header(connection, "If-None-Match"), range: mhd.header(connection, "Range"),
+      ifRange: mhd.header(connection, "If-Range"))
+    if kind == .file, let remembered = hitMemo.hit(key, now: now) {
+      if let reply = FileReply.make(remembered, conditions: conditions, now: now) { return .reply(reply) }
+      hitMemo.forget(key)
     }
-    return .fetch(url: url, deadlines: deadlines, kind: kind)
+    let lookup = pipeline.lookup(checked)
+    if kind == .file, case .hit(let hit) = lookup {
+      hitMemo.remember(key, hit, now: now)
+      if let reply = FileReply.make(hit, conditions: conditions, now: now) { return .reply(reply) }
+      hitMemo.forget(key)
+      // The file went away between the lookup and the open (a sweep): the pipeline looks again.
+      return .fetch(PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind))
+    }
+    return .fetch(PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind))
   }
 
   private func verify(_ signature: String?, for url: String) -> Bool {
@@ -188,31 +209,30 @@ extension AttachmentServer {
       Deadlines(fetch: server, answer: min(server, now + .milliseconds(min(milliseconds, 86_400_000)))))
   }
 
-  /// Runs the pipeline for `url` (already admitted) and turns the outcome into the answer.
-  private func answer(url: String, deadlines: Deadlines, kind: Kind, conditions: Conditions) async -> Reply {
-    let redacted = Redaction.redact(url)
+  /// Runs the pipeline for the request (already admitted), continuing from its lookup, and
+  /// turns the outcome into the answer.
+  private func answer(_ request: PipelineRequest, conditions: Conditions) async -> Reply {
+    let (url, deadlines) = (request.url, request.deadlines)
+    let key = url.normalized
     // The pipeline call holds the URL's admission until it ends, even past this answer.
     let work = Task { () -> Result<Attachment, AttachmentError> in
       let result: Result<Attachment, AttachmentError>
       do throws(AttachmentError) {
-        result = .success(try await pipeline.attachment(for: url, deadline: deadlines.fetch))
+        result = .success(
+          try await pipeline.attachment(for: url, after: request.lookup, deadline: deadlines.fetch))
       } catch {
         result = .failure(error)
       }
-      countUpstream(result, url: url)
-      admission.leave(url)
+      countUpstream(result, key: key)
+      admission.leave(key)
       return result
     }
     let result = await Self.outcome(of: work, by: deadlines.answer, fetchDeadline: deadlines.fetch)
-    switch (kind, result) {
+    switch (request.kind, result) {
     case (.info, _):
-      var reply = Reply.text(
-        Self.status(of: result), infoRecord(url, result).text + "\n", contentType: "application/json",
-        outcome: Self.outcome(of: result))
-      reply.url = redacted
-      return reply
+      return infoReply(url.redacted, result)
     case (.file, .failure(let error)):
-      return .error(error, url: redacted)
+      return .error(error, url: url.redacted)
     case (.file, .success(let attachment)):
       if let reply = FileReply.make(attachment, conditions: conditions) { return reply }
       // The file went away between the answer and the open (a sweep): ask once more.
@@ -221,8 +241,17 @@ extension AttachmentServer {
       {
         return reply
       }
-      return .error(AttachmentError(.ioError, "The cached file could not be opened."), url: redacted)
+      return .error(AttachmentError(.ioError, "The cached file could not be opened."), url: url.redacted)
     }
+  }
+
+  /// The answer of `GET /v1/info/…`: the info record of the outcome, under its status.
+  private func infoReply(_ redacted: String, _ result: Result<Attachment, AttachmentError>) -> Reply {
+    var reply = Reply.text(
+      Self.status(of: result), infoRecord(redacted, result).text + "\n", contentType: "application/json",
+      outcome: Self.outcome(of: result))
+    reply.url = redacted
+    return reply
   }
 
   /// The outcome of `work`, or `deadline_exceeded` at `deadline` if it has not ended by then
@@ -251,14 +280,14 @@ extension AttachmentServer {
     }
   }
 
-  private func countUpstream(_ result: Result<Attachment, AttachmentError>, url: String) {
+  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: String) {
     let bytes: Int64
     switch result {
     case .success(let attachment) where attachment.source != .cache: bytes = attachment.bytesTransferred
-    case .failure(let error) where [422, 502, 504].contains(ErrorStatus.of(error)): bytes = 0
+    case .failure(let error) where [.rejection, .fetch].contains(error.kind): bytes = 0
     default: return
     }
-    if admission.claimUpstreamCount(url) { metrics.upstream(bytes: bytes) }
+    if admission.claimUpstreamCount(key) { metrics.upstream(bytes: bytes) }
   }
 
   private static func status(of result: Result<Attachment, AttachmentError>) -> Int {

@@ -300,24 +300,25 @@ public final class NotificationService: NotificationServiceExtension {
   private func fetch(
     _ reference: AttachmentReference, position: Int, pipeline: AttachmentPipeline, directory: String
   ) async {
-    let step = trace.begin("attachment \(reference.identifier)", detail: Redaction.redact(reference.url))
-    state.withLock { $0.openFetches[position] = (step, Redaction.redact(reference.url)) }
+    // The URL is parsed once: its redacted text names it in the trace, and the pipeline takes it as it is.
+    let checked = Result { () throws(AttachmentError) in try AttachmentURL(reference.url) }
+    let redacted = (try? checked.get())?.redacted ?? Redaction.redact(reference.url)
+    let step = trace.begin("attachment \(reference.identifier)", detail: redacted)
+    state.withLock { $0.openFetches[position] = (step, redacted) }
     defer { _ = state.withLock { $0.openFetches.removeValue(forKey: position) } }
 
     let attachment: Attachment
-    do {
-      attachment = try await pipeline.attachment(for: reference.url, deadline: configuration.fetchDeadline)
+    do throws(AttachmentError) {
+      attachment = try await pipeline.attachment(for: checked.get(), deadline: configuration.fetchDeadline)
     } catch {
       let outcome: StepOutcome = error.code == .cancelled ? .cancelled : .failed
       let detected = error.detected.map { " (the bytes are \($0))" } ?? ""
-      trace.end(
-        step, outcome,
-        detail: "\(error.code.rawValue): \(error.message)\(detected) \(Redaction.redact(reference.url))")
+      trace.end(step, outcome, detail: "\(error.code.rawValue): \(error.message)\(detected) \(redacted)")
       return
     }
     if Task.isCancelled {
       trace.end(
-        step, .cancelled, detail: "fetched after delivery: not attached (\(Redaction.redact(reference.url)))")
+        step, .cancelled, detail: "fetched after delivery: not attached (\(redacted))")
       return
     }
     let path: String
@@ -342,7 +343,7 @@ public final class NotificationService: NotificationServiceExtension {
     guard added else {
       try? FileManager.default.removeItem(atPath: path)
       trace.end(
-        step, .cancelled, detail: "fetched after delivery: not attached (\(Redaction.redact(reference.url)))")
+        step, .cancelled, detail: "fetched after delivery: not attached (\(redacted))")
       return
     }
     let milliseconds = Double(attachment.totalMicroseconds) / 1000

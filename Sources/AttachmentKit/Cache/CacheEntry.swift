@@ -1,5 +1,5 @@
 /// A usable cache entry: its record and the path of its verified-size content file.
-struct CacheEntry: Sendable {
+struct CacheEntry: Sendable, Equatable {
   /// The index record.
   var record: CacheRecord
   /// The content file (canonical extension).

@@ -14,6 +14,10 @@ public struct AttachmentURL: Sendable, Hashable, CustomStringConvertible {
   public let redacted: String
   /// The cache key (the normalized URL and its digest).
   let key: URLKey
+  /// The normalized URL (lower-case scheme and host, default port and fragment dropped): two
+  /// spellings of one resource share it, and with it one cache entry and one fetch. The key a
+  /// face keys its own per-URL state by (serve's admission and hit memo).
+  public var normalized: String { key.normalized }
 
   /// Checks and splits `text`.
   /// - Throws: `invalid_url` when it is not absolute, has no valid scheme or no host, or

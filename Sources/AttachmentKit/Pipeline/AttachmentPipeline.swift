@@ -1,4 +1,3 @@
-import Glibc
 import PosixLock
 
 /// The one call an extension (or the command line) makes: a URL in, a validated local file
@@ -20,11 +19,11 @@ public final class AttachmentPipeline: Sendable {
   public let configuration: PipelineConfiguration
   /// The cache it reads and writes.
   public let cache: AttachmentCache
-  private let validator: Validator
-  private let hitPolicy: HitPolicy
-  private let downloaderBox: LazyDownloader
+  let validator: Validator
+  let hitPolicy: HitPolicy
+  let downloaderBox: LazyDownloader
   private let flights = SingleFlight<URLKey, Attachment>()
-  private let observer: StageObserver?
+  let observer: StageObserver?
 
   /// Opens the cache and prepares the pipeline. The downloader (and libcurl) start on the
   /// first cache miss, not before, so a run that only hits the cache never loads them.
@@ -74,31 +73,61 @@ public final class AttachmentPipeline: Sendable {
     for url: AttachmentURL, deadline: ContinuousClock.Instant, reload: Bool = false
   ) async throws(AttachmentError) -> Attachment {
     let start = ContinuousClock.now
-    let key = url.key
+    return try await attachment(
+      for: url, after: lookup(url, reload: reload), deadline: deadline, start: start)
+  }
+
+  /// What the cache holds for `url` under this pipeline's policy, without any network, task or
+  /// thread: the one cache lookup of a request. A hit is marked used (the LRU clock).
+  ///
+  /// - Parameter reload: skip the cache (the answer is ``Lookup/miss``), like a browser's reload.
+  /// - Returns: a hit or a refusal (the answer already), a stale copy to revalidate, or a miss.
+  public func lookup(_ url: AttachmentURL, reload: Bool = false) -> Lookup {
+    let start = ContinuousClock.now
+    guard !reload, let entry = cache.entry(for: url.key) else { return .miss }
     let now = FileSystem.now()
-    var cached = reload ? nil : cache.entry(for: key)
-    if let entry = cached {
-      // The stored facts are judged against this caller's policy on every hit.
-      switch hitPolicy.verdict(on: entry.record) {
-      case .serve:
-        if entry.isFresh(at: now) {
-          cache.touch(entry, now: now)
-          return answer(entry, url: url, source: .cache, start: start)
-        }
-      case .refuse(let error):
-        if entry.isFresh(at: now) { throw error }
-      case .undecided:
-        cached = nil
-      }
+    // The stored facts are judged against this caller's policy on every hit.
+    switch hitPolicy.verdict(on: entry.record) {
+    case .serve:
+      guard entry.isFresh(at: now) else { return .stale(CachedCopy(entry: entry)) }
+      cache.touch(entry, now: now)
+      return .hit(answer(entry, url: url, source: .cache, start: start))
+    case .refuse(let error):
+      // A stale refused copy is still revalidated: the server may have changed the file.
+      return entry.isFresh(at: now) ? .refused(error) : .stale(CachedCopy(entry: entry))
+    case .undecided:
+      return .miss
     }
-    let stale = cached
+  }
+
+  /// Continues a request from its ``lookup(_:reload:)``: answers a hit or a refusal at once,
+  /// and otherwise fetches (revalidating a stale copy), with the results and errors of
+  /// ``attachment(for:deadline:reload:)-(AttachmentURL,_,_)``. Looking up and then calling
+  /// this costs one cache lookup in all.
+  public func attachment(
+    for url: AttachmentURL, after lookup: Lookup, deadline: ContinuousClock.Instant
+  ) async throws(AttachmentError) -> Attachment {
+    try await attachment(for: url, after: lookup, deadline: deadline, start: .now)
+  }
+
+  private func attachment(
+    for url: AttachmentURL, after lookup: Lookup, deadline: ContinuousClock.Instant,
+    start: ContinuousClock.Instant
+  ) async throws(AttachmentError) -> Attachment {
+    let stale: CacheEntry?
+    switch lookup {
+    case .hit(let attachment): return attachment
+    case .refused(let error): throw error
+    case .stale(let copy): stale = copy.entry
+    case .miss: stale = nil
+    }
     while true {
       // A call that joins a fetch already under way shares it, and with it the deadline of
       // the call that started it. When that earlier deadline ends the shared fetch, a call
       // whose own deadline is later fetches again (or joins whoever does) instead of
       // answering with someone else's deadline.
-      let outcome = await flights.run(key, deadline: deadline) { [self] in
-        await self.fetch(url: url, key: key, stale: stale, deadline: deadline, start: start)
+      let outcome = await flights.run(url.key, deadline: deadline) { [self] in
+        await self.miss(url: url, stale: stale, deadline: deadline, start: start)
       }
       if case .failure(let error) = outcome, error.code == .deadlineExceeded, ContinuousClock.now < deadline,
         !Task.isCancelled
@@ -118,14 +147,11 @@ public final class AttachmentPipeline: Sendable {
     return cachedAttachment(for: checked)
   }
 
-  /// ``cachedAttachment(for:)-(String)`` for a URL checked already.
+  /// ``cachedAttachment(for:)-(String)`` for a URL checked already: the hit of
+  /// ``lookup(_:reload:)``.
   public func cachedAttachment(for url: AttachmentURL) -> Attachment? {
-    let start = ContinuousClock.now
-    guard let entry = cache.entry(for: url.key) else { return nil }
-    let now = FileSystem.now()
-    guard entry.isFresh(at: now), case .serve = hitPolicy.verdict(on: entry.record) else { return nil }
-    cache.touch(entry, now: now)
-    return answer(entry, url: url, source: .cache, start: start)
+    if case .hit(let attachment) = lookup(url) { return attachment }
+    return nil
   }
 
   /// How many calls for `url` wait on one fetch now (tests: to know a call has joined).
@@ -146,193 +172,8 @@ public final class AttachmentPipeline: Sendable {
     try await attachment(for: url, deadline: .now + timeout, reload: reload)
   }
 
-  // MARK: - The miss path
-
-  private func fetch(
-    url: AttachmentURL, key: URLKey, stale: CacheEntry?, deadline: ContinuousClock.Instant,
-    start: ContinuousClock.Instant
-  ) async -> Result<Attachment, AttachmentError> {
-    let body: CacheBodyFile
-    do {
-      body = try cache.makeBodyFile()
-    } catch {
-      return .failure(error)
-    }
-    let sniffer = StreamingSniffer(limits: configuration.limits)
-    let rescuers = configuration.rescuers
-    let rescueInspector = rescuers.isEmpty ? nil : RescueInspector(sniffer: sniffer, rescuers: rescuers)
-    var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
-    request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
-    request.leavesSmallBodyDigestToCaller = true  // the check hashes it as it reads it
-    request.ifNoneMatch = stale?.record.etag
-    request.ifModifiedSince = stale?.record.etag == nil ? stale?.record.lastModified : nil
-
-    let download: Download
-    do {
-      download = try await downloaderBox.downloader.download(request, deadline: deadline)
-    } catch {
-      body.discard()
-      if configuration.useStaleOnError, let stale, error.kind == .fetch,
-        case .serve = hitPolicy.verdict(on: stale.record)
-      {
-        var attachment = answer(stale, url: url, source: .cache, start: start)
-        attachment.isStale = true
-        attachment.validation.warnings.append(
-          "Served a stale cached copy because the network failed: \(error.code.rawValue).")
-        return .success(attachment)
-      }
-      return .failure(error)
-    }
-
-    let now = FileSystem.now()
-    let headers = download.headers
-    let policy = Freshness.policy(
-      cacheControl: headers.cacheControl, expires: headers.expires, date: headers.date,
-      lastModified: headers.lastModified, now: now,
-      defaultLifetime: configuration.cache.defaultFreshnessSeconds)
-
-    if download.isNotModified, let stale {
-      body.discard()
-      do {
-        guard let refreshed = try cache.refresh(stale, headers: headers, freshness: policy, now: now) else {
-          // The copy the server confirmed was removed meanwhile (another process's sweep):
-          // fetch it again, unconditionally, within the same deadline.
-          return await fetch(url: url, key: key, stale: nil, deadline: deadline, start: start)
-        }
-        if case .refuse(let error) = hitPolicy.verdict(on: refreshed.record) { return .failure(error) }
-        var attachment = answer(refreshed, url: url, source: .revalidated, start: start)
-        attachment.transferTimings = download.timings
-        return .success(attachment)
-      } catch {
-        return .failure(error)
-      }
-    }
-    guard download.file != nil else {
-      body.discard()
-      return .failure(AttachmentError(.networkError, "The server answered 304 to an unconditional request."))
-    }
-    // The complete-file checks (and a rescue) and publishing run off the cooperative pool,
-    // under the same deadline, and stop when the caller cancels.
-    let sniffed = sniffer.verdict
-    let deferredRefusal = rescueInspector?.deferredRefusal
-    return await OffPoolWork.run(deadline: deadline) { [self] signal in
-      self.checkAndPublish(
-        body: body, download: download, sniffed: sniffed, deferredRefusal: deferredRefusal, url: url,
-        key: key,
-        freshness: policy, now: now, start: start, signal: signal)
-    }
-  }
-
-  /// Validates the complete body (rescuing it when the policy allows and the refusal is one a
-  /// rescue undoes) and publishes what is delivered (or stashes it, for `no-store`), unless
-  /// `signal` says the caller is gone or the deadline has passed: then the files are removed
-  /// and nothing is published. Runs on a check thread (see ``OffPoolWork``).
-  private func checkAndPublish(
-    body: CacheBodyFile, download: Download, sniffed: SniffVerdict?, deferredRefusal: AttachmentError?,
-    url: AttachmentURL, key: URLKey, freshness policy: Freshness.Policy, now: Double,
-    start: ContinuousClock.Instant, signal: StopSignal
-  ) -> Result<Attachment, AttachmentError> {
-    defer { observer?(.finished, url.text) }
-    observer?(.downloaded, url.text)
-    // A rescue that the first bytes already call for finds its rescuer's library started on
-    // another core while the body is checked (waited for here, on the check thread, used or not).
-    let evidence = RescueEvidence(sniffed: sniffed, refusal: deferredRefusal, bytes: download.bytesReceived)
-    let preparation = configuration.rescuers.lazy.compactMap {
-      $0.prepare(for: evidence, limits: self.configuration.limits)
-    }.first
-    defer { preparation?.wait() }
-    var validation: Validation
-    var delivered = body  // the rescued file instead, after a rescue
-    let checked: Result<Validation, AttachmentError> =
-      if let deferredRefusal {
-        .failure(deferredRefusal)
-      } else {
-        Result { () throws(AttachmentError) in
-          try validator.validate(
-            file: body.path, sha256: download.sha256.isEmpty ? nil : download.sha256, signal: signal,
-            sniffed: sniffed)
-        }
-      }
-    switch checked {
-    case .success(let valid):
-      validation = valid
-    case .failure(let error):
-      guard signal.reason == nil,
-        let rescuer = configuration.rescuers.rescuer(for: evidence.refused(with: error))
-      else {
-        body.discard()
-        return .failure(error)
-      }
-      switch self.rescue(
-        body: body, bytes: download.bytesReceived, refusal: error, by: rescuer, signal: signal)
-      {
-      case .success(let (output, rescued)):
-        delivered = output
-        validation = rescued
-      case .failure(let error):
-        return .failure(error)
-      }
-    }
-    observer?(.validated, url.text)
-    if let reason = signal.reason {
-      delivered.discard()
-      return .failure(StopSignal.error(for: reason, while: "before the file was published"))
-    }
-    do {
-      let path: String
-      var freshUntil: Double?
-      if policy.noStore {
-        path = try cache.stash(body: delivered, validation: validation)
-      } else {
-        // Without private networks every connection was to a public address (the open-socket
-        // check refused the rest), whether or not libcurl reports the peer.
-        let peer =
-          download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
-        let entry = try cache.publish(
-          body: delivered, validation: validation, key: key, headers: download.headers, peer: peer,
-          freshness: policy,
-          now: now)
-        path = entry.path
-        freshUntil = entry.record.freshUntil
-      }
-      return .success(
-        Attachment(
-          url: url.redacted, path: path, validation: validation, source: .network, isStale: false,
-          bytesTransferred: download.bytesReceived, transferTimings: download.timings,
-          totalMicroseconds: Self.microseconds(since: start), freshUntil: freshUntil))
-    } catch {
-      return .failure(error)
-    }
-  }
-
-  /// Rescues a refused body into a new body file and validates the result, on the calling
-  /// check thread, within `signal`'s deadline. Consumes `body`; the returned file is the
-  /// caller's to publish (or discard).
-  private func rescue(
-    body: CacheBodyFile, bytes: Int64, refusal: AttachmentError, by rescuer: any Rescuer, signal: StopSignal
-  ) -> Result<(CacheBodyFile, Validation), AttachmentError> {
-    defer { body.discard() }
-    let output: CacheBodyFile
-    do {
-      output = try cache.makeBodyFile()
-    } catch {
-      return .failure(error)
-    }
-    let result = Result { () throws(AttachmentError) -> (CacheBodyFile, Validation) in
-      let rescued = try rescuer.rescue(
-        RescueJob(
-          source: body.path, bytes: bytes, refusal: refusal, output: output.path,
-          limits: configuration.limits,
-          deadline: signal.deadline))
-      var validation = try validator.validate(file: output.path, sha256: nil, signal: signal, sniffed: nil)
-      validation.rescued = rescued
-      return (output, validation)
-    }
-    if case .failure = result { output.discard() }
-    return result
-  }
-
-  private func answer(
+  /// An answer from a cache entry.
+  func answer(
     _ entry: CacheEntry, url: AttachmentURL, source: Attachment.Source, start: ContinuousClock.Instant
   ) -> Attachment {
     Attachment(
@@ -341,27 +182,8 @@ public final class AttachmentPipeline: Sendable {
       totalMicroseconds: Self.microseconds(since: start), freshUntil: entry.record.freshUntil)
   }
 
-  private static func microseconds(since start: ContinuousClock.Instant) -> Int64 {
-    let (seconds, attoseconds) = (ContinuousClock.now - start).components
-    return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-  }
-}
-
-/// Starts the downloader (its engine thread and libcurl's global state) on first use.
-private final class LazyDownloader: Sendable {
-  private let configuration: DownloaderConfiguration
-  private let box = Locked<Downloader?>(nil)
-
-  init(configuration: DownloaderConfiguration) {
-    self.configuration = configuration
-  }
-
-  var downloader: Downloader {
-    box.withLock { box in
-      if let downloader = box { return downloader }
-      let downloader = Downloader(configuration: configuration)
-      box = downloader
-      return downloader
-    }
+  /// Microseconds from `start` to now.
+  static func microseconds(since start: ContinuousClock.Instant) -> Int64 {
+    (ContinuousClock.now - start).wholeMicroseconds
   }
 }

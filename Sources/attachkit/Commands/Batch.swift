@@ -14,11 +14,14 @@ enum Batch {
     var interrupted: Bool
   }
 
-  /// One input of a batch: its text, and the URL it was checked into once (or why it could
-  /// not be), so neither the fast cache path nor the pipeline parses it again.
+  /// One input of a batch: its text, the URL it was checked into once (or why it could not
+  /// be), and what its cache lookup found once it was looked up, so neither the fast cache
+  /// path nor the pipeline parses or looks it up again.
   struct Input: Sendable {
     let text: String
     let url: Result<AttachmentURL, AttachmentError>
+    /// The input's one cache lookup, when the fast path made it (`nil`: the pipeline looks up).
+    var lookup: Lookup?
 
     init(_ text: String) {
       self.text = text
@@ -76,7 +79,13 @@ enum Batch {
   ) async -> ResultRecord {
     let start = ContinuousClock.now
     do throws(AttachmentError) {
-      let attachment = try await pipeline.attachment(for: input.url.get(), timeout: timeout, reload: reload)
+      let url = try input.url.get()
+      let attachment =
+        if let lookup = input.lookup {
+          try await pipeline.attachment(for: url, after: lookup, deadline: .now + timeout)
+        } else {
+          try await pipeline.attachment(for: url, timeout: timeout, reload: reload)
+        }
       return ResultRecord(input: input.text, attachment: attachment)
     } catch {
       return ResultRecord(

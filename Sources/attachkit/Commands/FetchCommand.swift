@@ -35,19 +35,24 @@ enum FetchCommand: RunnableCommand {
     let reload = arguments.flag("no-cache")
     let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
-    let inputs = urls.map(Batch.Input.init)
+    var inputs = urls.map(Batch.Input.init)
     if !reload {
+      // Each input is looked up once: up to the first that is no hit, here; the batch
+      // continues from these lookups and looks up the rest itself.
       var hits: [ResultRecord] = []
-      for input in inputs {
-        guard case .success(let url) = input.url, let hit = pipeline.cachedAttachment(for: url) else { break }
-        hits.append(ResultRecord(input: input.text, attachment: hit))
+      for index in inputs.indices {
+        guard case .success(let url) = inputs[index].url else { break }
+        let lookup = pipeline.lookup(url)
+        inputs[index].lookup = lookup
+        guard case .hit(let hit) = lookup else { break }
+        hits.append(ResultRecord(input: inputs[index].text, attachment: hit))
       }
       if hits.count == urls.count {
         hits.forEach(report.add)
         return .finished(report.finish())
       }
     }
-    return .run {
+    return .run { [inputs] in
       let results = await Batch.run(
         inputs: inputs, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: reload, progress: nil,
         emit: { report.add($0) })

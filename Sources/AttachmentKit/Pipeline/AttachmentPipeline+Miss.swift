@@ -1,0 +1,232 @@
+import Glibc
+
+/// The owner of a ``MissMachine``: it performs each action the machine returns (download,
+/// refresh, check, rescue, publish) and feeds the result back, until the machine answers.
+/// The network part runs in the request's task; the file-sized part on a check thread.
+extension AttachmentPipeline {
+  /// A completed transfer and what streaming proved of its body.
+  struct Fetched: Sendable {
+    let download: Download
+    let body: CacheBodyFile
+    let sniffed: SniffVerdict?
+    let deferredRefusal: AttachmentError?
+    let freshness: Freshness.Policy
+    let now: Double
+  }
+
+  /// Runs one miss to its answer; every file it made is published or removed by then.
+  func miss(
+    url: AttachmentURL, stale: CacheEntry?, deadline: ContinuousClock.Instant, start: ContinuousClock.Instant
+  ) async -> Result<Attachment, AttachmentError> {
+    var machine = MissMachine(stale: stale, policy: hitPolicy, useStaleOnError: configuration.useStaleOnError)
+    var action = machine.start()
+    var last: Fetched?
+    while true {
+      switch action {
+      case .download(let ifNoneMatch, let ifModifiedSince):
+        switch await download(
+          url, ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince, deadline: deadline)
+        {
+        case .failure(let error):
+          action = machine.downloadFailed(error)
+        case .success(let fetched):
+          action = machine.downloaded(
+            notModified: fetched.download.isNotModified, hasBody: fetched.download.file != nil)
+          guard action == .check else {
+            fetched.body.discard()
+            last = fetched
+            continue
+          }
+          // The complete-file checks (and a rescue) and publishing run off the cooperative
+          // pool, under the same deadline, and stop when the caller cancels.
+          return await OffPoolWork.run(deadline: deadline) { [self, machine] signal in
+            self.finish(fetched, machine: machine, url: url, start: start, signal: signal)
+          }
+        }
+      case .refresh(let entry):
+        guard let fetched = last else {
+          return .failure(AttachmentError(.networkError, "No response to refresh from."))
+        }
+        action = machine.refreshed(
+          Result { () throws(AttachmentError) in
+            try cache.refresh(
+              entry, headers: fetched.download.headers, freshness: fetched.freshness, now: fetched.now)
+          })
+      case .answerFromCache(let entry, let source, let staleBecause):
+        var attachment = answer(entry, url: url, source: source, start: start)
+        if source == .revalidated { attachment.transferTimings = last?.download.timings }
+        if let staleBecause {
+          attachment.isStale = true
+          attachment.validation.warnings.append(
+            "Served a stale cached copy because the network failed: \(staleBecause.code.rawValue).")
+        }
+        return .success(attachment)
+      case .fail(let error):
+        return .failure(error)
+      case .check, .rescue, .publish, .answerPublished:
+        preconditionFailure("\(action) is the check thread's (see finish)")
+      }
+    }
+  }
+
+  /// Downloads `url` into a new body file of the cache, sniffing as it streams.
+  private func download(
+    _ url: AttachmentURL, ifNoneMatch: String?, ifModifiedSince: String?, deadline: ContinuousClock.Instant
+  ) async -> Result<Fetched, AttachmentError> {
+    let body: CacheBodyFile
+    do {
+      body = try cache.makeBodyFile()
+    } catch {
+      return .failure(error)
+    }
+    let sniffer = StreamingSniffer(limits: configuration.limits)
+    let rescuers = configuration.rescuers
+    let rescueInspector = rescuers.isEmpty ? nil : RescueInspector(sniffer: sniffer, rescuers: rescuers)
+    var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
+    request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
+    request.leavesSmallBodyDigestToCaller = true  // the check hashes it as it reads it
+    request.ifNoneMatch = ifNoneMatch
+    request.ifModifiedSince = ifModifiedSince
+    let download: Download
+    do {
+      download = try await downloaderBox.downloader.download(request, deadline: deadline)
+    } catch {
+      body.discard()
+      return .failure(error)
+    }
+    let now = FileSystem.now()
+    let headers = download.headers
+    let freshness = Freshness.policy(
+      cacheControl: headers.cacheControl, expires: headers.expires, date: headers.date,
+      lastModified: headers.lastModified, now: now,
+      defaultLifetime: configuration.cache.defaultFreshnessSeconds)
+    return .success(
+      Fetched(
+        download: download, body: body, sniffed: sniffer.verdict,
+        deferredRefusal: rescueInspector?.deferredRefusal,
+        freshness: freshness, now: now))
+  }
+
+  /// The check thread's part of a miss: checks the complete body (rescuing it when a rescuer
+  /// undoes the refusal) and publishes what is delivered (or stashes it, for `no-store`),
+  /// unless `signal` says the caller is gone or the deadline has passed: then the files are
+  /// removed and nothing is published. Runs on a check thread (see ``OffPoolWork``).
+  private func finish(
+    _ fetched: Fetched, machine: MissMachine, url: AttachmentURL, start: ContinuousClock.Instant,
+    signal: StopSignal
+  ) -> Result<Attachment, AttachmentError> {
+    defer { observer?(.finished, url.text) }
+    observer?(.downloaded, url.text)
+    var machine = machine
+    // A rescue that the first bytes already call for finds its rescuer's library started on
+    // another core while the body is checked (waited for here, on the check thread, used or not).
+    let evidence = RescueEvidence(
+      sniffed: fetched.sniffed, refusal: fetched.deferredRefusal, bytes: fetched.download.bytesReceived)
+    let preparation = configuration.rescuers.lazy.compactMap {
+      $0.prepare(for: evidence, limits: self.configuration.limits)
+    }.first
+    defer { preparation?.wait() }
+    var held: CacheBodyFile? = fetched.body  // the file this miss still owns: body, then rescue output
+    defer { held?.discard() }
+    var validation: Validation?
+    var published: (path: String, freshUntil: Double?)?
+    var action = MissMachine.Action.check
+    while true {
+      switch action {
+      case .check:
+        let checked =
+          fetched.deferredRefusal.map { .failure($0) }
+          ?? Result { () throws(AttachmentError) in
+            try validator.validate(
+              file: fetched.body.path,
+              sha256: fetched.download.sha256.isEmpty ? nil : fetched.download.sha256,
+              signal: signal, sniffed: fetched.sniffed)
+          }
+        validation = try? checked.get()
+        if validation != nil { observer?(.validated, url.text) }
+        action = machine.checked(checked, evidence: evidence, stop: signal.reason)
+      case .rescue(let name, let refusal):
+        let source = held
+        held = nil  // consumed by the rescue
+        let rescued = rescue(
+          source, bytes: fetched.download.bytesReceived, refusal: refusal, by: name, signal: signal)
+        if case .success(let (output, checked)) = rescued {
+          held = output
+          validation = checked
+          observer?(.validated, url.text)
+        }
+        action = machine.rescued(rescued.map(\.1), stop: signal.reason)
+      case .publish:
+        let file = held
+        held = nil  // consumed by publishing, whatever its outcome
+        let result = Result { () throws(AttachmentError) in
+          guard let file, let validation else {
+            throw AttachmentError(.ioError, "No checked file to publish.")
+          }
+          published = try publish(file, validation: validation, fetched: fetched, key: url.key)
+        }
+        action = machine.published(result)
+      case .answerPublished:
+        guard let validation, let published else {
+          return .failure(AttachmentError(.ioError, "No published file to answer with."))
+        }
+        return .success(
+          Attachment(
+            url: url.redacted, path: published.path, validation: validation, source: .network, isStale: false,
+            bytesTransferred: fetched.download.bytesReceived, transferTimings: fetched.download.timings,
+            totalMicroseconds: Self.microseconds(since: start), freshUntil: published.freshUntil))
+      case .fail(let error):
+        return .failure(error)
+      case .download, .refresh, .answerFromCache:
+        preconditionFailure("\(action) is the request task's (see miss)")
+      }
+    }
+  }
+
+  /// Rescues a refused body into a new body file with the rescuer called `name`, and checks
+  /// the result, on the calling check thread, within `signal`'s deadline. Consumes `source`;
+  /// the returned file is the caller's to publish (or discard).
+  private func rescue(
+    _ source: CacheBodyFile?, bytes: Int64, refusal: AttachmentError, by name: String, signal: StopSignal
+  ) -> Result<(CacheBodyFile, Validation), AttachmentError> {
+    defer { source?.discard() }
+    guard let source, let rescuer = configuration.rescuers.rescuer(named: name) else {
+      return .failure(refusal)
+    }
+    let output: CacheBodyFile
+    do {
+      output = try cache.makeBodyFile()
+    } catch {
+      return .failure(error)
+    }
+    let result = Result { () throws(AttachmentError) -> (CacheBodyFile, Validation) in
+      let rescued = try rescuer.rescue(
+        RescueJob(
+          source: source.path, bytes: bytes, refusal: refusal, output: output.path,
+          limits: configuration.limits,
+          deadline: signal.deadline))
+      var validation = try validator.validate(file: output.path, sha256: nil, signal: signal, sniffed: nil)
+      validation.rescued = rescued
+      return (output, validation)
+    }
+    if case .failure = result { output.discard() }
+    return result
+  }
+
+  /// Publishes a checked file under `key` (or stashes it, for `no-store`); consumes the file.
+  private func publish(
+    _ file: CacheBodyFile, validation: Validation, fetched: Fetched, key: URLKey
+  ) throws(AttachmentError) -> (path: String, freshUntil: Double?) {
+    if fetched.freshness.noStore {
+      return (try cache.stash(body: file, validation: validation), nil)
+    }
+    // Without private networks every connection was to a public address (the open-socket
+    // check refused the rest), whether or not libcurl reports the peer.
+    let peer =
+      fetched.download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
+    let entry = try cache.publish(
+      body: file, validation: validation, key: key, headers: fetched.download.headers, peer: peer,
+      freshness: fetched.freshness, now: fetched.now)
+    return (entry.path, entry.record.freshUntil)
+  }
+}

@@ -1,0 +1,35 @@
+/// What the cache holds for one URL under one pipeline's policy: the first step of every
+/// request, taken once (``AttachmentPipeline/lookup(_:reload:)``), and what the rest of the
+/// request continues from (``AttachmentPipeline/attachment(for:after:deadline:)``).
+public enum Lookup: Sendable {
+  /// A fresh copy this caller's policy accepts: the answer, with no network.
+  case hit(Attachment)
+  /// A fresh record whose facts this caller's policy refuses: the answer is this error, with
+  /// no network (the download it stands for would have been refused the same way).
+  case refused(AttachmentError)
+  /// A copy past its freshness: revalidate it (a `304` keeps it), or serve it if the network
+  /// fails and the caller allows stale-if-error.
+  case stale(CachedCopy)
+  /// Nothing usable: download.
+  case miss
+
+  /// The answer when the lookup alone gives one (a hit or a refusal), else `nil`.
+  public var answer: Result<Attachment, AttachmentError>? {
+    switch self {
+    case .hit(let attachment): .success(attachment)
+    case .refused(let error): .failure(error)
+    case .stale, .miss: nil
+    }
+  }
+}
+
+/// A cached copy past its freshness, as ``Lookup/stale(_:)`` hands it on.
+public struct CachedCopy: Sendable {
+  /// The entry: its record and its content file.
+  let entry: CacheEntry
+
+  /// What the copy was validated as when it was stored.
+  public var validation: Validation { entry.record.validation }
+  /// Until when it was fresh, in seconds since 1970 (now past).
+  public var freshUntil: Double { entry.record.freshUntil }
+}
