@@ -1,7 +1,8 @@
 import Glibc
 
 /// Where everything lives under a cache directory. No path is ever derived from URL text:
-/// records are named by the SHA-256 of the normalized URL, content by its own SHA-256.
+/// records are named by the FNV-1a-128 digest of the normalized URL (``URLKey/digest``), content
+/// by its own SHA-256.
 ///
 /// ```
 /// ROOT/v2/content/a/abcd…ef.jpg    immutable content, named by hash, canonical extension

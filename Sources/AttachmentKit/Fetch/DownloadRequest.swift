@@ -29,7 +29,9 @@ public struct DownloadRequest: Sendable {
   /// ``directory`` (the cache hands one in so it can publish an anonymous `O_TMPFILE`).
   /// The transfer writes at `descriptor`'s offset, takes the descriptor over and closes it
   /// when done (pass a `dup` to keep using the file), and reports `path` as
-  /// ``Download/file``. It never unlinks the file: on any outcome the caller disposes of it.
+  /// ``Download/file``. The caller disposes of the file on every outcome it is told of; only a
+  /// body that completes after its caller was already answered (its deadline passed, or it was
+  /// cancelled) is unlinked by the engine, as nobody is left to take it.
   /// Default: `nil`.
   public var bodyFile: (path: String, descriptor: Int32)?
 

@@ -27,7 +27,8 @@ extension Transfer {
     check(ak_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, remaining))
     check(ak_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connect))
     if let lowSpeed = configuration.lowSpeedLimit {
-      let seconds = max(1, Int((lowSpeed.window + .milliseconds(999)).components.seconds))
+      let milliseconds = lowSpeed.window.millisecondsRoundedUp  // whole seconds, rounded up
+      let seconds = max(1, Int(milliseconds / 1000 + (milliseconds % 1000 > 0 ? 1 : 0)))
       check(ak_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, lowSpeed.bytesPerSecond))
       check(ak_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, seconds))
     }
