@@ -148,7 +148,7 @@ struct CLITests {
   }
 
   @Test(
-    "a cache hit loads no libcurl, libmagic, libcrypto, libssl, Foundation or ICU (the dynamic loader's own log)"
+    "an accepted miss loads no libmagic; a cache hit loads no libcurl, libmagic, libcrypto, libssl, Foundation or ICU (the dynamic loader's own log)"
   )
   func leanHitPath() throws {
     let server = try TestHTTPServer.start()
@@ -156,14 +156,23 @@ struct CLITests {
     let scratch = try Scratch()
     defer { scratch.remove() }
     server.serve("/lean.png", body: try Media.bytes("png-rgba.png"))
+    server.serve("/wide.mp4", body: try Media.bytes("mp4-avc1.mp4"))  // over 4 KiB: judged while streaming
+    server.serve("/page.png", body: try Media.bytes("html-error-page.html"))
     let arguments = ["fetch", "--cache-dir", scratch.path + "/c", server.url("/lean.png")]
 
-    let miss = try CLI.run(arguments, environment: ["LD_DEBUG": "libs"])
+    let miss = try CLI.run(arguments + [server.url("/wide.mp4")], environment: ["LD_DEBUG": "libs"])
     #expect(miss.status == 0)
     #expect(miss.stderr.contains("libcurl.so"))  // the log works: a miss opens libcurl
-    #expect(miss.stderr.contains("libmagic.so"))
     #expect(miss.stderr.contains("libcrypto.so"))  // content is hashed on a miss
+    #expect(!miss.stderr.contains("libmagic.so"), "an accepted miss loaded libmagic")
     #expect(!miss.stderr.contains("libvips"), "a plain miss without rescue loaded libvips")
+    // A refusal is named by libmagic: the page is refused as text/html.
+    let refused = try CLI.run(
+      ["fetch", "--json", "--cache-dir", scratch.path + "/c", server.url("/page.png")],
+      environment: ["LD_DEBUG": "libs"])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("libmagic.so"))
+    #expect(refused.stdout.contains("text/html"))
 
     let hit = try CLI.run(arguments, environment: ["LD_DEBUG": "libs"])
     #expect(hit.status == 0)

@@ -20,7 +20,7 @@ enum Classifier {
   ) -> Result<MediaType.Category?, AttachmentError> {
     if let type = report.format.row.mediaType { return .success(type.category) }
     // ISO BMFF: the brand and the tracks decide.
-    if let refusal = refusedBrand(report, detected: detected()) { return .failure(refusal) }
+    if let refusal = refusedBrand(report, detected: detected) { return .failure(refusal) }
     // A moov inside the prefix (faststart) names the codecs now; one at the end waits for
     // the complete file.
     if !report.streams.isEmpty {
@@ -35,7 +35,7 @@ enum Classifier {
 
   /// The media type of a complete file the probes inspected, or why it is refused.
   static func mediaType(
-    for report: ProbeReport, detected: String?
+    for report: ProbeReport, detected: @autoclosure () -> String?
   ) -> Result<MediaType, AttachmentError> {
     if let type = report.format.row.mediaType { return .success(type) }
     // ISO BMFF: the brand and the tracks decide.
@@ -46,7 +46,7 @@ enum Classifier {
     return .failure(
       AttachmentError(
         .unsupportedType, "The MPEG-4 file has neither a video nor an audio track.",
-        detected: detected))
+        detected: detected()))
   }
 
   private static func isAudioBrand(_ report: ProbeReport) -> Bool {
@@ -54,12 +54,12 @@ enum Classifier {
     return audioBrands.contains(major)
   }
 
-  private static func refusedBrand(_ report: ProbeReport, detected: String?) -> AttachmentError? {
+  private static func refusedBrand(_ report: ProbeReport, detected: () -> String?) -> AttachmentError? {
     guard let major = report.majorBrand, let mime = refusedBrands[major] else { return nil }
     return AttachmentError(
       .unsupportedType,
       "This is \(mime) (ISO brand '\(major.trimmingTrailingSpaces)'), not an accepted attachment type.",
-      detected: detected ?? mime)
+      detected: detected() ?? mime)
   }
 }
 

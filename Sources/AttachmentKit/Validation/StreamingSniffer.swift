@@ -30,10 +30,10 @@ public final class StreamingSniffer: ResponseInspector {
   private let limits: ValidationLimits
   private let state = Locked(State())
 
-  /// Makes a sniffer that enforces `limits` while bytes arrive.
+  /// Makes a sniffer that enforces `limits` while bytes arrive. libmagic is loaded only if a
+  /// body's first bytes are refused or cannot be told by the probes.
   public init(limits: ValidationLimits = ValidationLimits()) {
     self.limits = limits
-    MagicSniffer.prepare()
   }
 
   /// How many times the bytes were judged so far (for tests: it stays at most 5 per body).
@@ -104,16 +104,15 @@ public final class StreamingSniffer: ResponseInspector {
   private func decide(_ state: inout State, windowFull: Bool, end: Int64) -> InspectorVerdict {
     state.judgements += 1
     let report = state.window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }
-    let detected = state.detected ?? state.window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
-    state.detected = .some(detected)
     if let report {
-      let result = Classifier.category(forPrefix: report, detected: detected)
+      // libmagic only names what is refused: an accepted prefix never asks it.
+      let result = Classifier.category(forPrefix: report, detected: Self.magicName(&state))
       switch result {
       case .failure(let error): return .reject(error)
       case .success(let category):
         state.identified = true
         state.verdict = SniffVerdict(
-          format: report.format, detected: detected, width: report.width, height: report.height)
+          format: report.format, detected: state.detected ?? nil, width: report.width, height: report.height)
         state.category = category
         state.window = []
         if let category, let declared = state.declaredLength,
@@ -124,10 +123,20 @@ public final class StreamingSniffer: ResponseInspector {
         return checkSize(end: end, state: state)
       }
     }
+    // The probes cannot tell (yet): libmagic says whether more bytes may still make a format.
+    let detected = Self.magicName(&state)
     if windowFull || !SniffWindow.plausibleMIMETypes.contains(detected ?? "") {
       return .reject(SniffWindow.refusal(detected: detected))
     }
     return .more
+  }
+
+  /// libmagic's name for the window's first 4 KiB (all it reads), asked once per body.
+  private static func magicName(_ state: inout State) -> String? {
+    if let known = state.detected { return known }
+    let detected = state.window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+    state.detected = .some(detected)
+    return detected
   }
 
   private func checkSize(end: Int64, state: State) -> InspectorVerdict {
@@ -147,12 +156,13 @@ public final class StreamingSniffer: ResponseInspector {
 }
 
 /// What streaming sniffing proved about a body's first bytes: the format the probes found, and
-/// what libmagic called them. The same bytes lead the file, so the validator takes this instead
-/// of identifying them (and asking libmagic) a second time.
+/// what libmagic called them if it was asked. The same bytes lead the file, so the validator
+/// takes this instead of identifying them a second time.
 struct SniffVerdict: Sendable, Equatable {
   /// The format the first bytes identified as.
   let format: ProbedFormat
-  /// libmagic's MIME type for them.
+  /// libmagic's MIME type for them, when it was asked (only while the probes could not tell);
+  /// `nil` otherwise: the validator asks it only if it refuses the file.
   let detected: String?
   /// The width in pixels their header gives, when it does.
   var width: Int? = nil

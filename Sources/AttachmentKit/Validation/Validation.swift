@@ -2,7 +2,9 @@
 public struct Validation: Sendable, Equatable, Codable {
   /// The media type the bytes prove.
   public var type: MediaType
-  /// What libmagic said of the first bytes (it may be vague or wrong; ``type`` is the answer).
+  /// What libmagic said of the first bytes, when it was asked (it may be vague or wrong;
+  /// ``type`` is the answer). libmagic only names refused files, so for an accepted file this
+  /// is `nil` unless streaming asked it while the first bytes could not yet be told apart.
   public var detectedMIME: String?
   /// The file's size in bytes.
   public var bytes: Int64

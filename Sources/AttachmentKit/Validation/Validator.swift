@@ -3,8 +3,8 @@ import Glibc
 /// Decides from the bytes alone whether a file is an attachment iOS will accept.
 ///
 /// Never trusts the URL, the file name or a `Content-Type` header. The structural probes
-/// decide the type; libmagic names what a refused file is. Pure over the file it is given:
-/// no network, no cache.
+/// decide the type; libmagic names what a refused file is, and is neither loaded nor asked for
+/// a file that is accepted. Pure over the file it is given: no network, no cache.
 public struct Validator: Sendable {
   /// The limits files must meet.
   public var limits: ValidationLimits
@@ -56,17 +56,15 @@ public struct Validator: Sendable {
     let size = file.count
     guard size > 0 else { throw AttachmentError(.empty, "The file is empty (0 bytes).") }
 
+    // libmagic names a refused file (it is asked at most once, and only on a refusal path).
+    var naming = MagicNaming(file: file, known: sniffed?.detected)
     let format: ProbedFormat
-    let detected: String?
     if let sniffed {
-      (format, detected) = (sniffed.format, sniffed.detected)
+      format = sniffed.format
     } else {
-      let head = file.bytes(at: 0, count: 10)
-      let tagLength = head.withUnsafeBytes { MediaProbe.id3v2Length($0) }
-      let window = file.bytes(at: Int64(tagLength), count: SniffWindow.maximumBytes)
-      detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+      let window = naming.window()
       guard let identified = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) else {
-        throw SniffWindow.refusal(detected: detected)
+        throw SniffWindow.refusal(detected: naming.name())
       }
       format = identified.format
     }
@@ -75,18 +73,19 @@ public struct Validator: Sendable {
     case .success(let complete): report = complete
     case .failure(.interrupted(let reason)):
       var error = StopSignal.error(for: reason, while: "while the file's structure was checked")
-      if reason == .workBudget { error.detected = detected }
+      if reason == .workBudget { error.detected = naming.name() }
       throw error
     case .failure(.truncated(let detail)):
       // The transfer completed; the file itself is cut short: a rejection, not a failed fetch.
       throw AttachmentError(
-        .truncated, "The file is cut short: \(detail).", detected: detected, kind: .rejection)
+        .truncated, "The file is cut short: \(detail).", detected: naming.name(), kind: .rejection)
     case .failure(.malformed(let detail)):
-      throw AttachmentError(.unsupportedType, "The file is malformed: \(detail).", detected: detected)
+      throw AttachmentError(.unsupportedType, "The file is malformed: \(detail).", detected: naming.name())
     }
-    let type = try Classifier.mediaType(for: report, detected: detected).get()
+    let type = try Classifier.mediaType(for: report, detected: naming.name()).get()
     try check(type: type, report: report, size: size)
     let codecWarnings = try CodecCheck.judge(report.streams, type: type).get()
+    let detected = naming.asked
 
     let digest: String
     if let sha256 {
@@ -133,4 +132,37 @@ public struct Validator: Sendable {
     }
     return warnings
   }
+}
+
+/// libmagic's name for a file's first bytes (after an ID3v2 tag), asked at most once and only
+/// when something needs it: the name of a refused file.
+private struct MagicNaming {
+  private let file: FileBytes
+  private var known: String??
+
+  /// Naming for `file`; `known` is the name streaming already asked for, if it did.
+  init(file: FileBytes, known: String?) {
+    self.file = file
+    self.known = known.map { .some($0) }
+  }
+
+  /// The sniffing window: up to 64 KiB after an ID3v2 tag.
+  func window() -> [UInt8] {
+    let head = file.bytes(at: 0, count: 10)
+    let tagLength = head.withUnsafeBytes { MediaProbe.id3v2Length($0) }
+    return file.bytes(at: Int64(tagLength), count: SniffWindow.maximumBytes)
+  }
+
+  /// libmagic's MIME type for the window (asked now, if it was not yet), or `nil` when
+  /// libmagic cannot be loaded.
+  mutating func name() -> String? {
+    if let known { return known }
+    let window = window()
+    let detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
+    known = .some(detected)
+    return detected
+  }
+
+  /// The name if it was asked (for the validation's ``Validation/detectedMIME``), else `nil`.
+  var asked: String? { known ?? nil }
 }

@@ -76,8 +76,9 @@ struct SniffVerdictTests {
     _ = sniffer.inspect(head: ResponseHead(status: 200, headers: ResponseHeaders()))
     _ = bytes.withUnsafeBytes { sniffer.inspect(body: $0, at: 0) }
     let verdict = try #require(sniffer.verdict)
-    // (with the header's dimensions, which a rescuer's early start reads instead of the file)
-    #expect(verdict == SniffVerdict(format: .isoBMFF, detected: "video/mp4", width: 160, height: 120))
+    // (with the header's dimensions, which a rescuer's early start reads instead of the file;
+    // libmagic was not asked, as the probes told the bytes apart at once)
+    #expect(verdict == SniffVerdict(format: .isoBMFF, detected: nil, width: 160, height: 120))
 
     // When the validator is handed that verdict with a sentinel for libmagic's answer
     let marked = SniffVerdict(format: verdict.format, detected: "x-test/from-the-sniffer")
@@ -88,11 +89,40 @@ struct SniffVerdictTests {
     #expect(validation.detectedMIME == "x-test/from-the-sniffer")
     #expect(validation.type == .mp4)
     #expect(validation.durationSeconds != nil)
-    // and a verdict that does not fit the file is refused by the complete-file walk
-    #expect(throws: AttachmentError.self) {
+    // and a verdict that does not fit the file is refused by the complete-file walk, which
+    // then asks libmagic to name what it is
+    let refusal = #expect(throws: AttachmentError.self) {
       try Validator().validate(
         file: Samples.path(name), sha256: nil, signal: StopSignal(deadline: nil),
         sniffed: SniffVerdict(format: .png, detected: nil))
     }
+    #expect(refusal?.detected == "video/mp4")
+  }
+
+  @Test("libmagic is asked only while the probes cannot tell, or to name a refusal")
+  func magicOnlyForRefusals() throws {
+    // An accepted movie over 4 KiB is judged while it streams, and never named by libmagic
+    let movie = StreamingSniffer()
+    _ = try Samples.bytes("mp4-avc1.mp4").withUnsafeBytes { movie.inspect(body: $0, at: 0) }
+    #expect(movie.verdict?.detected == nil)
+    #expect(try Validator().validate(file: Samples.path("jpeg-baseline.jpg")).detectedMIME == nil)
+    // A page is named: streaming (the probes cannot tell) and the complete-file check alike
+    var page = try Samples.bytes("html-error-page.html")
+    while page.count < 5000 { page += page }
+    let sniffer = StreamingSniffer()
+    guard case .reject(let streamed) = page.withUnsafeBytes({ sniffer.inspect(body: $0, at: 0) }) else {
+      Issue.record("a page streamed on")
+      return
+    }
+    #expect(streamed.detected == "text/html")
+    let checked = #expect(throws: AttachmentError.self) {
+      try Validator().validate(file: Samples.path("html-error-page.html"))
+    }
+    #expect(checked?.detected == "text/html")
+    // and so is a file whose structure is refused
+    let cut = #expect(throws: AttachmentError.self) {
+      try Validator().validate(file: Samples.path("truncated-png-no-iend.png"))
+    }
+    #expect(cut?.detected == "image/png")
   }
 }
