@@ -72,6 +72,19 @@ struct CacheBodyFile: Sendable {
     throw AttachmentError(.ioError, "Cannot find a free body file name in \(directory).")
   }
 
+  /// The file as a download's target (``DownloadRequest/bodyFile``): its path, and a duplicate
+  /// of its descriptor that the transfer takes over and closes, while this file keeps its own
+  /// (and, for a named file, its lock). The only place the descriptor is duplicated.
+  /// - Throws: `io_error` when the process is out of descriptors.
+  func transferTarget() throws(AttachmentError) -> (path: String, descriptor: Int32) {
+    let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+    guard duplicate >= 0 else {
+      throw AttachmentError(
+        .ioError, "Cannot hand the body file to the transfer: \(String(cString: strerror(errno))).")
+    }
+    return (path, duplicate)
+  }
+
   /// Removes the file (a named one is unlinked while still locked) and closes it.
   func discard() {
     if !isAnonymous { unlink(path) }

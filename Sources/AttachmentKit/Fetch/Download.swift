@@ -16,9 +16,9 @@ public struct Download: Sendable {
   public var file: String?
   /// How many body bytes were received and written.
   public var bytesReceived: Int64
-  /// The SHA-256 of the body as 64 lower-case hex digits (empty for a `304`, and for a small
-  /// body the pipeline asked to hash itself while checking it).
-  public var sha256: String
+  /// Where the body's SHA-256 stands: computed during the transfer, left to the caller, or
+  /// absent (a `304` has no body).
+  public var digest: Digest
   /// How long each phase took.
   public var timings: TransferTimings
   /// How many redirects were followed.
@@ -30,6 +30,24 @@ public struct Download: Sendable {
 
   /// Whether the server answered a conditional request with `304 Not Modified`.
   public var isNotModified: Bool { status == 304 }
+
+  /// The SHA-256 of the body as 64 lower-case hex digits when the transfer computed it, else
+  /// `nil` (see ``digest``).
+  public var sha256: String? {
+    if case .computed(let hex) = digest { return hex }
+    return nil
+  }
+
+  /// Where a download's body digest stands.
+  public enum Digest: Sendable, Equatable {
+    /// The SHA-256 of the body, 64 lower-case hex digits, computed as it was written.
+    case computed(String)
+    /// Not computed: the caller asked to hash this small body itself as it checks it (the
+    /// pipeline does; see ``ReadAlongDigest``).
+    case deferred
+    /// There is no body (`304 Not Modified`).
+    case noBody
+  }
 }
 
 /// Phase times of one transfer, in microseconds from its start (libcurl's `*_TIME_T` values).

@@ -40,7 +40,7 @@ public struct DownloadRequest: Sendable {
   let checkedURL: AttachmentURL?
 
   /// Whether a body of at most ``BodyDigest/inlineBytes`` is left unhashed
-  /// (``Download/sha256`` empty) because the caller hashes it off the engine thread: the
+  /// (``Download/digest`` is ``Download/Digest/deferred``) because the caller hashes it off the engine thread: the
   /// pipeline's check reads the body anyway and hashes it as it goes (``ReadAlongDigest``),
   /// so the one thread that serves every transfer spends nothing on it. Larger bodies are
   /// still hashed during the transfer, on another core. Default: `false`.

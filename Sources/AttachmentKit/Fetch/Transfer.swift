@@ -178,9 +178,14 @@ final class Transfer: @unchecked Sendable {
         return .failure(AttachmentError(.ioError, "Closing the body file failed."))
       }
     }
-    let hashes = head.status != 304 && !digest.isLeftToCaller
-    let sha256 = hashes ? (digest.finalize(total: response.bodyBytes) ?? "") : ""
-    if hashes, sha256.isEmpty {
+    let bodyDigest: Download.Digest
+    if head.status == 304 {
+      bodyDigest = .noBody
+    } else if digest.isLeftToCaller {
+      bodyDigest = .deferred
+    } else if let hex = digest.finalize(total: response.bodyBytes) {
+      bodyDigest = .computed(hex)
+    } else {
       return .failure(AttachmentError(.ioError, "Hashing the body failed in libcrypto."))
     }
     var effective: UnsafeMutablePointer<CChar>?
@@ -196,7 +201,7 @@ final class Transfer: @unchecked Sendable {
         headers: head.headers,
         file: head.status == 304 ? nil : temporaryFile,
         bytesReceived: response.bodyBytes,
-        sha256: sha256,
+        digest: bodyDigest,
         timings: timings(of: easy),
         redirectCount: redirects,
         peerAddressClass: PeerAddressClass.ofPrimaryIP(easy)))

@@ -1,5 +1,3 @@
-import Glibc
-
 /// The owner of a ``MissMachine``: it performs each action the machine returns (download,
 /// refresh, check, rescue, publish) and feeds the result back, until the machine answers.
 /// The network part runs in the request's task; the file-sized part on a check thread.
@@ -74,16 +72,21 @@ extension AttachmentPipeline {
     _ url: AttachmentURL, ifNoneMatch: String?, ifModifiedSince: String?, deadline: ContinuousClock.Instant
   ) async -> Result<Fetched, AttachmentError> {
     let body: CacheBodyFile
+    let sniffer = StreamingSniffer(limits: configuration.limits)
+    let rescuers = configuration.rescuers
+    let rescueInspector = rescuers.isEmpty ? nil : RescueInspector(sniffer: sniffer, rescuers: rescuers)
+    var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
     do {
       body = try cache.makeBodyFile()
     } catch {
       return .failure(error)
     }
-    let sniffer = StreamingSniffer(limits: configuration.limits)
-    let rescuers = configuration.rescuers
-    let rescueInspector = rescuers.isEmpty ? nil : RescueInspector(sniffer: sniffer, rescuers: rescuers)
-    var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
-    request.bodyFile = (body.path, fcntl(body.descriptor, F_DUPFD_CLOEXEC, 0))
+    do {
+      request.bodyFile = try body.transferTarget()
+    } catch {
+      body.discard()
+      return .failure(error)
+    }
     request.leavesSmallBodyDigestToCaller = true  // the check hashes it as it reads it
     request.ifNoneMatch = ifNoneMatch
     request.ifModifiedSince = ifModifiedSince
@@ -139,7 +142,7 @@ extension AttachmentPipeline {
           ?? Result { () throws(AttachmentError) in
             try validator.validate(
               file: fetched.body.path,
-              sha256: fetched.download.sha256.isEmpty ? nil : fetched.download.sha256,
+              sha256: fetched.download.sha256,
               signal: signal, sniffed: fetched.sniffed)
           }
         validation = try? checked.get()
