@@ -114,7 +114,14 @@ public final class AttachmentCache: Sendable {
   /// Publishes a validated body: links it into place by hash (identical content is stored
   /// once) and commits the record that makes it visible, both under the lock, so no sweep
   /// can fall between them. The body file is consumed (discarded) in every case.
-  /// - Parameter peer: the class of the address the body came from (a policy fact).
+  /// - Parameters:
+  ///   - body: the checked body file (consumed).
+  ///   - validation: what the validator found it to be.
+  ///   - key: the URL's cache key.
+  ///   - headers: the response's headers (validators and `Date` for the record).
+  ///   - peer: the class of the address the body came from (a policy fact).
+  ///   - freshness: how long the origin lets the copy be served.
+  ///   - now: the wall clock at the response, in seconds since 1970.
   /// - Returns: the entry now in the cache.
   /// - Throws: `io_error` (disk full, permissions, an unsafe directory); the cache stays as
   ///   it was.

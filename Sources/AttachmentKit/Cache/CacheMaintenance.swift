@@ -39,6 +39,7 @@ extension AttachmentCache {
   /// watermark, then removes content no record uses (older than the grace period), damaged
   /// records and abandoned temporary files.
   /// - Parameter maximumBytes: a limit for this run instead of the configured one.
+  /// - Returns: what remains and what was removed.
   /// - Throws: `io_error` when the lock cannot be taken.
   public func collectGarbage(maximumBytes: Int64? = nil) throws(AttachmentError) -> CacheReport {
     try sweep(rehash: false, evictTo: maximumBytes ?? configuration.maximumBytes)

@@ -9,6 +9,7 @@ enum CurlCodeMapping {
   ///   - detail: the text of libcurl's error buffer (may be empty).
   ///   - bodyBytes: body bytes received before the failure.
   ///   - deadlinePassed: whether the caller's deadline had passed when the transfer ended.
+  /// - Returns: the error the caller gets, with its stable code.
   static func error(
     for code: CURLcode, detail: String, bodyBytes: Int64, deadlinePassed: Bool
   ) -> AttachmentError {

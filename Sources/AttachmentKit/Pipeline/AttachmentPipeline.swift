@@ -51,6 +51,8 @@ public final class AttachmentPipeline: Sendable {
   ///   - url: an absolute http(s) URL.
   ///   - deadline: the absolute instant by which the answer comes, cache lookup, redirects,
   ///     download and validation included.
+  ///   - reload: skip the cache lookup and download again (the result still refreshes the
+  ///     cache), like a browser's reload.
   /// - Returns: the ``Attachment``, whose ``Attachment/source`` says whether it came from the
   ///   network, the cache, or the cache after a `304`.
   /// - Throws: ``AttachmentError``: the fetch codes (`invalid_url`, `dns_failed`,
@@ -58,8 +60,6 @@ public final class AttachmentPipeline: Sendable {
   ///   fetched; the validation codes (`unsupported_type`, `too_large`, `too_long`,
   ///   `too_many_pixels`, `truncated`, `empty`) when its bytes are not an acceptable
   ///   attachment; `io_error` when the cache cannot be written.
-  ///   - reload: skip the cache lookup and download again (the result still refreshes the
-  ///     cache), like a browser's reload.
   public func attachment(
     for url: String, deadline: ContinuousClock.Instant, reload: Bool = false
   ) async throws(AttachmentError) -> Attachment {
@@ -80,7 +80,9 @@ public final class AttachmentPipeline: Sendable {
   /// What the cache holds for `url` under this pipeline's policy, without any network, task or
   /// thread: the one cache lookup of a request. A hit is marked used (the LRU clock).
   ///
-  /// - Parameter reload: skip the cache (the answer is ``Lookup/miss``), like a browser's reload.
+  /// - Parameters:
+  ///   - url: the URL, checked already.
+  ///   - reload: skip the cache (the answer is ``Lookup/miss``), like a browser's reload.
   /// - Returns: a hit or a refusal (the answer already), a stale copy to revalidate, or a miss.
   public func lookup(_ url: AttachmentURL, reload: Bool = false) -> Lookup {
     let start = ContinuousClock.now
