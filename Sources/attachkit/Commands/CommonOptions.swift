@@ -44,6 +44,12 @@ enum CommonOptions {
         "Accept that, through --proxy, the private-network guard checks only IP-literal and localhost hosts, not where names resolve."
     ),
   ]
+  /// Every option ``pipelineConfiguration(_:)`` reads: the one group that `fetch`, `prefetch`
+  /// and `serve` declare, so a pipeline is configured the same way by each.
+  static var pipeline: [ArgumentSpec] {
+    [cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue] + proxy + limits
+  }
+
   static let limits: [ArgumentSpec] = [
     .option(long: "max-image-bytes", valueName: "BYTES", help: "Largest image (default 10MB)."),
     .option(long: "max-audio-bytes", valueName: "BYTES", help: "Largest audio file (default 5MB)."),

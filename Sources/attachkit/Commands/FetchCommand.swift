@@ -13,12 +13,7 @@ enum FetchCommand: RunnableCommand {
     sections: [CommonOptions.exitCodes])
 
   static let arguments: [ArgumentSpec] =
-    [
-      CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
-      CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes, CommonOptions.durable,
-      CommonOptions.rescue,
-    ]
-    + CommonOptions.proxy + CommonOptions.limits + [
+    [CommonOptions.json, CommonOptions.quiet] + CommonOptions.pipeline + [
       .flag(
         long: "no-cache",
         help: "Skip the cache lookup and download again (the result still refreshes the cache)."),

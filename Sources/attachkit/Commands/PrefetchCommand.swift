@@ -17,12 +17,7 @@ enum PrefetchCommand: RunnableCommand {
     sections: [CommonOptions.exitCodes])
 
   static let arguments: [ArgumentSpec] =
-    [
-      CommonOptions.json, CommonOptions.quiet, CommonOptions.cacheDirectory, CommonOptions.deadline,
-      CommonOptions.allowPrivateNetworks, CommonOptions.maximumCacheBytes, CommonOptions.durable,
-      CommonOptions.rescue,
-    ]
-    + CommonOptions.proxy + CommonOptions.limits + [
+    [CommonOptions.json, CommonOptions.quiet] + CommonOptions.pipeline + [
       .option(long: "concurrency", short: "j", valueName: "N", help: "Downloads at once (default 8)."),
       .positional(
         name: "file", valueName: "FILE", help: "A file of URLs, one per line ('-' for standard input).",

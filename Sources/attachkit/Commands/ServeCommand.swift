@@ -38,8 +38,6 @@ enum ServeCommand: RunnableCommand {
       .option(
         long: "key-file", valueName: "FILE",
         help: "Signing keys, one hex key per line: the first signs, every one verifies (rotation)."),
-      CommonOptions.cacheDirectory, CommonOptions.maximumCacheBytes, CommonOptions.durable,
-      CommonOptions.deadline, CommonOptions.allowPrivateNetworks, CommonOptions.rescue,
       .option(
         long: "max-connections", valueName: "N",
         help: "Client connections open at once; past it, 503 overloaded (default 512)."),
@@ -52,7 +50,7 @@ enum ServeCommand: RunnableCommand {
       .flag(
         long: "unsigned",
         help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only."),
-    ] + CommonOptions.proxy + CommonOptions.limits
+    ] + CommonOptions.pipeline
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     // Every thread started from here on (libmicrohttpd's, the pipeline's) inherits the mask,
