@@ -15,10 +15,10 @@ public final class AttachmentCache: Sendable {
   public let configuration: CacheConfiguration
   let layout: CacheLayout
   let lock: FileLock
-  private let writtenSinceSweep = Atomic<Int64>(0)
-  private let sweeping = Atomic<Bool>(false)
+  let writtenSinceSweep = Atomic<Int64>(0)
+  let sweeping = Atomic<Bool>(false)
   /// Set once the file system refused `O_TMPFILE`: named body files from then on.
-  private let anonymousRefused = Atomic<Bool>(false)
+  let anonymousRefused = Atomic<Bool>(false)
   /// What the last garbage collection read from the records, reused by the next.
   let scanMemory: RecordScanMemory
 
@@ -99,151 +99,6 @@ public final class AttachmentCache: Sendable {
     }
   }
 
-  // MARK: - Writing
-
-  /// A new file for a download's body, on the cache's file system (see ``CacheBodyFile``).
-  /// The caller publishes, stashes or discards it.
-  /// - Throws: `io_error` when no file can be created.
-  func makeBodyFile() throws(AttachmentError) -> CacheBodyFile {
-    let anonymous = configuration.anonymousBodyFiles && !anonymousRefused.load(ordering: .relaxed)
-    let (file, refused) = try CacheBodyFile.make(in: layout.temporary, anonymous: anonymous)
-    if refused { anonymousRefused.store(true, ordering: .relaxed) }
-    return file
-  }
-
-  /// Publishes a validated body: links it into place by hash (identical content is stored
-  /// once) and commits the record that makes it visible, both under the lock, so no sweep
-  /// can fall between them. The body file is consumed (discarded) in every case.
-  /// - Parameters:
-  ///   - body: the checked body file (consumed).
-  ///   - validation: what the validator found it to be.
-  ///   - key: the URL's cache key.
-  ///   - headers: the response's headers (validators and `Date` for the record).
-  ///   - peer: the class of the address the body came from (a policy fact).
-  ///   - freshness: how long the origin lets the copy be served.
-  ///   - now: the wall clock at the response, in seconds since 1970.
-  /// - Returns: the entry now in the cache.
-  /// - Throws: `io_error` (disk full, permissions, an unsafe directory); the cache stays as
-  ///   it was.
-  func publish(
-    body: CacheBodyFile, validation: Validation, key: URLKey, headers: ResponseHeaders,
-    peer: PeerAddressClass?, freshness: Freshness.Policy, now: Double
-  ) throws(AttachmentError) -> CacheEntry {
-    defer { body.discard() }
-    if configuration.durable { fsync(body.descriptor) }
-    let record = CacheRecord(
-      url: key.normalized, validation: validation, peer: peer, etag: headers.etag,
-      lastModified: headers.lastModified, date: headers.date, fetchedAt: now,
-      freshUntil: now + freshness.lifetime, lastAccess: now)
-    let digest = key.digest
-    let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
-    // Checked before the lock, to keep its hold short: a fan-out directory made once does not
-    // change, and the checks are repeated (by failing) if it did.
-    try ensureDirectory(layout.contentDirectory(sha256: validation.sha256))
-    try ensureDirectory(layout.recordDirectory(digest: digest))
-    // The record's inode is made and written before the lock (an anonymous file), so the
-    // lock is held for links and a rename only, never for an inode allocation.
-    let prepared = try prepareRecord(record)
-    defer { prepared?.discard() }
-    let ledger = try lock.withExclusiveLockedFile { (lockFile) throws(AttachmentError) -> Int64? in
-      let added = try placeContent(body, at: path, bytes: validation.bytes)
-      if let prepared {
-        try commitPrepared(prepared, digest: digest)
-      } else {
-        try writeRecord(record, digest: digest, checkDirectory: false)
-      }
-      return CacheLedger.add(lockFile, added)
-    }
-    noteWritten(validation.bytes, ledger: ledger)
-    return CacheEntry(record: record, path: path, digest: digest)
-  }
-
-  /// Gives a validated body that must not be kept (`no-store`) a name next to the content,
-  /// outside the index, for the caller to take; maintenance removes it after the grace
-  /// period. The body file is consumed.
-  /// - Throws: `io_error` when it cannot be linked.
-  func stash(body: CacheBodyFile, validation: Validation) throws(AttachmentError) -> String {
-    defer { body.discard() }
-    let path = "\(layout.temporary)/unindexed-\(validation.sha256).\(validation.fileExtension)"
-    for _ in 0..<2 {
-      if Self.link(body, to: path) == 0 { return path }
-      guard errno == EEXIST else { break }
-      if case .file(let size, _) = CacheFiles.find(path: path), size == validation.bytes {
-        CacheFiles.setModified(path, to: FileSystem.now())
-        return path
-      }
-      unlink(path)
-    }
-    throw AttachmentError(
-      .ioError, "Cannot move the file into the cache: \(String(cString: strerror(errno))).")
-  }
-
-  /// Refreshes an entry after a `304 Not Modified`: new freshness and validators, same
-  /// content. Under the lock the record is re-read: when another process meanwhile stored
-  /// different content for the URL, its record stays and is answered instead.
-  /// - Returns: the refreshed entry, or `nil` when its content was removed meanwhile (a sweep
-  ///   of another process): the caller fetches again.
-  /// - Throws: `io_error` when the record cannot be written.
-  func refresh(
-    _ entry: CacheEntry, headers: ResponseHeaders, freshness: Freshness.Policy, now: Double
-  ) throws(AttachmentError) -> CacheEntry? {
-    try lock.withExclusiveLock { () throws(AttachmentError) -> CacheEntry? in
-      let current = currentRecord(digest: entry.digest)
-      if let current, current.validation.sha256 != entry.record.validation.sha256,
-        let other = healthyEntry(current, digest: entry.digest)
-      {
-        return other
-      }
-      guard case .file(let size, _) = CacheFiles.find(path: entry.path), size == entry.record.validation.bytes
-      else { return nil }
-      CacheFiles.setModified(entry.path, to: FileSystem.now())  // in use again: no sweep takes it now
-      var record =
-        current?.validation.sha256 == entry.record.validation.sha256 ? current ?? entry.record : entry.record
-      record.etag = headers.etag ?? record.etag
-      record.lastModified = headers.lastModified ?? record.lastModified
-      record.date = headers.date ?? record.date
-      record.fetchedAt = now
-      record.freshUntil = now + freshness.lifetime
-      record.lastAccess = now
-      try writeRecord(record, digest: entry.digest)
-      return CacheEntry(record: record, path: entry.path, digest: entry.digest)
-    }
-  }
-
-  /// Stores the entry of `url` again under each of `urls` (same content, same facts), with
-  /// `lastAccess` as their LRU time when given. For tools that seed a cache (the benchmarks'
-  /// 100,000-entry index) without knowing its format. Takes the lock in short slices, like a
-  /// sweep, so hits and publishes of other callers go on meanwhile.
-  /// - Returns: how many records were written.
-  /// - Throws: `io_error` when `url` has no entry or a record cannot be written.
-  public func storeCopies(of url: String, as urls: [String], lastAccess: Double? = nil)
-    throws(AttachmentError) -> Int
-  {
-    guard let key = URLKey(url), let source = entry(for: key) else {
-      throw AttachmentError(.ioError, "The cache holds no entry for the URL to copy.")
-    }
-    var written = 0
-    let slice = max(1, configuration.sweepSliceOperations)
-    var next = 0
-    while next < urls.count {
-      let end = min(urls.count, next + slice)
-      written += try lock.withExclusiveLock { () throws(AttachmentError) -> Int in
-        var count = 0
-        for other in urls[next..<end] {
-          guard let otherKey = URLKey(other) else { continue }
-          var record = source.record
-          record.url = otherKey.normalized
-          if let lastAccess { record.lastAccess = lastAccess }
-          try writeRecord(record, digest: otherKey.digest)
-          count += 1
-        }
-        return count
-      }
-      next = end
-    }
-    return written
-  }
-
   // MARK: - Under the lock
 
   /// The record now on disk for a digest, parsed, or `nil`.
@@ -254,7 +109,7 @@ public final class AttachmentCache: Sendable {
     return CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...])
   }
 
-  private func healthyEntry(_ record: CacheRecord, digest: String) -> CacheEntry? {
+  func healthyEntry(_ record: CacheRecord, digest: String) -> CacheEntry? {
     let path = layout.contentPath(
       sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
     guard case .file(let size, _) = CacheFiles.find(path: path), size == record.validation.bytes else {
@@ -263,207 +118,13 @@ public final class AttachmentCache: Sendable {
     return CacheEntry(record: record, path: path, digest: digest)
   }
 
-  /// Links the body at `path` (lock held). Identical content already there is kept and made
-  /// young again; damaged content (wrong size, a link, a FIFO, another user's file) is
-  /// replaced atomically. The content's modification time is set to now, read under the
-  /// lock: a sweep that started before spares it.
-  /// - Returns: the bytes this added to the cache's content (for the ledger): `bytes` for a
-  ///   new file, 0 when identical content was there, the difference when damaged content was
-  ///   replaced.
-  private func placeContent(_ body: CacheBodyFile, at path: String, bytes: Int64) throws(AttachmentError)
-    -> Int64
-  {
-    let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-    if Self.link(body, to: path) == 0 {
-      CacheFiles.setModified(path, to: FileSystem.now())
-      if configuration.durable { FileSystem.syncDirectory(of: path) }
-      return bytes
-    }
-    guard errno == EEXIST else {
-      throw AttachmentError(.ioError, "Cannot publish into the cache: \(String(cString: strerror(errno))).")
-    }
-    var replaced: Int64 = 0
-    if case .file(let size, _) = CacheFiles.find(path: path) {
-      if size == bytes {
-        CacheFiles.setModified(path, to: FileSystem.now())
-        return 0
-      }
-      replaced = size
-    }
-    // Damaged: readers see the old or the new file, never a partial one.
-    try Self.place(body, at: path, through: "\(directory)/.replace-", what: "replace damaged content")
-    CacheFiles.setModified(path, to: FileSystem.now())
-    return bytes - replaced
-  }
-
-  /// Makes `path` name the body file: `linkat` of an anonymous file (through
-  /// `/proc/self/fd`, else `AT_EMPTY_PATH`), `link` of a named one. Returns 0 or -1 (errno).
-  /// Puts `file` at `path`, replacing what is there atomically: links it under a random name
-  /// starting with `prefix` (on the same file system), then renames that over `path`.
-  /// - Throws: `io_error` naming `what` failed.
-  private static func place(
-    _ file: CacheBodyFile, at path: String, through prefix: String, what: String
-  ) throws(AttachmentError) {
-    let temporary = prefix + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-    guard link(file, to: temporary) == 0 else {
-      throw AttachmentError(.ioError, "Cannot \(what): \(String(cString: strerror(errno))).")
-    }
-    guard rename(temporary, path) == 0 else {
-      let reason = String(cString: strerror(errno))
-      unlink(temporary)
-      throw AttachmentError(.ioError, "Cannot \(what): \(reason).")
-    }
-  }
-
-  private static func link(_ body: CacheBodyFile, to path: String) -> Int32 {
-    guard body.isAnonymous else { return Glibc.link(body.path, path) }
-    if linkat(AT_FDCWD, body.path, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 { return 0 }
-    guard errno == ENOENT || errno == EPERM else { return -1 }
-    let saved = errno
-    if linkat(body.descriptor, "", AT_FDCWD, path, atEmptyPath) == 0 { return 0 }
-    if errno == ENOENT || errno == EPERM { errno = saved }
-    return -1
-  }
-
-  /// The name prefix of a prepared record linked into `tmp/` just before its rename (only
-  /// ever under the lock, so a sweep, which holds it, removes any it finds).
-  static let preparedRecordPrefix = ".rec-"
-
-  /// Writes a record into an anonymous file, outside the lock; `nil` where the file system
-  /// has no `O_TMPFILE` (the record is then written under the lock).
-  /// - Throws: `io_error` when the file cannot be made or written.
-  private func prepareRecord(_ record: CacheRecord) throws(AttachmentError) -> CacheBodyFile? {
-    let file = try makeBodyFile()
-    guard file.isAnonymous else {
-      file.discard()
-      return nil
-    }
-    let bytes = Array(record.encoded().utf8)
-    var failure: Int32 = 0
-    bytes.withUnsafeBytes { raw in
-      var offset = 0
-      while offset < raw.count {
-        let written = write(file.descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          failure = errno
-          return
-        }
-        offset += written
-      }
-    }
-    if failure == 0, configuration.durable, fsync(file.descriptor) != 0 { failure = errno }
-    guard failure == 0 else {
-      file.discard()
-      throw AttachmentError(.ioError, "Cannot write a cache record: \(String(cString: strerror(failure))).")
-    }
-    return file
-  }
-
-  /// Makes a prepared record the record of `digest` (lock held): linked into `tmp/` under a
-  /// temporary name, then renamed over the record, so readers see the old or the new one.
-  /// A URL without a record yet (every entry of a batch) gets the file linked straight to its
-  /// name instead: `linkat` never replaces, so readers see no record or the whole one, and the
-  /// temporary name's `getrandom`, directory entry and `rename` are saved.
-  private func commitPrepared(_ file: CacheBodyFile, digest: String) throws(AttachmentError) {
-    let path = layout.recordPath(digest: digest)
-    if Self.link(file, to: path) == 0 {
-      if configuration.durable { FileSystem.syncDirectory(of: path) }
-      return
-    }
-    try Self.place(
-      file, at: path, through: "\(layout.temporary)/\(Self.preparedRecordPrefix)",
-      what: "publish a cache record")
-    if configuration.durable { FileSystem.syncDirectory(of: path) }
-  }
-
-  /// `AT_EMPTY_PATH`, which Glibc's module does not export.
-  private static let atEmptyPath: Int32 = 0x1000
-
-  /// Writes a record (lock held): a temporary file renamed over the record.
-  private func writeRecord(_ record: CacheRecord, digest: String, checkDirectory: Bool = true)
-    throws(AttachmentError)
-  {
-    if checkDirectory { try ensureDirectory(layout.recordDirectory(digest: digest)) }
-    try FileSystem.writeAtomically(
-      Array(record.encoded().utf8), to: layout.recordPath(digest: digest),
-      temporaryDirectory: layout.temporary,
-      durable: configuration.durable)
-  }
-
-  /// Makes sure a fan-out directory exists and is safe before writing into it: a missing one
-  /// is made, a file or link in its place is replaced by a directory.
-  /// - Throws: `io_error` when it belongs to another user or is writable by others.
-  private func ensureDirectory(_ path: String) throws(AttachmentError) {
-    var info = stat()
-    if lstat(path, &info) == 0 {
-      if info.st_mode & S_IFMT == S_IFDIR {
-        if let problem = CacheFiles.directoryProblem(info, groupWritableAllowed: false) {
-          throw AttachmentError(.ioError, "The cache directory \(path) \(problem).")
-        }
-        return
-      }
-      unlink(path)
-    }
-    try CacheLayout.makeDirectory(path)
-  }
-
   /// Drops a record that failed its check, unless another writer replaced it meanwhile or
   /// the lock is busy (a hit never waits; `verify` removes it later).
-  private func dropRecord(digest: String, ifStill bytes: [UInt8]) {
+  func dropRecord(digest: String, ifStill bytes: [UInt8]) {
     let path = layout.recordPath(digest: digest)
     _ = lock.withExclusiveLockIfFree {
       if CacheFiles.readRecord(path: path) == .bytes(bytes) { unlink(path) }
     }
-  }
-
-  private func noteWritten(_ bytes: Int64, ledger: Int64?) {
-    writtenSinceSweep.add(bytes, ordering: .sequentiallyConsistent)
-    sweepIfDue(ledger: ledger)
-  }
-
-  /// Whether an automatic sweep is due. With a known ledger: when the cache holds more than
-  /// ``CacheConfiguration/maximumBytes`` and this process wrote at least an eighth of the
-  /// sweep threshold since its last sweep (so a cache a sweep could not bring under its limit,
-  /// young orphans say, is not rescanned on every publish). Without one (a new or old-format
-  /// lock file, after `clear`): when a threshold's worth was written since the last sweep.
-  private func isDue(ledger: Int64?) -> Bool {
-    let written = writtenSinceSweep.load(ordering: .sequentiallyConsistent)
-    guard let ledger else { return written >= configuration.sweepThreshold }
-    return ledger > configuration.maximumBytes && written >= max(1, configuration.sweepThreshold / 8)
-  }
-
-  /// The ledger now (taking the lock briefly), or `nil` when it is unknown or the lock fails.
-  private func currentLedger() -> Int64? {
-    (try? lock.withExclusiveLockedFile { fd throws(AttachmentError) -> Int64? in CacheLedger.read(fd) })
-      ?? nil
-  }
-
-  /// Starts the automatic sweep when one is due (``isDue(ledger:)``) and no sweep of this
-  /// cache object is running (inline or in the background, per
-  /// ``CacheConfiguration/sweepsInBackground``).
-  private func sweepIfDue(ledger: Int64?) {
-    guard isDue(ledger: ledger) else { return }
-    guard
-      sweeping.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
-    else { return }
-    guard configuration.sweepsInBackground else {
-      sweepWhileDue()
-      return
-    }
-    Task.detached(priority: .background) { [self] in self.sweepWhileDue() }
-  }
-
-  /// Sweeps until no sweep is due any more (what is published while a sweep runs is not in
-  /// its scan, but is in the ledger), then lets the next publish start one.
-  private func sweepWhileDue() {
-    repeat {
-      writtenSinceSweep.store(0, ordering: .sequentiallyConsistent)
-      _ = try? collectGarbage()
-    } while isDue(ledger: currentLedger())
-    sweeping.store(false, ordering: .sequentiallyConsistent)
-    // A publish that made a sweep due just before `sweeping` was cleared started nothing.
-    sweepIfDue(ledger: currentLedger())
   }
 
   /// Removes named body files whose writer is gone (their lock can be taken). Needs no cache

@@ -137,14 +137,7 @@ extension AttachmentPipeline {
     while true {
       switch action {
       case .check:
-        let checked =
-          fetched.deferredRefusal.map { .failure($0) }
-          ?? Result { () throws(AttachmentError) in
-            try validator.validate(
-              file: fetched.body.path,
-              sha256: fetched.download.sha256,
-              signal: signal, sniffed: fetched.sniffed)
-          }
+        let checked = check(fetched, signal: signal)
         validation = try? checked.get()
         if validation != nil { observer?(.validated, url.text) }
         action = machine.checked(checked, evidence: evidence, stop: signal.reason)
@@ -162,13 +155,9 @@ extension AttachmentPipeline {
       case .publish:
         let file = held
         held = nil  // consumed by publishing, whatever its outcome
-        let result = Result { () throws(AttachmentError) in
-          guard let file, let validation else {
-            throw AttachmentError(.ioError, "No checked file to publish.")
-          }
-          published = try publish(file, validation: validation, fetched: fetched, key: url.key)
-        }
-        action = machine.published(result)
+        let result = publish(file, validation: validation, fetched: fetched, key: url.key)
+        published = try? result.get()
+        action = machine.published(result.map { _ in })
       case .answerPublished:
         guard let validation, let published else {
           return .failure(AttachmentError(.ioError, "No published file to answer with."))
@@ -183,6 +172,16 @@ extension AttachmentPipeline {
       case .download, .refresh, .answerFromCache:
         preconditionFailure("\(action) is the request task's (see miss)")
       }
+    }
+  }
+
+  /// The complete-file checks of a downloaded body, continuing from what streaming proved (a
+  /// refusal streaming deferred for a rescuer is the answer without a walk).
+  private func check(_ fetched: Fetched, signal: StopSignal) -> Result<Validation, AttachmentError> {
+    if let refusal = fetched.deferredRefusal { return .failure(refusal) }
+    return Result { () throws(AttachmentError) in
+      try validator.validate(
+        file: fetched.body.path, sha256: fetched.download.sha256, signal: signal, sniffed: fetched.sniffed)
     }
   }
 
@@ -217,6 +216,18 @@ extension AttachmentPipeline {
   }
 
   /// Publishes a checked file under `key` (or stashes it, for `no-store`); consumes the file.
+  private func publish(
+    _ file: CacheBodyFile?, validation: Validation?, fetched: Fetched, key: URLKey
+  ) -> Result<(path: String, freshUntil: Double?), AttachmentError> {
+    guard let file, let validation else {
+      file?.discard()
+      return .failure(AttachmentError(.ioError, "No checked file to publish."))
+    }
+    return Result { () throws(AttachmentError) in
+      try publish(file, validation: validation, fetched: fetched, key: key)
+    }
+  }
+
   private func publish(
     _ file: CacheBodyFile, validation: Validation, fetched: Fetched, key: URLKey
   ) throws(AttachmentError) -> (path: String, freshUntil: Double?) {
