@@ -30,13 +30,15 @@ extension AttachmentServer {
       uploadSize.pointee = 0
       return .YES
     }
-    guard !state.answered else { return .YES }
-    if state.started {
+    switch state.phase {
+    case .answered: return .YES
+    case .routed:
       // Resumed: the task left its answer.
       guard let reply = state.pending.withLock({ $0.take() }) else { return .YES }
       return queue(reply, on: connection, state: state, mhd: mhd)
+    case .receiving:
+      state.phase = .routed
     }
-    state.started = true
     switch start(route: state.route, connection: connection, mhd: mhd) {
     case .reply(let reply):
       return queue(reply, on: connection, state: state, mhd: mhd)
@@ -48,13 +50,10 @@ extension AttachmentServer {
           on: connection,
           state: state, mhd: mhd)
       }
-      let conditions = Conditions(
-        ifNoneMatch: mhd.header(connection, "If-None-Match"), range: mhd.header(connection, "Range"),
-        ifRange: mhd.header(connection, "If-Range"))
       mhd.suspendConnection(connection)
       let handle = ConnectionHandle(pointer: connection)
       Task {
-        let reply = await self.answer(request, conditions: conditions)
+        let reply = await self.answer(request)
         state.pending.withLock { $0 = reply }
         mhd.resumeConnection(handle.pointer)
       }
@@ -87,14 +86,15 @@ extension AttachmentServer {
     guard let slot, let opaque = slot.pointee else { return }
     slot.pointee = nil
     let state = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
-    let seconds = Double((ContinuousClock.now - state.start) / .microseconds(1)) / 1_000_000
+    let seconds = (ContinuousClock.now - state.start).inSeconds
+    let queued = state.queued
     if configuration.accessLog {
       AccessLog.write(
-        method: state.method, route: state.route.label, url: state.url, status: state.status,
-        outcome: state.outcome,
-        bytes: state.bytes, seconds: seconds, completed: termination == .REQUEST_TERMINATED_COMPLETED_OK)
+        method: state.method, route: state.route.label, url: queued.url, status: queued.status,
+        outcome: queued.outcome, bytes: queued.bytes, seconds: seconds,
+        completed: termination == .REQUEST_TERMINATED_COMPLETED_OK)
     }
-    metrics.end(route: state.route.label, outcome: state.outcome, code: state.status, seconds: seconds)
+    metrics.end(route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds)
   }
 
   /// What a request needs: an answer now, or a pipeline call first.
@@ -104,12 +104,14 @@ extension AttachmentServer {
   }
 
   /// A request that goes on to the pipeline: its URL (parsed once, here), what the one cache
-  /// lookup found, its deadlines and which answer it ends in.
+  /// lookup found, its deadlines, which answer it ends in, and its conditional headers (read
+  /// once, for the fast path and the answer alike).
   struct PipelineRequest: Sendable {
     let url: AttachmentURL
     let lookup: Lookup
     let deadlines: Deadlines
     let kind: Kind
+    let conditions: Conditions
   }
 
   /// Which answer a pipeline call ends in.
@@ -167,10 +169,13 @@ extension AttachmentServer {
       hitMemo.remember(key, hit, now: now)
       if let reply = FileReply.make(hit, conditions: conditions, now: now) { return .reply(reply) }
       hitMemo.forget(key)
-      // The file went away between the lookup and the open (a sweep): the pipeline looks again.
-      return .fetch(PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind))
+      // The file went away between the lookup and the open (a sweep): fetch it again.
+      return .fetch(
+        PipelineRequest(url: checked, lookup: .miss, deadlines: deadlines, kind: kind, conditions: conditions)
+      )
     }
-    return .fetch(PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind))
+    return .fetch(
+      PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind, conditions: conditions))
   }
 
   private func verify(_ signature: String?, for url: String) -> Bool {
@@ -211,8 +216,8 @@ extension AttachmentServer {
 
   /// Runs the pipeline for the request (already admitted), continuing from its lookup, and
   /// turns the outcome into the answer.
-  private func answer(_ request: PipelineRequest, conditions: Conditions) async -> Reply {
-    let (url, deadlines) = (request.url, request.deadlines)
+  private func answer(_ request: PipelineRequest) async -> Reply {
+    let (url, deadlines, conditions) = (request.url, request.deadlines, request.conditions)
     let key = url.normalized
     // The pipeline call holds the URL's admission until it ends, even past this answer.
     let work = Task { () -> Result<Attachment, AttachmentError> in
@@ -309,7 +314,8 @@ extension AttachmentServer {
     _ reply: Reply, on connection: OpaquePointer?, state: RequestState, mhd: MicroHTTPD
   ) -> MHD_Result {
     var headers = reply.headers
-    if isDraining || reply.status == 503 || !state.started { headers.append(("Connection", "close")) }
+    let early = if case .receiving = state.phase { true } else { false }  // before the request was complete
+    if isDraining || reply.status == 503 || early { headers.append(("Connection", "close")) }
     let response: OpaquePointer?
     switch reply.body {
     case .empty:
@@ -326,11 +332,9 @@ extension AttachmentServer {
     guard let response else { return .NO }
     defer { mhd.destroyResponse(response) }
     for (name, value) in headers { _ = mhd.addResponseHeader(response, name, value) }
-    state.answered = true
-    state.status = reply.status
-    state.outcome = reply.outcome
-    state.url = reply.url
-    state.bytes = reply.bodyBytes
+    state.phase = .answered(
+      RequestState.Queued(
+        status: reply.status, outcome: reply.outcome, url: reply.url, bytes: reply.bodyBytes))
     return mhd.queueResponse(connection, UInt32(reply.status), response)
   }
 }

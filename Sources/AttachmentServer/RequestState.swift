@@ -11,17 +11,39 @@ final class RequestState: @unchecked Sendable {
   let method: String
   /// What the path asks for (parsed once, when the headers arrive).
   let route: Route
-  /// Whether the complete request has been routed.
-  var started = false
-  /// What was queued: status, outcome, redacted URL, body bytes.
-  var status = 0
-  var outcome = "abandoned"
-  var url: String?
-  var bytes: Int64 = 0
-  /// Whether an answer has been queued.
-  var answered = false
+  /// Where the request is: one value instead of flags that could disagree.
+  var phase = Phase.receiving
   /// The answer a task prepared while the connection was suspended.
   let pending = Locked<Reply?>(nil)
+
+  /// The phases of one request, in order.
+  enum Phase {
+    /// Its headers are in; the handler waits for the call that says the request is complete
+    /// (only a refusal is answered now, with the connection closed).
+    case receiving
+    /// Complete and routed: answered at once, or by a task while the connection is suspended.
+    case routed
+    /// An answer was queued.
+    case answered(Queued)
+  }
+
+  /// What was queued, for the access log and the metrics.
+  struct Queued {
+    /// The HTTP status.
+    var status: Int
+    /// The outcome word (`network`, `cache`, an error code, …).
+    var outcome: String
+    /// The URL the request was about, redacted.
+    var url: String?
+    /// The body bytes queued.
+    var bytes: Int64
+  }
+
+  /// What was queued, or an abandoned request's facts (status 0) when nothing was.
+  var queued: Queued {
+    if case .answered(let queued) = phase { return queued }
+    return Queued(status: 0, outcome: "abandoned", url: nil, bytes: 0)
+  }
 
   init(method: String, route: Route) {
     self.method = method
