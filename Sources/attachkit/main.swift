@@ -5,18 +5,8 @@ import Dispatch
 import Glibc
 
 let router = CommandRouter(root: RootCommand.self)
-let commands: [String: any RunnableCommand.Type] = [
-  "fetch": FetchCommand.self,
-  "prefetch": PrefetchCommand.self,
-  "validate": ValidateCommand.self,
-  "rescue": RescueCommand.self,
-  "cache stats": CacheCommand.Stats.self,
-  "cache verify": CacheCommand.Verify.self,
-  "cache gc": CacheCommand.GC.self,
-  "cache clear": CacheCommand.Clear.self,
-  "serve": ServeCommand.self,
-  "sign": SignCommand.self,
-]
+// The one registry is RootCommand's tree of subcommands; each runnable leaf by its words.
+let commands = RootCommand.runnableCommands
 
 /// Runs a command's remaining work to completion from synchronous code.
 func runToCompletion(_ work: @escaping @Sendable () async -> ExitCode) -> Int32 {

@@ -26,3 +26,21 @@ enum RootCommand: ParsableCommand {
     ],
     sections: [CommonOptions.exitCodes])
 }
+
+extension RootCommand {
+  /// Every runnable command of the tree, by its words after `attachkit` (`"cache gc"`): read
+  /// from ``configuration``'s subcommands, so a command is registered in one place.
+  static var runnableCommands: [String: any RunnableCommand.Type] {
+    var found: [String: any RunnableCommand.Type] = [:]
+    func walk(_ command: any ParsableCommand.Type, words: [String]) {
+      if let runnable = command as? any RunnableCommand.Type {
+        found[words.joined(separator: " ")] = runnable
+      }
+      for child in command.configuration.subcommands {
+        walk(child, words: words + [child.configuration.name])
+      }
+    }
+    for child in configuration.subcommands { walk(child, words: [child.configuration.name]) }
+    return found
+  }
+}

@@ -36,7 +36,7 @@ final class Report: @unchecked Sendable {
     } catch {
       add(
         ResultRecord(
-          input: file, error: error, source: "file", totalMicroseconds: Report.elapsed(since: start)))
+          input: file, error: error, source: .file, totalMicroseconds: Report.elapsed(since: start)))
     }
   }
 
@@ -49,7 +49,7 @@ final class Report: @unchecked Sendable {
     }
     if quiet {
       if record.outcome != .accepted, let error = record.error {
-        let input = record.source == "file" ? Terminal.safe(record.input) : Terminal.safeURL(record.input)
+        let input = record.displayedInput
         Terminal.error("\(input): \(error.code.rawValue): \(Terminal.safe(error.message))\n")
       }
       return

@@ -13,9 +13,26 @@ struct ResultRecord: Sendable {
     case failed
   }
 
+  /// Where an accepted result came from: the pipeline's ``Attachment/Source``, or a local
+  /// file (`validate`, `rescue`), whose input is a path rather than a URL.
+  enum Origin: String {
+    case network, cache, revalidated, file
+
+    init(_ source: Attachment.Source) {
+      switch source {
+      case .network: self = .network
+      case .cache: self = .cache
+      case .revalidated: self = .revalidated
+      }
+    }
+
+    /// Whether the cache answered (a hit, or a copy the server confirmed).
+    var isCacheAnswer: Bool { self == .cache || self == .revalidated }
+  }
+
   var input: String
   var outcome: Outcome
-  var source: String?
+  var source: Origin?
   var validation: Validation?
   var path: String?
   var bytesTransferred: Int64?
@@ -28,7 +45,7 @@ struct ResultRecord: Sendable {
   init(input: String, attachment: Attachment) {
     self.input = input
     outcome = .accepted
-    source = attachment.source.rawValue
+    source = Origin(attachment.source)
     validation = attachment.validation
     path = attachment.path
     bytesTransferred = attachment.bytesTransferred
@@ -41,14 +58,14 @@ struct ResultRecord: Sendable {
   init(input: String, path: String, validation: Validation, totalMicroseconds: Int64) {
     self.input = input
     outcome = .accepted
-    source = "file"
+    source = .file
     self.validation = validation
     self.path = path
     self.totalMicroseconds = totalMicroseconds
   }
 
   /// The result of an input that failed or was refused.
-  init(input: String, error: AttachmentError, source: String?, totalMicroseconds: Int64) {
+  init(input: String, error: AttachmentError, source: Origin?, totalMicroseconds: Int64) {
     self.input = input
     outcome = error.isRejection ? .rejected : .failed
     self.source = source
@@ -56,12 +73,15 @@ struct ResultRecord: Sendable {
     self.totalMicroseconds = totalMicroseconds
   }
 
+  /// The input as printed: a local path escaped as text, a URL redacted.
+  var displayedInput: String { source == .file ? Terminal.safe(input) : Terminal.safeURL(input) }
+
   /// The JSON object: fields without a value are left out, never invented.
   var json: JSON {
     var object = JSONObject()
-    object.set("input", source == "file" ? Terminal.safe(input) : Terminal.safeURL(input))
+    object.set("input", displayedInput)
     object.set("outcome", outcome.rawValue)
-    object.set("source", source)
+    object.set("source", source?.rawValue)
     if let validation {
       object.set("type", validation.type.family)
       object.set("category", validation.category.rawValue)

@@ -13,12 +13,12 @@ enum Table {
   static func row(_ record: ResultRecord) -> String {
     let type = record.validation?.type.family ?? "-"
     let size = record.validation.map { bytes($0.bytes) } ?? "-"
-    var source = record.source ?? "-"
+    var source = record.source?.rawValue ?? "-"
     if record.isStale { source += "*" }
     let time = duration(record.totalMicroseconds)
     var line = [
       pad(record.outcome.rawValue, 9), pad(type, 5), pad(size, 9), pad(source, 12), pad(time, 10),
-      record.source == "file" ? Terminal.safe(record.input) : Terminal.safeURL(record.input),
+      record.displayedInput,
     ].joined(separator: " ")
     if let error = record.error {
       line += "\n          ↳ \(error.code.rawValue): \(Terminal.safe(error.message))"
@@ -30,7 +30,7 @@ enum Table {
     let accepted = records.filter { $0.outcome == .accepted }.count
     let rejected = records.filter { $0.outcome == .rejected }.count
     let failed = records.filter { $0.outcome == .failed }.count
-    let hits = records.filter { $0.source == "cache" || $0.source == "revalidated" }.count
+    let hits = records.filter { $0.source?.isCacheAnswer == true }.count
     let transferred = records.reduce(Int64(0)) { $0 + ($1.bytesTransferred ?? 0) }
     let latencies = records.map(\.totalMicroseconds).sorted()
     var text = "\(accepted) accepted, \(rejected) refused, \(failed) failed"
