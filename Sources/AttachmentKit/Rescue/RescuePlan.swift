@@ -11,11 +11,15 @@ struct RescuePlan: Equatable {
     case gif
 
     /// The MIME type of the delivered file.
-    var mime: String {
+    var mime: String { mediaType.mime }
+
+    /// The media type the delivered file is (its MIME type, extension and UTI come from
+    /// ``MediaType``'s table).
+    var mediaType: MediaType {
       switch self {
-      case .jpeg: "image/jpeg"
-      case .png: "image/png"
-      case .gif: "image/gif"
+      case .jpeg: .jpeg
+      case .png: .png
+      case .gif: .gif
       }
     }
   }
