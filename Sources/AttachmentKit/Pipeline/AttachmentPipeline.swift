@@ -102,8 +102,9 @@ public final class AttachmentPipeline: Sendable {
     }
   }
 
-  /// Continues a request from its ``lookup(_:reload:)``: answers a hit or a refusal at once,
-  /// and otherwise fetches (revalidating a stale copy), with the results and errors of
+  /// Continues a request from its ``lookup(_:reload:)`` of the same `url`: answers a hit or a
+  /// refusal at once, and otherwise fetches (revalidating a stale copy; a stale copy of another
+  /// URL is looked up again instead), with the results and errors of
   /// ``attachment(for:deadline:reload:)-(AttachmentURL,_,_)``. Looking up and then calling
   /// this costs one cache lookup in all.
   public func attachment(
@@ -120,7 +121,10 @@ public final class AttachmentPipeline: Sendable {
     switch lookup {
     case .hit(let attachment): return attachment
     case .refused(let error): throw error
-    case .stale(let copy): stale = copy.entry
+    case .stale(let copy) where copy.entry.record.url == url.key.normalized: stale = copy.entry
+    case .stale:
+      // Another URL's copy: never revalidated (or refreshed) under this one.
+      return try await attachment(for: url, after: self.lookup(url), deadline: deadline, start: start)
     case .miss: stale = nil
     }
     while true {
