@@ -6,7 +6,10 @@ enum CacheCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     name: "cache",
     abstract: "Inspect and maintain the cache.",
-    subcommands: [Stats.self, Verify.self, GC.self, Clear.self])
+    subcommands: commands.map { $0 })
+
+  /// The group's commands, in the order help lists them: the one list of them.
+  static let commands: [any RunnableCommand.Type] = [Stats.self, Verify.self, GC.self, Clear.self]
 
   static let common: [ArgumentSpec] = [CommonOptions.json, CommonOptions.cacheDirectory]
 

@@ -13,10 +13,7 @@ enum RootCommand: ParsableCommand {
       has a stable code (see --json).
       """,
     version: "attachkit \(version)",
-    subcommands: [
-      FetchCommand.self, PrefetchCommand.self, ValidateCommand.self, RescueCommand.self, CacheCommand.self,
-      ServeCommand.self, SignCommand.self,
-    ],
+    subcommands: tree.map(\.type),
     examples: [
       "attachkit prefetch campaign.txt",
       "attachkit fetch --json https://cdn.example.com/push/123",
@@ -28,19 +25,42 @@ enum RootCommand: ParsableCommand {
 }
 
 extension RootCommand {
-  /// Every runnable command of the tree, by its words after `attachkit` (`"cache gc"`): read
-  /// from ``configuration``'s subcommands, so a command is registered in one place.
-  static var runnableCommands: [String: any RunnableCommand.Type] {
-    var found: [String: any RunnableCommand.Type] = [:]
-    func walk(_ command: any ParsableCommand.Type, words: [String]) {
-      if let runnable = command as? any RunnableCommand.Type {
-        found[words.joined(separator: " ")] = runnable
-      }
-      for child in command.configuration.subcommands {
-        walk(child, words: words + [child.configuration.name])
+  /// A node of the command tree: a command that runs, or a group of them.
+  enum Node {
+    case command(any RunnableCommand.Type)
+    case group(any ParsableCommand.Type, [any RunnableCommand.Type])
+
+    /// The node's type, as the parser's tree holds it.
+    var type: any ParsableCommand.Type {
+      switch self {
+      case .command(let command): command
+      case .group(let group, _): group
       }
     }
-    for child in configuration.subcommands { walk(child, words: [child.configuration.name]) }
+  }
+
+  /// The one registry of commands, in the order help lists them. Typed, so that finding the
+  /// command to run needs no dynamic cast (a first conformance lookup scans the binary's
+  /// conformance tables, about 0.1 ms of a 2 ms cache hit).
+  static let tree: [Node] = [
+    .command(FetchCommand.self), .command(PrefetchCommand.self), .command(ValidateCommand.self),
+    .command(RescueCommand.self), .group(CacheCommand.self, CacheCommand.commands),
+    .command(ServeCommand.self),
+    .command(SignCommand.self),
+  ]
+
+  /// Every runnable command by its words after `attachkit` (`"cache gc"`), from ``tree``.
+  static var runnableCommands: [String: any RunnableCommand.Type] {
+    var found: [String: any RunnableCommand.Type] = [:]
+    for node in tree {
+      switch node {
+      case .command(let command): found[command.configuration.name] = command
+      case .group(let group, let commands):
+        for command in commands {
+          found["\(group.configuration.name) \(command.configuration.name)"] = command
+        }
+      }
+    }
     return found
   }
 }
