@@ -20,7 +20,7 @@ extension AttachmentCache {
   ///   - body: the checked body file (consumed).
   ///   - validation: what the validator found it to be.
   ///   - key: the URL's cache key.
-  ///   - headers: the response's headers (validators and `Date` for the record).
+  ///   - validators: the response's validators and `Date`, for the record.
   ///   - peer: the class of the address the body came from (a policy fact).
   ///   - freshness: how long the origin lets the copy be served.
   ///   - now: the wall clock at the response, in seconds since 1970.
@@ -28,14 +28,14 @@ extension AttachmentCache {
   /// - Throws: `io_error` (disk full, permissions, an unsafe directory); the cache stays as
   ///   it was.
   func publish(
-    body: CacheBodyFile, validation: Validation, key: URLKey, headers: ResponseHeaders,
+    body: CacheBodyFile, validation: Validation, key: URLKey, validators: StoredValidators,
     peer: PeerAddressClass?, freshness: Freshness.Policy, now: Double
   ) throws(AttachmentError) -> CacheEntry {
     defer { body.discard() }
     if configuration.durable { fsync(body.descriptor) }
     let record = CacheRecord(
-      url: key.normalized, validation: validation, peer: peer, etag: headers.etag,
-      lastModified: headers.lastModified, date: headers.date, fetchedAt: now,
+      url: key.normalized, validation: validation, peer: peer, etag: validators.etag,
+      lastModified: validators.lastModified, date: validators.date, fetchedAt: now,
       freshUntil: now + freshness.lifetime, lastAccess: now)
     let digest = key.digest
     let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
@@ -87,7 +87,7 @@ extension AttachmentCache {
   ///   of another process): the caller fetches again.
   /// - Throws: `io_error` when the record cannot be written.
   func refresh(
-    _ entry: CacheEntry, headers: ResponseHeaders, freshness: Freshness.Policy, now: Double
+    _ entry: CacheEntry, validators: StoredValidators, freshness: Freshness.Policy, now: Double
   ) throws(AttachmentError) -> CacheEntry? {
     try lock.withExclusiveLock { () throws(AttachmentError) -> CacheEntry? in
       let current = currentRecord(digest: entry.digest)
@@ -101,9 +101,9 @@ extension AttachmentCache {
       CacheFiles.setModified(entry.path, to: FileSystem.now())  // in use again: no sweep takes it now
       var record =
         current?.validation.sha256 == entry.record.validation.sha256 ? current ?? entry.record : entry.record
-      record.etag = headers.etag ?? record.etag
-      record.lastModified = headers.lastModified ?? record.lastModified
-      record.date = headers.date ?? record.date
+      record.etag = validators.etag ?? record.etag
+      record.lastModified = validators.lastModified ?? record.lastModified
+      record.date = validators.date ?? record.date
       record.fetchedAt = now
       record.freshUntil = now + freshness.lifetime
       record.lastAccess = now

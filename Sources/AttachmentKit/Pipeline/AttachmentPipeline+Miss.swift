@@ -48,7 +48,8 @@ extension AttachmentPipeline {
         action = machine.refreshed(
           Result { () throws(AttachmentError) in
             try cache.refresh(
-              entry, headers: fetched.download.headers, freshness: fetched.freshness, now: fetched.now)
+              entry, validators: StoredValidators(fetched.download.headers), freshness: fetched.freshness,
+              now: fetched.now)
           })
       case .answerFromCache(let entry, let source, let staleBecause):
         var attachment = answer(entry, url: url, source: source, start: start)
@@ -239,7 +240,8 @@ extension AttachmentPipeline {
     let peer =
       fetched.download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
     let entry = try cache.publish(
-      body: file, validation: validation, key: key, headers: fetched.download.headers, peer: peer,
+      body: file, validation: validation, key: key, validators: StoredValidators(fetched.download.headers),
+      peer: peer,
       freshness: fetched.freshness, now: fetched.now)
     return (entry.path, entry.record.freshUntil)
   }

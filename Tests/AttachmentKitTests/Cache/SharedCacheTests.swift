@@ -274,7 +274,8 @@ struct SharedCacheTests {
     cache.touch(seen, now: seen.record.lastAccess + 1_000)
     let refreshed = try #require(
       try cache.refresh(
-        seen, headers: ResponseHeaders(), freshness: Freshness.Policy(lifetime: 60), now: FileSystem.now()))
+        seen, validators: StoredValidators(), freshness: Freshness.Policy(lifetime: 60), now: FileSystem.now()
+      ))
 
     // Then the newer record stands, and the refresh answers with it
     #expect(cache.currentRecord(digest: key.digest)?.validation.sha256 == newer.sha256)
