@@ -72,15 +72,7 @@ extension AttachmentCache {
 
   // MARK: - The sweep
 
-  private struct LiveEntry {
-    var digest: String
-    var bytes: [UInt8]
-    var record: CacheRecord
-    var path: String
-  }
-
   private func sweep(rehash: Bool, evictTo limit: Int64?) throws(AttachmentError) -> CacheReport {
-    var report = CacheReport()
     // Every publish links and commits under the lock, so reading the clock under it splits
     // them cleanly: finished before (the scan sees the record) or stamped after `start`. The
     // ledger is read (or started at 0) at the same moment, so what it gains until the end is
@@ -93,118 +85,25 @@ extension AttachmentCache {
       }
       return (FileSystem.now(), known)
     }
-    var operations: [() -> Int] = []
-
-    for root in layout.legacy where CacheFiles.find(path: root) != .missing {
-      operations.append { CacheFiles.removeTree(root) }
-    }
-    for directory in unsafeShards() {
-      // A missing fan-out directory (a crash while the cache was being made) is simply made;
-      // a link, a file or an unsafe directory in its place is damage.
-      let missing = CacheFiles.find(path: directory) == .missing
-      if !missing { report.corrupt += 1 }
-      operations.append {
-        var info = stat()
-        guard
-          lstat(directory, &info) != 0
-            || CacheFiles.directoryProblem(info, groupWritableAllowed: false) != nil
-        else { return 0 }
-        let removed = CacheFiles.removeTree(directory)
-        mkdir(directory, 0o700)
-        return removed
-      }
-    }
-
-    let scan = scanRecords(remembering: !rehash)
-    let content = scanContent()
-    // Content bytes the removals below took away, for the ledger (summed as they run).
+    let scan = sweepScan(rehash: rehash)
+    let plan = SweepPlan(
+      scan: scan, layout: layout, limit: limit, lowWatermark: configuration.lowWatermark,
+      gracePeriod: configuration.gracePeriodSeconds)
+    // Content bytes the removals took away, for the ledger (summed as they run).
     var removedBytes: Int64 = 0
-    func counted(_ path: String, _ removal: @escaping () -> Int) -> () -> Int {
-      let size = content.files[path]?.size ?? 0
-      return {
-        let removed = removal()
-        if removed > 0 { removedBytes += size }
-        return removed
-      }
-    }
-    for (digest, found) in scan.unreadable {
-      report.corrupt += 1
-      operations.append(removeRecord(digest: digest, ifStill: found))
-    }
-    for path in content.damaged {
-      report.corrupt += 1
-      operations.append(removeContent(path, startedAt: start, grace: nil, sha256: nil))
-    }
-    for path in content.strays {
-      operations.append(removeContent(path, startedAt: start, grace: 3_600, sha256: nil))
-    }
-
-    var live: [LiveEntry] = []
-    var hashed: [String: Bool] = [:]
-    for (digest, bytes, record) in scan.records {
-      let validation = record.validation
-      let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
-      var healthy = content.files[path]?.size == validation.bytes
-      var wrongHash = false
-      if healthy, rehash {
-        if hashed[path] == nil {
-          hashed[path] =
-            SHA256Hasher.hashFile(atPath: path, extraFlags: O_NOFOLLOW | O_NONBLOCK)?.digest
-            == validation.sha256
+    var report = CacheReport()
+    report.removed = try applyInSlices(
+      plan.steps.map { step in
+        let operation = self.operation(step, startedAt: start)
+        return {
+          let (files, bytes) = operation()
+          removedBytes += bytes
+          return files
         }
-        healthy = hashed[path] == true
-        wrongHash = !healthy
-      }
-      if healthy {
-        live.append(LiveEntry(digest: digest, bytes: bytes, record: record, path: path))
-      } else {
-        report.corrupt += 1
-        operations.append(removeRecord(digest: digest, ifStill: .bytes(bytes)))
-        if wrongHash {
-          operations.append(
-            counted(path, removeContent(path, startedAt: start, grace: nil, sha256: validation.sha256)))
-        }
-      }
-    }
-
-    var used: [String: Int] = [:]
-    var evictedContent: Set<String> = []
-    for entry in live { used[entry.path, default: 0] += 1 }
-    var total = used.keys.reduce(Int64(0)) { $0 + (content.files[$1]?.size ?? 0) }
-    if let limit, total > limit {
-      let target = Int64(Double(limit) * configuration.lowWatermark)
-      live.sort { $0.record.lastAccess < $1.record.lastAccess }
-      var kept: [LiveEntry] = []
-      for entry in live {
-        guard total > target else {
-          kept.append(entry)
-          continue
-        }
-        report.evicted += 1
-        used[entry.path, default: 1] -= 1
-        let lastUse = used[entry.path] == 0
-        if lastUse {
-          used[entry.path] = nil
-          evictedContent.insert(entry.path)
-          total -= content.files[entry.path]?.size ?? 0
-        }
-        operations.append(evict(entry, removingContent: lastUse, startedAt: start, counted: counted))
-      }
-      live = kept
-    }
-    // Content of an evicted entry goes with its record, or not at all: when the record changed
-    // since the scan (a touch, a new publish), the eviction is refused and its content stays.
-    for (path, _) in content.files
-    where used[path] == nil && !hashed.keys.contains(path) && !evictedContent.contains(path) {
-      operations.append(
-        counted(
-          path, removeContent(path, startedAt: start, grace: configuration.gracePeriodSeconds, sha256: nil)))
-    }
-
-    report.removed = try applyInSlices(operations)
+      })
     // What the scan found, less what was removed, plus what was published meanwhile: an upper
     // bound of the content now (a publish during the scan may be counted twice).
-    let left = content.files.values.reduce(Int64(0)) { $0 + $1.size } - removedBytes
+    let left = scan.content.values.reduce(Int64(0), +) - removedBytes
     let temporary = try lock.withExclusiveLockedFile {
       fd throws(AttachmentError) -> (removed: Int, left: Int) in
       let publishedMeanwhile = max(0, (CacheLedger.read(fd) ?? ledgerAtStart) - ledgerAtStart)
@@ -213,10 +112,75 @@ extension AttachmentCache {
     }
     report.removed += temporary.removed
     report.temporaryFiles = temporary.left
-    report.entries = live.count
-    report.contentFiles = used.count
-    report.bytes = used.keys.reduce(0) { $0 + (content.files[$1]?.size ?? 0) }
+    report.corrupt = plan.corrupt
+    report.evicted = plan.evicted
+    report.entries = plan.entries
+    report.contentFiles = plan.contentFiles
+    report.bytes = plan.bytes
     return report
+  }
+
+  /// What a sweep reads before it plans: older roots, unsafe shards, the records, the content
+  /// and, for a rehash, whether each content file used by a record hashes to its name.
+  private func sweepScan(rehash: Bool) -> SweepPlan.Scan {
+    var scan = SweepPlan.Scan()
+    scan.legacyRoots = layout.legacy.filter { CacheFiles.find(path: $0) != .missing }
+    scan.unsafeShards = unsafeShards().map { ($0, CacheFiles.find(path: $0) == .missing) }
+    let records = scanRecords(remembering: !rehash)
+    scan.records = records.records.map { (digest: $0.0, bytes: $0.1, record: $0.2) }
+    scan.unreadable = records.unreadable.map { (digest: $0.0, found: $0.1) }
+    let content = scanContent()
+    scan.content = content.files.mapValues(\.size)
+    scan.damagedContent = content.damaged
+    scan.strayContent = content.strays
+    guard rehash else { return scan }
+    for (_, _, record) in scan.records {
+      let validation = record.validation
+      let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
+      guard scan.content[path] == validation.bytes, scan.hashMatches[path] == nil else { continue }
+      scan.hashMatches[path] =
+        SHA256Hasher.hashFile(atPath: path, extraFlags: O_NOFOLLOW | O_NONBLOCK)?.digest == validation.sha256
+    }
+    return scan
+  }
+
+  /// The removal a plan's step stands for (run under the lock): it answers how many files it
+  /// removed and how many bytes of content that took out of the size ledger.
+  private func operation(_ step: SweepPlan.Step, startedAt start: Double) -> () -> (Int, Int64) {
+    switch step {
+    case .removeTree(let root):
+      return { (CacheFiles.removeTree(root), 0) }
+    case .repairShard(let directory):
+      return {
+        var info = stat()
+        guard
+          lstat(directory, &info) != 0
+            || CacheFiles.directoryProblem(info, groupWritableAllowed: false) != nil
+        else { return (0, 0) }
+        let removed = CacheFiles.removeTree(directory)
+        mkdir(directory, 0o700)
+        return (removed, 0)
+      }
+    case .removeRecord(let digest, let found):
+      let remove = removeRecord(digest: digest, ifStill: found)
+      return { (remove(), 0) }
+    case .removeContent(let path, let grace, let sha256, let counted):
+      let remove = removeContent(path, startedAt: start, grace: grace, sha256: sha256)
+      return {
+        let removed = remove()
+        return (removed, removed > 0 ? counted : 0)
+      }
+    case .evict(let digest, let bytes, let path, let removingContent, let counted):
+      // The record goes if unchanged; its content only with it, when it was the last user.
+      let record = removeRecord(digest: digest, ifStill: .bytes(bytes))
+      let content = removeContent(path, startedAt: start, grace: nil, sha256: nil)
+      return {
+        let removed = record()
+        guard removed > 0, removingContent else { return (removed, 0) }
+        let gone = content()
+        return (removed + gone, gone > 0 ? counted : 0)
+      }
+    }
   }
 
   /// Runs removals under the lock, a slice at a time. Returns how many files they removed.
@@ -249,20 +213,6 @@ extension AttachmentCache {
   private static func parses(_ read: CacheFiles.RecordBytes) -> Bool {
     guard case .bytes(let bytes) = read else { return false }
     return CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]) != nil
-  }
-
-  /// Evicts an entry if its record is unchanged, and its content when it was the last user.
-  private func evict(
-    _ entry: LiveEntry, removingContent: Bool, startedAt start: Double,
-    counted: (String, @escaping () -> Int) -> () -> Int
-  ) -> () -> Int {
-    let record = removeRecord(digest: entry.digest, ifStill: .bytes(entry.bytes))
-    let content = counted(entry.path, removeContent(entry.path, startedAt: start, grace: nil, sha256: nil))
-    return {
-      let removed = record()
-      guard removed > 0 else { return 0 }
-      return removingContent ? removed + content() : removed
-    }
   }
 
   /// Removes a content file (lock held when run) unless a publish or refresh stamped it
