@@ -8,8 +8,8 @@ import PosixLock
 final class RescueInspector: ResponseInspector {
   private struct State {
     var declared: Int64?
-    var deferred: AttachmentError?
-    var sourceLimit: Int64 = 0
+    /// The refusal a rescuer will undo, and that rescuer's source limit in bytes.
+    var deferred: (refusal: AttachmentError, sourceLimit: Int64)?
   }
 
   /// The sniffer whose verdicts this follows.
@@ -24,7 +24,7 @@ final class RescueInspector: ResponseInspector {
   }
 
   /// The refusal the sniffer gave a body a rescue may turn into an attachment, or `nil`.
-  var deferredRefusal: AttachmentError? { state.withLock { $0.deferred } }
+  var deferredRefusal: AttachmentError? { state.withLock { $0.deferred?.refusal } }
 
   /// Lets a declared length the sniffer refuses through while it is within the largest source
   /// limit: the sniffer (which keeps the length) refuses it again once the type shows that no
@@ -41,8 +41,8 @@ final class RescueInspector: ResponseInspector {
   /// limit of the rescuer that will take it.
   func inspect(body chunk: UnsafeRawBufferPointer, at offset: Int64) -> InspectorVerdict {
     let end = offset + Int64(chunk.count)
-    let (deferred, declared, deferredLimit) = state.withLock { ($0.deferred, $0.declared, $0.sourceLimit) }
-    if deferred != nil { return Self.checkSource(end: max(end, declared ?? 0), limit: deferredLimit) }
+    let (deferred, declared) = state.withLock { ($0.deferred, $0.declared) }
+    if let deferred { return Self.checkSource(end: max(end, declared ?? 0), limit: deferred.sourceLimit) }
     let verdict = sniffer.inspect(body: chunk, at: offset)
     guard case .reject(let error) = verdict,
       let rescuer = rescuers.rescuer(
@@ -52,10 +52,7 @@ final class RescueInspector: ResponseInspector {
     if case .reject(let tooLarge) = Self.checkSource(end: max(end, declared ?? 0), limit: limit) {
       return .reject(tooLarge)
     }
-    state.withLock {
-      $0.deferred = error
-      $0.sourceLimit = limit
-    }
+    state.withLock { $0.deferred = (error, limit) }
     return .more
   }
 

@@ -139,6 +139,7 @@ public struct Validator: Sendable {
 private struct MagicNaming {
   private let file: FileBytes
   private var known: String??
+  private var read: [UInt8]?
 
   /// Naming for `file`; `known` is the name streaming already asked for, if it did.
   init(file: FileBytes, known: String?) {
@@ -146,11 +147,15 @@ private struct MagicNaming {
     self.known = known.map { .some($0) }
   }
 
-  /// The sniffing window: up to 64 KiB after an ID3v2 tag.
-  func window() -> [UInt8] {
+  /// The sniffing window: up to 64 KiB after an ID3v2 tag, read once (identification and a
+  /// refusal's name share it).
+  mutating func window() -> [UInt8] {
+    if let read { return read }
     let head = file.bytes(at: 0, count: 10)
     let tagLength = head.withUnsafeBytes { MediaProbe.id3v2Length($0) }
-    return file.bytes(at: Int64(tagLength), count: SniffWindow.maximumBytes)
+    let window = file.bytes(at: Int64(tagLength), count: SniffWindow.maximumBytes)
+    read = window
+    return window
   }
 
   /// libmagic's MIME type for the window (asked now, if it was not yet), or `nil` when

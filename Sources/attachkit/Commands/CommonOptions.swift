@@ -46,9 +46,8 @@ enum CommonOptions {
   ]
   /// Every option ``pipelineConfiguration(_:)`` reads: the one group that `fetch`, `prefetch`
   /// and `serve` declare, so a pipeline is configured the same way by each.
-  static var pipeline: [ArgumentSpec] {
+  static let pipeline: [ArgumentSpec] =
     [cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue] + proxy + limits
-  }
 
   static let limits: [ArgumentSpec] = [
     .option(long: "max-image-bytes", valueName: "BYTES", help: "Largest image (default 10MB)."),
