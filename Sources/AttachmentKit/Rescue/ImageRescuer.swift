@@ -26,18 +26,19 @@ public struct ImageRescuer: Sendable {
   }
 
   /// The MIME types (as libmagic names them) that are converted when refused as
-  /// `unsupported_type`.
-  public static let convertibleTypes: Set<String> = ["image/webp", "image/heic", "image/heif", "image/avif"]
+  /// `unsupported_type`: every ``ForeignFormat`` a libvips loader reads.
+  public static let convertibleTypes: Set<String> = Set(
+    ForeignFormat.allCases.filter { $0.vipsLoader != nil }.map(\.mime))
 
-  /// libvips loaders a rescue may use, by class name, with the MIME type each reads.
-  static let loaders: [String: String] = [
-    "VipsForeignLoadJpegFile": "image/jpeg", "VipsForeignLoadPngFile": "image/png",
-    "VipsForeignLoadNsgifFile": "image/gif", "VipsForeignLoadTiffFile": "image/tiff",
-    "VipsForeignLoadWebpFile": "image/webp", "VipsForeignLoadHeifFile": "image/heif",
-  ]
-
-  /// Loaders that read every frame of an animation.
-  private static let animatedLoaders: Set<String> = ["VipsForeignLoadWebpFile", "VipsForeignLoadNsgifFile"]
+  /// libvips loaders a rescue may use, by class name, with the MIME type each reads: the
+  /// loaders ``MediaType`` and ``ForeignFormat`` name (the first row naming a loader names
+  /// what it reads).
+  static let loaders: [String: (mime: String, loader: VipsLoader)] = Dictionary(
+    MediaType.allCases.compactMap { type in type.vipsLoader.map { ($0.className, (type.mime, $0)) } }
+      + ForeignFormat.allCases.compactMap { format in
+        format.vipsLoader.map { ($0.className, (format.mime, $0)) }
+      },
+    uniquingKeysWith: { first, _ in first })
 
   /// This rescuer's ``Rescuer/name``, stored with every file it delivers.
   public static let name = "image"
@@ -134,71 +135,97 @@ public struct ImageRescuer: Sendable {
   /// Decodes the job's source and writes the delivered file to its output, within the job's
   /// limits. Runs libvips under the process-wide rescue lock.
   func convert(_ job: RescueJob) throws(AttachmentError) -> Rescue {
-    let (source, bytes, refusal, output, limits, deadline) = (
-      job.source, job.bytes, job.refusal, job.output, job.limits, job.deadline
-    )
-    if bytes > configuration.maximumSourceBytes {
+    if job.bytes > configuration.maximumSourceBytes {
       throw AttachmentError(
         .tooLarge,
-        "The image is \(bytes) bytes, over the rescue's source limit of \(configuration.maximumSourceBytes).")
+        "The image is \(job.bytes) bytes, over the rescue's source limit of \(configuration.maximumSourceBytes)."
+      )
     }
     guard let vips = Libvips.started(concurrency: configuration.concurrency) else {
-      throw Self.unrescued(refusal, "libvips (libvips42) is not installed")
+      throw Self.unrescued(job.refusal, "libvips (libvips42) is not installed")
     }
     return try Self.lock.withLock { (_: inout Void) throws(AttachmentError) -> Rescue in
-      try Self.checkTime(deadline)
-      vips.errorClear()
-      guard let loaderName = vips.findLoad(source).map({ String(cString: $0) }),
-        let loaderMIME = Self.loaders[loaderName]
-      else {
-        vips.errorClear()
-        throw Self.unrescued(refusal, "no allowed libvips loader reads it")
-      }
-      guard let header = ak_vips_open_header(vips.newFromFile, source) else {
-        throw Self.unrescued(refusal, "libvips cannot read its header: \(vips.takeError())")
-      }
-      let width = Int(vips.width(header))
-      let height = Int(vips.height(header))
-      let pages = max(1, Int(vips.pages(header)))
-      let hasAlpha = vips.hasAlpha(header) != 0
-      vips.unref(header)
-
-      let frames = Self.animatedLoaders.contains(loaderName) ? pages : 1
-      let (pixels, overflow) = Int64(width).multipliedReportingOverflow(by: Int64(height))
-      let (total, overflowFrames) = pixels.multipliedReportingOverflow(by: Int64(frames))
-      if overflow || overflowFrames || total > configuration.maximumSourcePixels {
-        throw AttachmentError(
-          .tooManyPixels,
-          "The image is \(width)×\(height) pixels\(frames > 1 ? " × \(frames) frames" : ""), over the rescue's decode budget of \(configuration.maximumSourcePixels) pixels.",
-          detected: refusal.detected ?? loaderMIME)
-      }
+      try Self.checkTime(job.deadline)
+      let header = try readHeader(vips, job)
       let plan = RescuePlan(
-        width: width, height: height, bytes: bytes, hasAlpha: hasAlpha,
-        animated: frames > 1, limits: limits, configuration: configuration)
-      let sizeLimit = limits.maximumImageBytes
-      var box = plan.box
-      for _ in 0..<4 {
-        try Self.checkTime(deadline)
-        try write(vips, source: source, output: output, box: box, plan: plan, refusal: refusal)
-        var written = stat()
-        guard stat(output, &written) == 0 else {
-          throw AttachmentError(.ioError, "The rescued file was not written.")
-        }
-        let size = Int64(written.st_size)
-        if size <= sizeLimit {
-          let from = refusal.detected ?? loaderMIME
-          var actions: [Rescue.Action] = []
-          if plan.output.mime != from { actions.append(.converted) }
-          if plan.downscales || box < plan.box { actions.append(.downscaled) }
-          if actions.isEmpty { actions = [.converted] }  // re-encoded: the bytes changed form
-          return Rescue(
-            rescuer: Self.name, from: from, actions: actions, originalBytes: bytes, originalWidth: width,
-            originalHeight: height)
-        }
-        box = RescuePlan.smallerBox(than: box, bytes: size, limit: sizeLimit)
-      }
-      throw AttachmentError(.tooLarge, "The image stays over \(sizeLimit) bytes however it is downscaled.")
+        width: header.width, height: header.height, bytes: job.bytes, hasAlpha: header.hasAlpha,
+        animated: header.frames > 1, limits: job.limits, configuration: configuration)
+      return try encode(vips, job, header: header, plan: plan)
     }
+  }
+
+  /// What a source's header says, read before any pixel is decoded.
+  private struct SourceHeader {
+    let width: Int
+    let height: Int
+    /// Frames decoded: the pages of an animation its loader reads whole, 1 otherwise.
+    let frames: Int
+    let hasAlpha: Bool
+    /// The MIME type of what the loader reads (the source's name when libmagic gave none).
+    let loaderMIME: String
+  }
+
+  /// Finds an allowed loader for the job's source and reads its header, refusing a source over
+  /// the decode budget (`too_many_pixels`) before it is decoded.
+  private func readHeader(_ vips: Libvips, _ job: RescueJob) throws(AttachmentError) -> SourceHeader {
+    vips.errorClear()
+    guard let loaderName = vips.findLoad(job.source).map({ String(cString: $0) }),
+      let (loaderMIME, loader) = Self.loaders[loaderName]
+    else {
+      vips.errorClear()
+      throw Self.unrescued(job.refusal, "no allowed libvips loader reads it")
+    }
+    guard let image = ak_vips_open_header(vips.newFromFile, job.source) else {
+      throw Self.unrescued(job.refusal, "libvips cannot read its header: \(vips.takeError())")
+    }
+    let width = Int(vips.width(image))
+    let height = Int(vips.height(image))
+    let pages = max(1, Int(vips.pages(image)))
+    let hasAlpha = vips.hasAlpha(image) != 0
+    vips.unref(image)
+
+    let frames = loader.readsAnimation ? pages : 1
+    let (pixels, overflow) = Int64(width).multipliedReportingOverflow(by: Int64(height))
+    let (total, overflowFrames) = pixels.multipliedReportingOverflow(by: Int64(frames))
+    if overflow || overflowFrames || total > configuration.maximumSourcePixels {
+      throw AttachmentError(
+        .tooManyPixels,
+        "The image is \(width)×\(height) pixels\(frames > 1 ? " × \(frames) frames" : ""), over the rescue's decode budget of \(configuration.maximumSourcePixels) pixels.",
+        detected: job.refusal.detected ?? loaderMIME)
+    }
+    return SourceHeader(
+      width: width, height: height, frames: frames, hasAlpha: hasAlpha, loaderMIME: loaderMIME)
+  }
+
+  /// Encodes the plan's output, downscaling further (up to four passes) until it is within the
+  /// image byte limit.
+  private func encode(
+    _ vips: Libvips, _ job: RescueJob, header: SourceHeader, plan: RescuePlan
+  ) throws(AttachmentError) -> Rescue {
+    let sizeLimit = job.limits.maximumImageBytes
+    var box = plan.box
+    for _ in 0..<4 {
+      try Self.checkTime(job.deadline)
+      try write(vips, source: job.source, output: job.output, box: box, plan: plan, refusal: job.refusal)
+      var written = stat()
+      guard stat(job.output, &written) == 0 else {
+        throw AttachmentError(.ioError, "The rescued file was not written.")
+      }
+      let size = Int64(written.st_size)
+      if size <= sizeLimit {
+        let from = job.refusal.detected ?? header.loaderMIME
+        var actions: [Rescue.Action] = []
+        if plan.output.mime != from { actions.append(.converted) }
+        if plan.downscales || box < plan.box { actions.append(.downscaled) }
+        if actions.isEmpty { actions = [.converted] }  // re-encoded: the bytes changed form
+        return Rescue(
+          rescuer: Self.name, from: from, actions: actions, originalBytes: job.bytes,
+          originalWidth: header.width,
+          originalHeight: header.height)
+      }
+      box = RescuePlan.smallerBox(than: box, bytes: size, limit: sizeLimit)
+    }
+    throw AttachmentError(.tooLarge, "The image stays over \(sizeLimit) bytes however it is downscaled.")
   }
 
   /// One libvips pass: thumbnail into `box`, sRGB, save in the plan's format.

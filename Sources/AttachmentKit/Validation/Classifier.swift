@@ -1,17 +1,5 @@
 /// Turns what the probes proved into a media type, or a refusal that names what the bytes are.
 enum Classifier {
-  /// ISO BMFF brands of formats the product does not accept although they share the container.
-  private static let refusedBrands: [String: String] = [
-    "heic": "image/heic", "heix": "image/heic", "heim": "image/heic", "heis": "image/heic",
-    "hevc": "image/heic-sequence", "hevx": "image/heic-sequence", "mif1": "image/heif",
-    "msf1": "image/heif-sequence", "avif": "image/avif", "avis": "image/avif", "avio": "image/avif",
-    "3gp4": "video/3gpp", "3gp5": "video/3gpp", "3gp6": "video/3gpp", "3gp7": "video/3gpp",
-    "3gs7": "video/3gpp", "3g2a": "video/3gpp2", "3g2b": "video/3gpp2", "3g2c": "video/3gpp2",
-    "crx ": "image/x-canon-cr3", "jp2 ": "image/jp2", "jpx ": "image/jpx",
-  ]
-
-  private static let audioBrands: Set<String> = ["M4A ", "M4B ", "M4P ", "F4A ", "F4B "]
-
   /// The category a stream's first bytes put it in, or why it is refused. Used while
   /// streaming, before the whole file is there (an MP4's tracks may come last). An MP4 whose
   /// moov lies in the prefix is refused here already when none of its codecs decodes.
@@ -51,11 +39,11 @@ enum Classifier {
 
   private static func isAudioBrand(_ report: ProbeReport) -> Bool {
     guard let major = report.majorBrand else { return false }
-    return audioBrands.contains(major)
+    return MediaType.m4a.isoBrands.contains(major)
   }
 
   private static func refusedBrand(_ report: ProbeReport, detected: () -> String?) -> AttachmentError? {
-    guard let major = report.majorBrand, let mime = refusedBrands[major] else { return nil }
+    guard let major = report.majorBrand, let mime = ForeignFormat.byISOBrand[major]?.mime else { return nil }
     return AttachmentError(
       .unsupportedType,
       "This is \(mime) (ISO brand '\(major.trimmingTrailingSpaces)'), not an accepted attachment type.",

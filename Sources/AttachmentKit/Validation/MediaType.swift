@@ -56,21 +56,31 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
     let fileExtension: String
     let mime: String
     let inApplesTable: Bool
+    /// ISO BMFF major brands that mark the type whatever the tracks say.
+    var isoBrands: [String] = []
+    /// The libvips loader that reads the type (images only).
+    var vipsLoader: VipsLoader? = nil
   }
 
   private var row: Row {
     switch self {
     case .jpeg:
-      Row(category: .image, uti: "public.jpeg", fileExtension: "jpg", mime: "image/jpeg", inApplesTable: true)
+      Row(
+        category: .image, uti: "public.jpeg", fileExtension: "jpg", mime: "image/jpeg", inApplesTable: true,
+        vipsLoader: VipsLoader(className: "VipsForeignLoadJpegFile"))
     case .png:
-      Row(category: .image, uti: "public.png", fileExtension: "png", mime: "image/png", inApplesTable: true)
+      Row(
+        category: .image, uti: "public.png", fileExtension: "png", mime: "image/png", inApplesTable: true,
+        vipsLoader: VipsLoader(className: "VipsForeignLoadPngFile"))
     case .gif:
       Row(
         category: .image, uti: "com.compuserve.gif", fileExtension: "gif", mime: "image/gif",
-        inApplesTable: true)
+        inApplesTable: true,
+        vipsLoader: VipsLoader(className: "VipsForeignLoadNsgifFile", readsAnimation: true))
     case .tiff:
       Row(
-        category: .image, uti: "public.tiff", fileExtension: "tiff", mime: "image/tiff", inApplesTable: false)
+        category: .image, uti: "public.tiff", fileExtension: "tiff", mime: "image/tiff", inApplesTable: false,
+        vipsLoader: VipsLoader(className: "VipsForeignLoadTiffFile"))
     case .mp4:
       Row(
         category: .video, uti: "public.mpeg-4", fileExtension: "mp4", mime: "video/mp4", inApplesTable: true)
@@ -89,7 +99,7 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
     case .m4a:
       Row(
         category: .audio, uti: "public.mpeg-4-audio", fileExtension: "m4a", mime: "audio/mp4",
-        inApplesTable: true)
+        inApplesTable: true, isoBrands: ["M4A ", "M4B ", "M4P ", "F4A ", "F4B "])
     case .wav:
       Row(
         category: .audio, uti: "com.microsoft.waveform-audio", fileExtension: "wav", mime: "audio/wav",
@@ -112,6 +122,10 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
   /// Whether Apple's published `UNNotificationAttachment` table lists this type. Types it does
   /// not list (TIFF, MOV, ADTS AAC, CAF) are accepted with a warning.
   public var isInApplesTable: Bool { row.inApplesTable }
+  /// ISO BMFF major brands that mark this type whatever the tracks say (audio-only MPEG-4).
+  var isoBrands: [String] { row.isoBrands }
+  /// The libvips loader that reads this type, for a rescue that downscales it.
+  var vipsLoader: VipsLoader? { row.vipsLoader }
   /// The product's name for the type family: `aac` covers both ADTS and M4A.
   public var family: String { self == .m4a ? "aac" : rawValue }
 }

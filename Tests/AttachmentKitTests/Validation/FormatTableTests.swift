@@ -38,4 +38,34 @@ struct FormatTableTests {
       "\(sample.file): libmagic says \(detected), not in \(row.magicNames)")
     #expect(SniffWindow.plausibleMIMETypes.contains(detected))
   }
+
+  @Test("every ISO brand marks one format only, and each brand is four characters")
+  func brandsAreUnique() {
+    let refused = ForeignFormat.allCases.flatMap(\.isoBrands)
+    let accepted = MediaType.allCases.flatMap(\.isoBrands)
+    #expect(Set(refused + accepted).count == refused.count + accepted.count)
+    #expect((refused + accepted).allSatisfy { $0.utf8.count == 4 })
+    #expect(ForeignFormat.byISOBrand.count == refused.count)
+  }
+
+  @Test(
+    "libvips opens each image sample with the loader its row names, and a rescue converts what the rows say")
+  func loadersMatchLibvips() throws {
+    let vips = try #require(Libvips.started(concurrency: 1), "libvips is not installed")
+    let samples: [(file: String, loader: VipsLoader?)] = [
+      ("jpeg-baseline.jpg", MediaType.jpeg.vipsLoader), ("png-rgba.png", MediaType.png.vipsLoader),
+      ("gif-animated.gif", MediaType.gif.vipsLoader), ("tiff-little-endian.tiff", MediaType.tiff.vipsLoader),
+      ("webp-lossy.webp", ForeignFormat.webp.vipsLoader), ("heic-still.heic", ForeignFormat.heic.vipsLoader),
+      ("avif-still.avif", ForeignFormat.avif.vipsLoader),
+    ]
+    for sample in samples {
+      let loader = try #require(sample.loader, "\(sample.file): no loader in its row")
+      let found = vips.findLoad(Samples.path(sample.file)).map { String(cString: $0) }
+      vips.errorClear()
+      #expect(found == loader.className, "\(sample.file)")
+      #expect(ImageRescuer.loaders[loader.className]?.loader == loader)
+    }
+    #expect(ImageRescuer.convertibleTypes == ["image/webp", "image/heic", "image/heif", "image/avif"])
+    #expect(ImageRescuer.loaders.count == 6)
+  }
 }

@@ -1,0 +1,81 @@
+/// Formats AttachmentKit recognises but does not accept: the one table of what such a file is
+/// called in a refusal, which ISO BMFF brands mark it, and which libvips loader (if any) lets
+/// a rescue read it. (What an accepted type is, is ``MediaType``'s table; how a format is
+/// recognised and checked, ``ProbedFormat``'s.)
+///
+/// Add a row here to name a new refused ISO brand, or to let the image rescuer read a new
+/// source format.
+enum ForeignFormat: CaseIterable, Sendable {
+  /// HEIF's own brand (`mif1`), read by libvips' HEIF loader. Declared before HEIC and AVIF,
+  /// which the same loader reads: the loader's name for what it reads is this row's MIME type.
+  case heif
+  /// HEIC still images.
+  case heic
+  /// AVIF still images (AV1 in HEIF).
+  case avif
+  /// WebP, still or animated.
+  case webp
+  /// Image sequences in HEIF (`msf1`).
+  case heifSequence
+  /// Image sequences in HEIC (`hevc`, `hevx`).
+  case heicSequence
+  /// 3GPP movies.
+  case threeGPP
+  /// 3GPP2 movies.
+  case threeGPP2
+  /// Canon raw images (CR3).
+  case canonRaw
+  /// JPEG 2000 (`jp2 `).
+  case jpeg2000
+  /// JPEG 2000 part 2 (`jpx `).
+  case jpx
+
+  private struct Row {
+    let mime: String
+    let isoBrands: [String]
+    let vipsLoader: VipsLoader?
+  }
+
+  private var row: Row {
+    let heifLoader = VipsLoader(className: "VipsForeignLoadHeifFile")
+    switch self {
+    case .heif: return Row(mime: "image/heif", isoBrands: ["mif1"], vipsLoader: heifLoader)
+    case .heic:
+      return Row(mime: "image/heic", isoBrands: ["heic", "heix", "heim", "heis"], vipsLoader: heifLoader)
+    case .avif: return Row(mime: "image/avif", isoBrands: ["avif", "avis", "avio"], vipsLoader: heifLoader)
+    case .webp:
+      return Row(
+        mime: "image/webp", isoBrands: [],
+        vipsLoader: VipsLoader(className: "VipsForeignLoadWebpFile", readsAnimation: true))
+    case .heifSequence: return Row(mime: "image/heif-sequence", isoBrands: ["msf1"], vipsLoader: nil)
+    case .heicSequence: return Row(mime: "image/heic-sequence", isoBrands: ["hevc", "hevx"], vipsLoader: nil)
+    case .threeGPP:
+      return Row(mime: "video/3gpp", isoBrands: ["3gp4", "3gp5", "3gp6", "3gp7", "3gs7"], vipsLoader: nil)
+    case .threeGPP2: return Row(mime: "video/3gpp2", isoBrands: ["3g2a", "3g2b", "3g2c"], vipsLoader: nil)
+    case .canonRaw: return Row(mime: "image/x-canon-cr3", isoBrands: ["crx "], vipsLoader: nil)
+    case .jpeg2000: return Row(mime: "image/jp2", isoBrands: ["jp2 "], vipsLoader: nil)
+    case .jpx: return Row(mime: "image/jpx", isoBrands: ["jpx "], vipsLoader: nil)
+    }
+  }
+
+  /// The MIME type a refusal names (libmagic 5.44's name, where it has one).
+  var mime: String { row.mime }
+  /// The ISO BMFF major brands that mark the format (four characters, space-padded).
+  var isoBrands: [String] { row.isoBrands }
+  /// The libvips loader that reads it, or `nil` when no rescue converts it.
+  var vipsLoader: VipsLoader? { row.vipsLoader }
+
+  /// The format an ISO BMFF major brand marks, if it is a refused one.
+  static let byISOBrand: [String: ForeignFormat] = Dictionary(
+    allCases.flatMap { format in format.isoBrands.map { ($0, format) } },
+    uniquingKeysWith: { first, _ in first })
+}
+
+/// A libvips loader a rescue may open a source with (the allowlist is every row of
+/// ``MediaType`` and ``ForeignFormat`` that names one).
+struct VipsLoader: Sendable, Equatable {
+  /// The loader's GObject class name, as `vips_foreign_find_load` answers.
+  let className: String
+  /// Whether the loader reads every frame of an animation (`n=-1`).
+  var readsAnimation = false
+}
