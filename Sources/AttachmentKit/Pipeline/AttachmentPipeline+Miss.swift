@@ -73,7 +73,7 @@ extension AttachmentPipeline {
     _ url: AttachmentURL, ifNoneMatch: String?, ifModifiedSince: String?, deadline: ContinuousClock.Instant
   ) async -> Result<Fetched, AttachmentError> {
     let body: CacheBodyFile
-    let sniffer = StreamingSniffer(limits: configuration.limits)
+    let sniffer = StreamingSniffer(limits: configuration.limits, tally: identifications)
     let rescuers = configuration.rescuers
     let rescueInspector = rescuers.isEmpty ? nil : RescueInspector(sniffer: sniffer, rescuers: rescuers)
     var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
@@ -182,7 +182,8 @@ extension AttachmentPipeline {
     if let refusal = fetched.deferredRefusal { return .failure(refusal) }
     return Result { () throws(AttachmentError) in
       try validator.validate(
-        file: fetched.body.path, sha256: fetched.download.sha256, signal: signal, sniffed: fetched.sniffed)
+        file: fetched.body.path, sha256: fetched.download.sha256, signal: signal, sniffed: fetched.sniffed,
+        tally: identifications)
     }
   }
 

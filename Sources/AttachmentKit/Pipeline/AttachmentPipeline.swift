@@ -24,6 +24,8 @@ public final class AttachmentPipeline: Sendable {
   let downloaderBox: LazyDownloader
   private let flights = SingleFlight<URLKey, Attachment>()
   let observer: StageObserver?
+  /// How often this pipeline's downloaded bodies were identified (once per miss; for tests).
+  let identifications = IdentificationTally()
 
   /// Opens the cache and prepares the pipeline. The downloader (and libcurl) start on the
   /// first cache miss, not before, so a run that only hits the cache never loads them.

@@ -29,11 +29,18 @@ public final class StreamingSniffer: ResponseInspector {
 
   private let limits: ValidationLimits
   private let state = Locked(State())
+  private let tally: IdentificationTally?
 
   /// Makes a sniffer that enforces `limits` while bytes arrive. libmagic is loaded only if a
   /// body's first bytes are refused or cannot be told by the probes.
-  public init(limits: ValidationLimits = ValidationLimits()) {
+  public convenience init(limits: ValidationLimits = ValidationLimits()) {
+    self.init(limits: limits, tally: nil)
+  }
+
+  /// A sniffer that counts each identification of the window in `tally`.
+  init(limits: ValidationLimits, tally: IdentificationTally?) {
     self.limits = limits
+    self.tally = tally
   }
 
   /// How many times the bytes were judged so far (for tests: it stays at most 5 per body).
@@ -103,6 +110,7 @@ public final class StreamingSniffer: ResponseInspector {
 
   private func decide(_ state: inout State, windowFull: Bool, end: Int64) -> InspectorVerdict {
     state.judgements += 1
+    tally?.record()
     let report = state.window.withUnsafeBytes { MediaProbe.identify(prefix: $0) }
     if let report {
       // libmagic only names what is refused: an accepted prefix never asks it.

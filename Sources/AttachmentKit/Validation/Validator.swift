@@ -40,9 +40,11 @@ public struct Validator: Sendable {
   /// Validates a downloaded file, continuing from what the streaming sniffer proved of its
   /// first bytes (`sniffed`) instead of identifying them again; `nil` identifies here. The walk
   /// stops when `signal` says so (its deadline, or a cancellation raised from another thread:
-  /// the pipeline runs this off Swift's cooperative pool).
+  /// the pipeline runs this off Swift's cooperative pool). An identification made here is
+  /// counted in `tally`.
   func validate(
-    file path: String, sha256: String?, signal: StopSignal, sniffed: SniffVerdict?
+    file path: String, sha256: String?, signal: StopSignal, sniffed: SniffVerdict?,
+    tally: IdentificationTally? = nil
   ) throws(AttachmentError) -> Validation {
     if let reason = signal.reason {
       throw StopSignal.error(for: reason, while: "before the file was checked")
@@ -63,6 +65,7 @@ public struct Validator: Sendable {
       format = sniffed.format
     } else {
       let window = naming.window()
+      tally?.record()
       guard let identified = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) else {
         throw SniffWindow.refusal(detected: naming.name())
       }
