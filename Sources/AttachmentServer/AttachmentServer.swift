@@ -85,26 +85,8 @@ public final class AttachmentServer: Sendable {
     var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
     if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
     let started: OpaquePointer? = address.withSockaddr { sockaddr in
-      var options: [MHD_OptionItem] = [
-        MHD_OptionItem(
-          option: .CONNECTION_LIMIT,
-          value: configuration.maximumConnections + configuration.connectionMargin, ptr_value: nil),
-        MHD_OptionItem(
-          option: .CONNECTION_TIMEOUT, value: Int(configuration.idleTimeoutSeconds), ptr_value: nil),
-        MHD_OptionItem(
-          option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryBytes, ptr_value: nil),
-        MHD_OptionItem(
-          option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: context),
-        MHD_OptionItem(
-          option: .NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: context),
-        MHD_OptionItem(
-          option: .SOCK_ADDR, value: 0, ptr_value: sockaddr.map { UnsafeMutableRawPointer(mutating: $0) }),
-      ]
-      if configuration.threads > 1 {
-        options.append(
-          MHD_OptionItem(option: .THREAD_POOL_SIZE, value: configuration.threads, ptr_value: nil))
-      }
-      options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
+      let options = daemonOptions(
+        address: sockaddr, context: context, completed: completed, notify: notify)
       return options.withUnsafeBufferPointer { items in
         ak_mhd_start_daemon(mhd.startDaemon, flags, configuration.port, handler, context, items.baseAddress)
       }
@@ -118,6 +100,36 @@ public final class AttachmentServer: Sendable {
     }
     let port = ak_mhd_bound_port(mhd.getDaemonInfo, started)
     daemon.withLock { $0 = DaemonHandle(pointer: started, port: port, context: context) }
+  }
+
+  /// The daemon's options, ending with `END`: the connection limit (with its margin), the idle
+  /// timeout, the per-connection memory, the completion and connection callbacks (called with
+  /// `context`), the listen address, and a thread pool when more than one thread is configured.
+  private func daemonOptions(
+    address: UnsafePointer<sockaddr>?, context: UnsafeMutableRawPointer,
+    completed: MHD_RequestCompletedCallback, notify: MHD_NotifyConnectionCallback
+  ) -> [MHD_OptionItem] {
+    var options: [MHD_OptionItem] = [
+      MHD_OptionItem(
+        option: .CONNECTION_LIMIT,
+        value: configuration.maximumConnections + configuration.connectionMargin, ptr_value: nil),
+      MHD_OptionItem(
+        option: .CONNECTION_TIMEOUT, value: Int(configuration.idleTimeoutSeconds), ptr_value: nil),
+      MHD_OptionItem(
+        option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryBytes, ptr_value: nil),
+      MHD_OptionItem(
+        option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: context),
+      MHD_OptionItem(
+        option: .NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: context),
+      MHD_OptionItem(
+        option: .SOCK_ADDR, value: 0, ptr_value: address.map { UnsafeMutableRawPointer(mutating: $0) }),
+    ]
+    if configuration.threads > 1 {
+      options.append(
+        MHD_OptionItem(option: .THREAD_POOL_SIZE, value: configuration.threads, ptr_value: nil))
+    }
+    options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
+    return options
   }
 
   /// Stops gracefully: stops accepting connections, lets every request already received finish

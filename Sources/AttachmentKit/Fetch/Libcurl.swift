@@ -35,6 +35,9 @@ struct Libcurl: @unchecked Sendable {
   let multiWakeup: @convention(c) (UnsafeMutableRawPointer?) -> CURLMcode
   let multiStrerror: @convention(c) (CURLMcode) -> UnsafePointer<CChar>?
 
+  // flat table: one dlsym lookup per libcurl function the engine calls, then one assignment per
+  // stored property, in the order they are declared; nil when the library or any symbol is
+  // missing. There is no logic in between to split out.
   private init?() {
     guard let library = SharedLibrary(["libcurl.so.4", "libcurl.so"]),
       let globalInit = library.function("curl_global_init", as: (@convention(c) (Int) -> CURLcode).self),

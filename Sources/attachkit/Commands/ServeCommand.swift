@@ -53,32 +53,9 @@ enum ServeCommand: RunnableCommand {
     ] + CommonOptions.pipeline
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-    // Every thread started from here on (libmicrohttpd's, the pipeline's) inherits the mask,
-    // so SIGTERM and SIGINT are taken only by the sigwait below.
-    var signals = sigset_t()
-    sigemptyset(&signals)
-    sigaddset(&signals, SIGTERM)
-    sigaddset(&signals, SIGINT)
-    pthread_sigmask(SIG_BLOCK, &signals, nil)
-
-    guard let keyFile = arguments.string("key-file") else {
-      throw arguments.usageError("serve needs --key-file FILE (one hex key per line)")
-    }
-    let signer: URLSigner
-    do {
-      signer = try URLSigner(keyFile: keyFile)
-    } catch {
-      throw arguments.usageError("--key-file: \(error.message)")
-    }
-    var server = ServerConfiguration()
-    (server.host, server.port) = try listenAddress(arguments)
-    server.acceptsUnsigned = arguments.flag("unsigned")
-    server.deadlineSeconds = try arguments.double("deadline", .positive) ?? 25
-    if let count = try arguments.int("max-connections", .positive) { server.maximumConnections = count }
-    if let count = try arguments.int("max-fetches", .positive) { server.maximumFetches = count }
-    if let seconds = try arguments.int("idle-timeout", .positive) {
-      server.idleTimeoutSeconds = UInt32(clamping: seconds)
-    }
+    var signals = blockStopSignals()
+    let signer = try urlSigner(arguments)
+    let server = try serverConfiguration(arguments)
 
     var pipelineConfiguration = try CommonOptions.pipelineConfiguration(arguments)
     // A long-running server sweeps the cache in the background, unlike a short command.
@@ -118,6 +95,47 @@ enum ServeCommand: RunnableCommand {
     proxy.shutdown()
     event("stopped", [])
     return .finished(.success)
+  }
+
+  /// Blocks SIGTERM and SIGINT in the calling thread and returns the set. Every thread started
+  /// from here on (libmicrohttpd's, the pipeline's) inherits the mask, so the two signals are
+  /// taken only by the `sigwait` that waits for them.
+  private static func blockStopSignals() -> sigset_t {
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGTERM)
+    sigaddset(&signals, SIGINT)
+    pthread_sigmask(SIG_BLOCK, &signals, nil)
+    return signals
+  }
+
+  /// `--key-file`: the signer of the keys it holds; required.
+  private static func urlSigner(_ arguments: ParsedArguments) throws(UsageError) -> URLSigner {
+    guard let keyFile = arguments.string("key-file") else {
+      throw arguments.usageError("serve needs --key-file FILE (one hex key per line)")
+    }
+    do {
+      return try URLSigner(keyFile: keyFile)
+    } catch {
+      throw arguments.usageError("--key-file: \(error.message)")
+    }
+  }
+
+  /// The server's settings from `--listen`, `--unsigned`, `--deadline`, `--max-connections`,
+  /// `--max-fetches` and `--idle-timeout` (read in that order).
+  private static func serverConfiguration(_ arguments: ParsedArguments) throws(UsageError)
+    -> ServerConfiguration
+  {
+    var server = ServerConfiguration()
+    (server.host, server.port) = try listenAddress(arguments)
+    server.acceptsUnsigned = arguments.flag("unsigned")
+    server.deadlineSeconds = try arguments.double("deadline", .positive) ?? 25
+    if let count = try arguments.int("max-connections", .positive) { server.maximumConnections = count }
+    if let count = try arguments.int("max-fetches", .positive) { server.maximumFetches = count }
+    if let seconds = try arguments.int("idle-timeout", .positive) {
+      server.idleTimeoutSeconds = UInt32(clamping: seconds)
+    }
+    return server
   }
 
   /// `--listen`: `ADDR:PORT`, `[IPv6]:PORT`, or `:PORT` / `PORT` for loopback.

@@ -32,60 +32,100 @@ enum GIFProbe {
     report.width = Int(width)
     report.height = Int(height)
     let globalTable = packed & 0x80 != 0 ? 3 << (Int(packed & 0x07) + 1) : 0
-    var position = 13 + globalTable
+    var blocks = BlockWalk(strict: strict, report: report, firstBlock: 13 + globalTable)
+    for _ in 0..<ProbeLimits.maxSteps {
+      if let ending = blocks.step(reader) { return ending }
+    }
+    return .invalid("GIF has too many blocks")
+  }
+
+  /// The block walk's state: the report so far, where the next block starts, the images and
+  /// stray zero bytes counted.
+  private struct BlockWalk {
+    /// Identify's mode: known extension labels only, tighter LZW code sizes.
+    let strict: Bool
+    var report: ProbeReport
+    /// Where the first block (after the screen descriptor and global colour table) starts.
+    let firstBlock: Int
+    var position: Int
     var frames = 0
     var strayZeros = 0
-    let endedEarly = "GIF ends before its trailer"
-    for _ in 0..<ProbeLimits.maxSteps {
+
+    init(strict: Bool, report: ProbeReport, firstBlock: Int) {
+      self.strict = strict
+      self.report = report
+      self.firstBlock = firstBlock
+      position = firstBlock
+    }
+
+    /// The ending when the bytes run out, with the images counted so far.
+    func cut(_ detail: String) -> ProbeWalk {
+      var report = report
+      report.frames = frames
+      return .cut(report, detail)
+    }
+
+    /// Walks the block at the current position: a stray zero byte, the trailer, an extension
+    /// or an image. Returns the walk's ending, or nil to go on.
+    mutating func step(_ reader: ByteReader) -> ProbeWalk? {
       guard let introducer = reader.u8(position) else {
-        if strict && position == 13 + globalTable { return .invalid("GIF prefix too short") }
-        report.frames = frames
-        return .cut(report, endedEarly)
+        if strict && position == firstBlock { return .invalid("GIF prefix too short") }
+        return cut("GIF ends before its trailer")
       }
-      if introducer == 0x00 {
+      switch introducer {
+      case 0x00:
         // Stray zero bytes between blocks (an extra sub-block terminator): decoders skip them.
         position += 1
         strayZeros += 1
         guard strayZeros <= 256 else { return .invalid("GIF has long runs of zero bytes between blocks") }
-        continue
-      }
-      switch introducer {
-      case 0x3B:
-        guard frames > 0 else { return .invalid("GIF has no image before its trailer") }
-        report.frames = frames
-        if strayZeros > 0 { report.notes.append("\(strayZeros) stray zero bytes between GIF blocks") }
-        let trailing = reader.count - (position + 1)
-        if trailing > 0 { report.notes.append("\(trailing) bytes after the GIF trailer (ignored)") }
-        return .complete(report)
-      case 0x21:
-        guard let label = reader.u8(position + 1) else {
-          report.frames = frames
-          return .cut(report, endedEarly)
-        }
-        if strict, let problem = strictExtensionProblem(reader, label: label, at: position + 2) {
-          return .invalid(problem)
-        }
-        guard let next = skipSubBlocks(reader, from: position + 2) else {
-          report.frames = frames
-          return .cut(report, "GIF ends inside an extension block")
-        }
-        position = next
-      case 0x2C:
-        switch image(reader, at: position, strict: strict) {
-        case .next(let next):
-          frames += 1
-          position = next
-        case .cut:
-          report.frames = frames
-          return .cut(report, "GIF ends inside an image")
-        case .invalid(let problem):
-          return .invalid(problem)
-        }
-      default:
-        return .invalid("GIF has an unknown block introducer 0x" + ProbeMath.hex(introducer))
+        return nil
+      case 0x3B: return trailer(reader)
+      case 0x21: return extensionBlock(reader)
+      case 0x2C: return imageBlock(reader)
+      default: return .invalid("GIF has an unknown block introducer 0x" + ProbeMath.hex(introducer))
       }
     }
-    return .invalid("GIF has too many blocks")
+
+    /// The ending at the trailer: complete when an image came before it (stray zeros and
+    /// trailing bytes noted), invalid otherwise.
+    func trailer(_ reader: ByteReader) -> ProbeWalk {
+      guard frames > 0 else { return .invalid("GIF has no image before its trailer") }
+      var report = report
+      report.frames = frames
+      if strayZeros > 0 { report.notes.append("\(strayZeros) stray zero bytes between GIF blocks") }
+      let trailing = reader.count - (position + 1)
+      if trailing > 0 { report.notes.append("\(trailing) bytes after the GIF trailer (ignored)") }
+      return .complete(report)
+    }
+
+    /// Skips the extension block at the current position (label, then sub-blocks), checking
+    /// its label and first block size in strict mode. Returns the walk's ending, or nil.
+    mutating func extensionBlock(_ reader: ByteReader) -> ProbeWalk? {
+      guard let label = reader.u8(position + 1) else { return cut("GIF ends before its trailer") }
+      if strict, let problem = strictExtensionProblem(reader, label: label, at: position + 2) {
+        return .invalid(problem)
+      }
+      guard let next = skipSubBlocks(reader, from: position + 2) else {
+        return cut("GIF ends inside an extension block")
+      }
+      position = next
+      return nil
+    }
+
+    /// Walks the image block at the current position and counts it. Returns the walk's
+    /// ending, or nil.
+    mutating func imageBlock(_ reader: ByteReader) -> ProbeWalk? {
+      switch image(reader, at: position, strict: strict) {
+      case .next(let next):
+        frames += 1
+        position = next
+        return nil
+      case .cut:
+        return cut("GIF ends inside an image")
+      case .invalid(let problem):
+        return .invalid(problem)
+      }
+    }
   }
 
   /// Where one image block leaves the walk.

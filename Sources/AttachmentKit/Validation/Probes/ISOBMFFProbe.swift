@@ -92,15 +92,74 @@ enum ISOBMFFProbe {
   /// mdat missing), is truncated too; one cut exactly between two fragments cannot be told
   /// from a complete one.
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
+    var boxes: TopLevelBoxes
+    switch walkTopLevel(reader) {
+    case .failure(let problem): return .failure(problem)
+    case .success(let walked): boxes = walked
+    }
+    guard boxes.lastType != moof else {
+      return .failure(.truncated("ISO BMFF ends with a moof whose mdat is missing"))
+    }
+    guard let movieBox = boxes.movieBox else {
+      return .failure(
+        boxes.sawOtherBoxes
+          ? .malformed("ISO BMFF has no moov box")
+          : .truncated("ISO BMFF has no moov box (cut off before it, or never finalised)"))
+    }
+    let movie: ISOMovie
+    switch ISOMovieParser.parse(reader, moov: movieBox) {
+    case .failure(let problem): return .failure(problem)
+    case .success(let parsed): movie = parsed
+    }
+    if let problem = missingMedia(movie, fragments: boxes.tally, fileSize: reader.count) {
+      return .failure(problem)
+    }
+    fill(&boxes.report, from: movie, fragments: boxes.tally)
+    return .success(boxes.report)
+  }
+
+  /// What the walk over a whole file's top-level boxes found.
+  private struct TopLevelBoxes {
+    /// The report so far: brands, QuickTime, fragmented, notes.
     var report = ProbeReport(format: .isoBMFF)
-    var position = 0
-    var steps = 0
+    /// The moov box, once met.
     var movieBox: ISOBox?
+    /// Whether a box other than moov, moof and the ones a movie has before its moov was met.
     var sawOtherBoxes = false
+    /// The type of the last box walked (0 before the first).
     var lastType: UInt32 = 0
+    /// The fragments' sample counts and durations, from each moof.
     var tally = ISOFragmentTally()
+    /// The boxes walked.
+    var steps = 0
+
+    /// Takes in one top-level box after the first-box check: the moov (a second one is
+    /// malformed), a moof (added to the tally), or any other box; returns the problem, or nil.
+    mutating func add(_ reader: ByteReader, _ box: ISOBox) -> ProbeProblem? {
+      switch box.type {
+      case moov:
+        guard movieBox == nil else { return .malformed("ISO BMFF has two moov boxes") }
+        movieBox = box
+      case moof:
+        report.isFragmented = true
+        if let problem = tally.add(reader, moof: box) { return problem }
+      default:
+        if !movieFileBoxes.contains(box.type) { sawOtherBoxes = true }
+      }
+      steps += 1
+      lastType = box.type
+      return nil
+    }
+  }
+
+  /// Walks the top-level boxes of a whole file: each header whole, inside the file and with a
+  /// text type, the first one ftyp or a QuickTime atom; zero padding after the last box ends
+  /// the walk (noted).
+  private static func walkTopLevel(_ reader: ByteReader) -> Result<TopLevelBoxes, ProbeProblem> {
+    var boxes = TopLevelBoxes()
+    var position = 0
     walk: while position < reader.count {
-      guard steps < ProbeLimits.maxSteps else {
+      guard boxes.steps < ProbeLimits.maxSteps else {
         return .failure(.malformed("ISO BMFF has too many top-level boxes"))
       }
       let remaining = reader.count - position
@@ -118,60 +177,53 @@ enum ISOBMFFProbe {
           .truncated(
             "box '\(box.typeName)' declares \(box.end - box.start) bytes, only \(remaining) remain"))
       }
-      if box.extendsToEnd && box.type == 0 && steps > 0 {
-        report.notes.append("\(remaining) bytes of zero padding after the last box")
+      if box.extendsToEnd && box.type == 0 && boxes.steps > 0 {
+        boxes.report.notes.append("\(remaining) bytes of zero padding after the last box")
         break walk
       }
       guard ProbeMath.isPrintable(box.type) else {
         return .failure(.malformed("ISO BMFF has a box with a non-text type at offset \(position)"))
       }
-      if steps == 0 {
-        if box.type == ftyp {
-          if let problem = brands(reader, box, into: &report) { return .failure(.malformed(problem)) }
-        } else if quickTimeFirstBoxes.contains(box.type) {
-          report.isQuickTime = true
-        } else {
-          return .failure(.malformed("ISO BMFF starts with '\(box.typeName)', not ftyp"))
-        }
+      if boxes.steps == 0, let problem = firstBox(reader, box, into: &boxes.report) {
+        return .failure(problem)
       }
-      switch box.type {
-      case moov:
-        guard movieBox == nil else { return .failure(.malformed("ISO BMFF has two moov boxes")) }
-        movieBox = box
-      case moof:
-        report.isFragmented = true
-        if let problem = tally.add(reader, moof: box) { return .failure(problem) }
-      default:
-        if !movieFileBoxes.contains(box.type) { sawOtherBoxes = true }
-      }
-      steps += 1
-      lastType = box.type
+      if let problem = boxes.add(reader, box) { return .failure(problem) }
       position = box.end
     }
-    guard lastType != moof else {
-      return .failure(.truncated("ISO BMFF ends with a moof whose mdat is missing"))
+    return .success(boxes)
+  }
+
+  /// Checks the first box of a whole file: ftyp (its brands read into `report`) or a box a
+  /// QuickTime movie may start with; returns the problem, or nil.
+  private static func firstBox(_ reader: ByteReader, _ box: ISOBox, into report: inout ProbeReport)
+    -> ProbeProblem?
+  {
+    if box.type == ftyp {
+      if let problem = brands(reader, box, into: &report) { return .malformed(problem) }
+    } else if quickTimeFirstBoxes.contains(box.type) {
+      report.isQuickTime = true
+    } else {
+      return .malformed("ISO BMFF starts with '\(box.typeName)', not ftyp")
     }
-    guard let movieBox else {
-      return .failure(
-        sawOtherBoxes
-          ? .malformed("ISO BMFF has no moov box")
-          : .truncated("ISO BMFF has no moov box (cut off before it, or never finalised)"))
-    }
-    let movie: ISOMovie
-    switch ISOMovieParser.parse(reader, moov: movieBox) {
-    case .failure(let problem): return .failure(problem)
-    case .success(let parsed): movie = parsed
-    }
-    if movie.hasMovieExtends, tally.fragments == 0, movie.tracks.allSatisfy({ $0.maxChunkOffset == nil }) {
-      return .failure(.truncated("fragmented movie has no fragments (cut off after its moov)"))
+    return nil
+  }
+
+  /// The truncation a parsed movie shows against a file of `fileSize` bytes: a fragmented
+  /// movie without fragments or samples of its own, or a track whose media data starts past the
+  /// end. Nil when there is none.
+  private static func missingMedia(_ movie: ISOMovie, fragments: ISOFragmentTally, fileSize: Int)
+    -> ProbeProblem?
+  {
+    if movie.hasMovieExtends, fragments.fragments == 0, movie.tracks.allSatisfy({ $0.maxChunkOffset == nil })
+    {
+      return .truncated("fragmented movie has no fragments (cut off after its moov)")
     }
     for track in movie.tracks {
-      if let offset = track.maxChunkOffset, offset >= UInt64(reader.count) {
-        return .failure(.truncated("track \(track.id) has media data at offset \(offset), past the end"))
+      if let offset = track.maxChunkOffset, offset >= UInt64(fileSize) {
+        return .truncated("track \(track.id) has media data at offset \(offset), past the end")
       }
     }
-    fill(&report, from: movie, fragments: tally)
-    return .success(report)
+    return nil
   }
 
   /// Reads the ftyp brands into `report`; returns the problem (a non-text major brand, a

@@ -43,19 +43,13 @@ enum JPEGProbe {
         ? .invalid("JPEG prefix too short") : .cut(report, "JPEG ends before its EOI marker")
     }
     for _ in 0..<ProbeLimits.maxSteps {
-      guard let byte = reader.u8(position) else { return cut() }
-      if byte != 0xFF {
-        // libjpeg skips "extraneous bytes before marker" with a warning; so do we, a few.
-        let limit = min(position + maxExtraneousBytes + 1, reader.count)
-        guard let next = reader.firstIndex(of: 0xFF, from: position, to: limit) else {
-          return limit == reader.count ? cut() : .invalid("JPEG has no marker at offset \(position)")
-        }
-        report.notes.append("\(next - position) extraneous bytes before a JPEG marker (skipped)")
-        position = next
+      let marker: UInt8
+      let markerAt: Int
+      switch findMarker(reader, from: position, into: &report) {
+      case .cut: return cut()
+      case .invalid(let problem): return .invalid(problem)
+      case .found(let code, let offset): (marker, markerAt) = (code, offset)
       }
-      var markerAt = position + 1
-      while reader.u8(markerAt) == 0xFF { markerAt += 1 }  // fill bytes; ends at end of file
-      guard let marker = reader.u8(markerAt) else { return cut() }
       switch marker {
       case 0xD9:
         return endOfImage(report, at: markerAt, sawScan: sawScan, fileSize: reader.count)
@@ -91,6 +85,38 @@ enum JPEGProbe {
         ? appSegmentEnd(reader, declared: segmentEnd, into: &report) : segmentEnd
     }
     return .invalid("JPEG has too many segments")
+  }
+
+  /// What looking for the next marker found.
+  private enum MarkerSearch {
+    /// The marker code and its offset (after the FF and any fill bytes).
+    case found(UInt8, at: Int)
+    /// The bytes end first.
+    case cut
+    /// Too many stray bytes where a marker should be.
+    case invalid(String)
+  }
+
+  /// Finds the marker expected at `position`: skips a few stray bytes before its FF (as libjpeg
+  /// does, noted in `report`) and any fill bytes after it.
+  private static func findMarker(_ reader: ByteReader, from position: Int, into report: inout ProbeReport)
+    -> MarkerSearch
+  {
+    guard let byte = reader.u8(position) else { return .cut }
+    var start = position
+    if byte != 0xFF {
+      // libjpeg skips "extraneous bytes before marker" with a warning; so do we, a few.
+      let limit = min(position + maxExtraneousBytes + 1, reader.count)
+      guard let next = reader.firstIndex(of: 0xFF, from: position, to: limit) else {
+        return limit == reader.count ? .cut : .invalid("JPEG has no marker at offset \(position)")
+      }
+      report.notes.append("\(next - position) extraneous bytes before a JPEG marker (skipped)")
+      start = next
+    }
+    var markerAt = start + 1
+    while reader.u8(markerAt) == 0xFF { markerAt += 1 }  // fill bytes; ends at end of file
+    guard let marker = reader.u8(markerAt) else { return .cut }
+    return .found(marker, at: markerAt)
   }
 
   /// Where an APPn segment really ends. Some writers (phone cameras among them) declare an

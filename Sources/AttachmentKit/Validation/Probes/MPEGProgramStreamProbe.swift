@@ -49,35 +49,70 @@ enum MPEGProgramStreamProbe {
   /// Walks packets from offset 0. `strict` (identify): any deviation is invalid and the bytes
   /// may end anywhere. Otherwise garbage is skipped to the next pack header.
   private static func walk(_ reader: ByteReader, strict: Bool) -> ProbeWalk {
+    var walk = PacketWalk(strict: strict)
+    packets: while walk.position < reader.count {
+      guard walk.packets < ProbeLimits.maxSteps else { return .invalid("MPEG stream has too many packets") }
+      if strict && walk.packets >= identifyPackets { break packets }
+      switch walk.step(reader) {
+      case .next: continue
+      case .stop: break packets
+      case .end(let ending): return ending
+      }
+    }
+    return walk.finish(reader)
+  }
+
+  /// Where one step of the packet walk leaves it.
+  private enum Step {
+    /// Go on at the walk's new position.
+    case next
+    /// The stream is over (its end code, or garbage up to the end): finish the walk.
+    case stop
+    /// The walk ends here, with this result.
+    case end(ProbeWalk)
+  }
+
+  /// The packet walk's state: the report so far, the clocks, and where it is.
+  private struct PacketWalk {
+    /// Identify's mode: any deviation is invalid.
+    let strict: Bool
     var report = ProbeReport(format: .mpegProgramStream)
     var video = Clock()
     var audio = Clock()
     var system = Clock()
+    /// The frame rate of the first video sequence header found.
     var frameRate: Double?
     var videoPackets = 0
     var position = 0
+    /// The start codes walked (packs, packets and the end code).
     var packets = 0
+    /// The bytes of garbage skipped.
     var skipped = 0
+    /// The first non-zero mux rate of a pack header (50 bytes/s units).
     var muxRate: Int?
     var streams = Streams()
+
     /// The ending when the bytes run out mid-packet.
     func cut(_ detail: String) -> ProbeWalk {
       strict && packets < 2 ? .invalid("MPEG prefix too short") : .cut(report, detail)
     }
-    walk: while position < reader.count {
-      guard packets < ProbeLimits.maxSteps else { return .invalid("MPEG stream has too many packets") }
-      if strict && packets >= identifyPackets { break walk }
-      guard reader.contains(position, 4) else { return cut("MPEG stream ends inside a start code") }
+
+    /// Skips garbage from the current position to the next pack header (or the end).
+    mutating func skipToNextPack(_ reader: ByteReader) {
+      let next = nextPack(reader, after: position) ?? reader.count
+      skipped += next - position
+      position = next
+    }
+
+    /// Walks the start code at the current position: the end code, a pack header or a packet;
+    /// anything else is garbage (invalid in strict mode, else skipped).
+    mutating func step(_ reader: ByteReader) -> Step {
+      guard reader.contains(position, 4) else { return .end(cut("MPEG stream ends inside a start code")) }
       let id = reader.u8(position + 3) ?? 0
       guard reader.matches([0, 0, 1], at: position), id >= 0xB9 else {
-        if strict { return .invalid("MPEG stream has no start code at offset \(position)") }
-        guard let next = nextPack(reader, after: position) else {
-          skipped += reader.count - position
-          break walk
-        }
-        skipped += next - position
-        position = next
-        continue
+        if strict { return .end(.invalid("MPEG stream has no start code at offset \(position)")) }
+        skipToNextPack(reader)
+        return .next
       }
       packets += 1
       switch id {
@@ -85,64 +120,81 @@ enum MPEGProgramStreamProbe {
         position += 4
         let trailing = reader.count - position
         if trailing > 0 { report.notes.append("\(trailing) bytes after the MPEG end code") }
-        break walk
+        return .stop
       case 0xBA:
-        switch MPEGSystemFields.pack(reader, at: position) {
-        case .cut: return cut("MPEG stream ends inside a pack header")
-        case .invalid:
-          if strict { return .invalid("MPEG pack header at offset \(position) is invalid") }
-          let next = nextPack(reader, after: position) ?? reader.count
-          skipped += next - position
-          position = next
-        case .header(let length, let clock, let isMPEG2, let rate):
-          system.add(clock)
-          if muxRate == nil, rate > 0 { muxRate = rate }
-          streams.isMPEG2 = isMPEG2
-          if report.codecs.isEmpty { report.codecs = [isMPEG2 ? "mpeg2-ps" : "mpeg1-system"] }
-          position += length
-        }
+        return pack(reader)
       default:
-        guard let length = reader.u16be(position + 4) else {
-          return cut("MPEG stream ends inside a packet header")
-        }
-        let end = position + 6 + Int(length)
-        guard end <= reader.count else { return cut("MPEG packet at offset \(position) is cut off") }
-        if length == 0, id >= 0xE0, id <= 0xEF {
-          if strict { return .invalid("MPEG video packet of unbounded length in a program stream") }
-          let next = nextPack(reader, after: position) ?? reader.count
-          skipped += next - position
-          position = next
-          continue
-        }
-        packet(reader, id: id, at: position, end: end, into: &report, video: &video, audio: &audio)
-        streams.add(reader, id: id, packetAt: position, end: end)
-        if (0xE0...0xEF).contains(id) {
-          videoPackets += 1
-          if frameRate == nil, videoPackets <= 64 {
-            frameRate = sequenceRate(reader, from: position + 6, to: end, into: &report, streams: &streams)
-          }
-        }
-        position = end
+        return pesPacket(reader, id: id)
       }
     }
-    if strict && packets < 2 { return .invalid("MPEG prefix too short") }
-    if skipped > 0 { report.notes.append("\(skipped) bytes of non-packet data skipped") }
-    report.streams = streams.list
-    if !strict {
-      // Not from a prefix: the spread of the first packets' stamps is not the duration.
-      let lastFrame = frameRate.map { 1 / $0 } ?? 0
-      report.durationSeconds = video.seconds.map { $0 + lastFrame } ?? audio.seconds ?? system.seconds
-      if report.durationSeconds == nil, let muxRate {
-        // No time stamps at all: the size over the declared mux rate (50 bytes/s units).
-        report.durationSeconds = ProbeMath.seconds(UInt64(reader.count), per: UInt64(muxRate) * 50)
-        report.notes.append("MPEG stream has no time stamps: its duration is estimated from its mux rate")
+
+    /// Walks the pack header at the current position: its clock, mux rate and syntax.
+    mutating func pack(_ reader: ByteReader) -> Step {
+      switch MPEGSystemFields.pack(reader, at: position) {
+      case .cut: return .end(cut("MPEG stream ends inside a pack header"))
+      case .invalid:
+        if strict { return .end(.invalid("MPEG pack header at offset \(position) is invalid")) }
+        skipToNextPack(reader)
+      case .header(let length, let clock, let isMPEG2, let rate):
+        system.add(clock)
+        if muxRate == nil, rate > 0 { muxRate = rate }
+        streams.isMPEG2 = isMPEG2
+        if report.codecs.isEmpty { report.codecs = [isMPEG2 ? "mpeg2-ps" : "mpeg1-system"] }
+        position += length
       }
-      guard report.hasVideoTrack || report.hasAudioTrack else {
-        return .cut(report, "MPEG stream ends before any audio or video packet")
-      }
-      guard skipped <= reader.count / 2 else { return .invalid("MPEG stream is mostly not packets") }
+      return .next
     }
-    return .complete(report)
+
+    /// Walks the packet with stream `id` at the current position: its length must fit; a
+    /// video packet of unbounded length is skipped (invalid in strict mode); its time stamp,
+    /// stream and (in the first 64 video packets, until found) sequence header are recorded.
+    mutating func pesPacket(_ reader: ByteReader, id: UInt8) -> Step {
+      guard let length = reader.u16be(position + 4) else {
+        return .end(cut("MPEG stream ends inside a packet header"))
+      }
+      let end = position + 6 + Int(length)
+      guard end <= reader.count else { return .end(cut("MPEG packet at offset \(position) is cut off")) }
+      if length == 0, id >= 0xE0, id <= 0xEF {
+        if strict { return .end(.invalid("MPEG video packet of unbounded length in a program stream")) }
+        skipToNextPack(reader)
+        return .next
+      }
+      packet(reader, id: id, at: position, end: end, into: &report, video: &video, audio: &audio)
+      streams.add(reader, id: id, packetAt: position, end: end)
+      if (0xE0...0xEF).contains(id) {
+        videoPackets += 1
+        if frameRate == nil, videoPackets <= 64 {
+          frameRate = sequenceRate(reader, from: position + 6, to: end, into: &report, streams: &streams)
+        }
+      }
+      position = end
+      return .next
+    }
+
+    /// The walk's result once the packets are walked: a strict walk needs two start codes; a
+    /// whole stream gets its duration (time stamps, else the mux rate) and needs an audio or
+    /// video packet and at most half its bytes skipped.
+    func finish(_ reader: ByteReader) -> ProbeWalk {
+      if strict && packets < 2 { return .invalid("MPEG prefix too short") }
+      var report = report
+      if skipped > 0 { report.notes.append("\(skipped) bytes of non-packet data skipped") }
+      report.streams = streams.list
+      if !strict {
+        // Not from a prefix: the spread of the first packets' stamps is not the duration.
+        let lastFrame = frameRate.map { 1 / $0 } ?? 0
+        report.durationSeconds = video.seconds.map { $0 + lastFrame } ?? audio.seconds ?? system.seconds
+        if report.durationSeconds == nil, let muxRate {
+          // No time stamps at all: the size over the declared mux rate (50 bytes/s units).
+          report.durationSeconds = ProbeMath.seconds(UInt64(reader.count), per: UInt64(muxRate) * 50)
+          report.notes.append("MPEG stream has no time stamps: its duration is estimated from its mux rate")
+        }
+        guard report.hasVideoTrack || report.hasAudioTrack else {
+          return .cut(report, "MPEG stream ends before any audio or video packet")
+        }
+        guard skipped <= reader.count / 2 else { return .invalid("MPEG stream is mostly not packets") }
+      }
+      return .complete(report)
+    }
   }
 
   /// The elementary streams met, by stream id (and, in private stream 1, sub-stream id), in

@@ -93,16 +93,12 @@ enum WAVProbe {
         fill(&report, parsed)
       case data:
         guard format != nil else { return .failure(.malformed("WAV data chunk comes before fmt")) }
-        if size == 0xFFFF_FFFF || (size == 0 && (riffSize == 0 || riffSize == 0xFFFF_FFFF)) {
-          dataBytes = remaining - 8
-          report.notes.append("WAV data size is a streaming placeholder: data runs to the end of the file")
-          break walk
+        switch dataChunk(size: size, riffSize: riffSize, remaining: remaining, into: &report) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let chunk):
+          dataBytes = chunk.bytes
+          if chunk.runsToEnd { break walk }
         }
-        guard end <= reader.count else {
-          return .failure(
-            .truncated("WAV data chunk declares \(size) bytes, the file holds \(remaining - 8)"))
-        }
-        dataBytes = Int(size)
       default:
         guard end <= reader.count else {
           guard dataBytes != nil else { return .failure(.truncated("WAV ends inside a chunk")) }
@@ -116,6 +112,23 @@ enum WAVProbe {
     guard let dataBytes else { return .failure(.truncated("WAV has no data chunk")) }
     report.durationSeconds = Double(dataBytes) / Double(format.byteRate)
     return .success(report)
+  }
+
+  /// Reads the size of the `data` chunk whose header has `remaining` bytes from its start to the
+  /// end of the file: the audio bytes, and whether the size is a streaming writer's "unknown
+  /// length" placeholder (the data then runs to the end of the file, noted in `report`). Fails
+  /// truncated when the chunk declares more bytes than the file holds.
+  private static func dataChunk(
+    size: UInt32, riffSize: UInt32, remaining: Int, into report: inout ProbeReport
+  ) -> Result<(bytes: Int, runsToEnd: Bool), ProbeProblem> {
+    if size == 0xFFFF_FFFF || (size == 0 && (riffSize == 0 || riffSize == 0xFFFF_FFFF)) {
+      report.notes.append("WAV data size is a streaming placeholder: data runs to the end of the file")
+      return .success((bytes: remaining - 8, runsToEnd: true))
+    }
+    guard 8 + Int(size) <= remaining else {
+      return .failure(.truncated("WAV data chunk declares \(size) bytes, the file holds \(remaining - 8)"))
+    }
+    return .success((bytes: Int(size), runsToEnd: false))
   }
 
   /// Parses and validates a `fmt ` chunk body of `size` bytes at `offset`: at least 16 bytes,
