@@ -71,20 +71,7 @@ public struct Validator: Sendable {
       }
       format = identified.format
     }
-    let report: ProbeReport
-    switch MediaProbe.inspect(file: file, as: format, signal: signal) {
-    case .success(let complete): report = complete
-    case .failure(.interrupted(let reason)):
-      var error = StopSignal.error(for: reason, while: "while the file's structure was checked")
-      if reason == .workBudget { error.detected = naming.name() }
-      throw error
-    case .failure(.truncated(let detail)):
-      // The transfer completed; the file itself is cut short: a rejection, not a failed fetch.
-      throw AttachmentError(
-        .truncated, "The file is cut short: \(detail).", detected: naming.name(), kind: .rejection)
-    case .failure(.malformed(let detail)):
-      throw AttachmentError(.unsupportedType, "The file is malformed: \(detail).", detected: naming.name())
-    }
+    let report = try inspect(file, as: format, signal: signal, naming: &naming)
     let type = try Classifier.mediaType(for: report, detected: naming.name()).get()
     try check(type: type, report: report, size: size)
     let codecWarnings = try CodecCheck.judge(report.streams, type: type).get()
@@ -103,6 +90,25 @@ public struct Validator: Sendable {
       height: report.height, frames: report.frames, durationSeconds: report.durationSeconds,
       codecs: Self.codecs(of: report.streams),
       warnings: warnings(type: type, detected: detected) + codecWarnings + report.notes)
+  }
+
+  /// The complete-file walk of `file` as `format`, its failures as the refusals they are.
+  private func inspect(
+    _ file: FileBytes, as format: ProbedFormat, signal: StopSignal, naming: inout MagicNaming
+  ) throws(AttachmentError) -> ProbeReport {
+    switch MediaProbe.inspect(file: file, as: format, signal: signal) {
+    case .success(let complete): return complete
+    case .failure(.interrupted(let reason)):
+      var error = StopSignal.error(for: reason, while: "while the file's structure was checked")
+      if reason == .workBudget { error.detected = naming.name() }
+      throw error
+    case .failure(.truncated(let detail)):
+      // The transfer completed; the file itself is cut short: a rejection, not a failed fetch.
+      throw AttachmentError(
+        .truncated, "The file is cut short: \(detail).", detected: naming.name(), kind: .rejection)
+    case .failure(.malformed(let detail)):
+      throw AttachmentError(.unsupportedType, "The file is malformed: \(detail).", detected: naming.name())
+    }
   }
 
   /// The streams' codecs strings, each once, in order.

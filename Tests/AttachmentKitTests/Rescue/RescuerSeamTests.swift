@@ -123,6 +123,6 @@ struct RescuerSeamTests {
 
     #expect(error?.code == .tooLarge)
     #expect(error?.message.contains("source limit of 100000") == true)
-    #expect(fixture.openTemporaryFiles().isEmpty)
+    #expect(fixture.settledTemporaryFiles().isEmpty)
   }
 }
