@@ -28,6 +28,13 @@ let package = Package(
     .systemLibrary(
       name: "CVips",
       providers: [.apt(["libvips-dev"])]),
+    // FFmpeg's libraries are opened with dlopen on the first media rescue
+    // (Sources/AttachmentKit/Rescue/Media/Libav.swift): headers only, for the types.
+    .systemLibrary(
+      name: "CAV",
+      providers: [
+        .apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])
+      ]),
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"])]),
@@ -41,7 +48,7 @@ let package = Package(
     .target(name: "PosixLock"),
     .target(
       name: "AttachmentKit",
-      dependencies: ["CCurl", "CMagic", "CVips", "PosixLock"]),
+      dependencies: ["CAV", "CCurl", "CMagic", "CVips", "PosixLock"]),
     // The push-media proxy behind `attachkit serve`: signed routes over libmicrohttpd.
     .target(
       name: "AttachmentServer",

@@ -9,8 +9,11 @@ set -euo pipefail
 # libvips-dev: the rescue (loaded with dlopen); libvips-tools: vipsheader/vips in the rescue
 # tests and vipsthumbnail, the benchmark's peer; imagemagick: scripts/make-large-samples.sh;
 # time (GNU time): the benchmark's peak-RSS measurement of a child process.
+# libav*-dev, libsw*-dev: FFmpeg's libraries for the media rescue (loaded with dlopen); ffmpeg: the
+# media rescue tests make their long sources with it, and it is the media benchmark's peer.
 packages=(libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
-  python3 libvips-dev libvips-tools imagemagick time "$@")
+  python3 libvips-dev libvips-tools imagemagick time
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -57,19 +57,7 @@ public struct ImageRescuer: Sendable {
   public func attachment(
     fromFile path: String, rescuingInto output: String, deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
-    // The first bytes, read once: when they already show a refusal a rescue undoes, libvips
-    // starts on another core while the whole file is checked (waited for before returning).
-    let evidence = Self.evidence(ofFile: path)
-    let preparation = prepare(for: evidence, limits: limits)
-    defer { preparation?.wait() }
-    let refusal: AttachmentError
-    do {
-      return try Validator(limits: limits).validate(file: path, deadline: deadline)
-    } catch {
-      refusal = error
-    }
-    guard canRescue(evidence.refused(with: refusal)) else { throw refusal }
-    return try rescue(file: path, refusedWith: refusal, to: output, deadline: deadline)
+    try [self].attachment(fromFile: path, rescuingInto: output, limits: limits, deadline: deadline)
   }
 
   /// A local file's first bytes (the sniffing window, read once), as a rescuer's evidence: what
@@ -260,9 +248,7 @@ public struct ImageRescuer: Sendable {
 
   /// The original refusal, with why the rescue could not help.
   static func unrescued(_ refusal: AttachmentError, _ reason: String) -> AttachmentError {
-    AttachmentError(
-      refusal.code, "\(refusal.message) Not rescued: \(reason).", httpStatus: refusal.httpStatus,
-      detected: refusal.detected, kind: refusal.kind)
+    refusal.notRescued(reason)
   }
 
   private static func checkTime(_ deadline: ContinuousClock.Instant?) throws(AttachmentError) {

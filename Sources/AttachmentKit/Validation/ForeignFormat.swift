@@ -1,10 +1,10 @@
 /// Formats AttachmentKit recognises but does not accept: the one table of what such a file is
-/// called in a refusal, which ISO BMFF brands mark it, and which libvips loader (if any) lets
-/// a rescue read it. (What an accepted type is, is ``MediaType``'s table; how a format is
+/// called in a refusal, which ISO BMFF brands mark it, and which libvips loader or FFmpeg
+/// demuxer (if any) lets a rescue read it. (What an accepted type is, is ``MediaType``'s table; how a format is
 /// recognised and checked, ``ProbedFormat``'s.)
 ///
-/// Add a row here to name a new refused ISO brand, or to let the image rescuer read a new
-/// source format.
+/// Add a row here to name a new refused ISO brand, or to let the image or media rescuer read
+/// a new source format.
 enum ForeignFormat: CaseIterable, Sendable {
   /// HEIF's own brand (`mif1`), read by libvips' HEIF loader. Declared before HEIC and AVIF,
   /// which the same loader reads: the loader's name for what it reads is this row's MIME type.
@@ -29,11 +29,29 @@ enum ForeignFormat: CaseIterable, Sendable {
   case jpeg2000
   /// JPEG 2000 part 2 (`jpx `).
   case jpx
+  /// WebM (Matroska with VP8/VP9/AV1 and Vorbis/Opus).
+  case webm
+  /// Matroska.
+  case matroska
+  /// AVI (RIFF).
+  case avi
+  /// MPEG transport stream.
+  case mpegTransportStream
+  /// FLAC.
+  case flac
+  /// Ogg (Vorbis, Opus, FLAC).
+  case ogg
+  /// AIFF and AIFF-C.
+  case aiff
 
   private struct Row {
     let mime: String
-    let isoBrands: [String]
-    let vipsLoader: VipsLoader?
+    var isoBrands: [String] = []
+    var vipsLoader: VipsLoader? = nil
+    /// The category a media rescue delivers it as, for the video and audio formats.
+    var category: MediaType.Category? = nil
+    /// The FFmpeg demuxer that reads it (its short name, as `format_whitelist` takes it).
+    var demuxer: String? = nil
   }
 
   private var row: Row {
@@ -50,11 +68,21 @@ enum ForeignFormat: CaseIterable, Sendable {
     case .heifSequence: return Row(mime: "image/heif-sequence", isoBrands: ["msf1"], vipsLoader: nil)
     case .heicSequence: return Row(mime: "image/heic-sequence", isoBrands: ["hevc", "hevx"], vipsLoader: nil)
     case .threeGPP:
-      return Row(mime: "video/3gpp", isoBrands: ["3gp4", "3gp5", "3gp6", "3gp7", "3gs7"], vipsLoader: nil)
-    case .threeGPP2: return Row(mime: "video/3gpp2", isoBrands: ["3g2a", "3g2b", "3g2c"], vipsLoader: nil)
+      return Row(
+        mime: "video/3gpp", isoBrands: ["3gp4", "3gp5", "3gp6", "3gp7", "3gs7"], category: .video,
+        demuxer: "mov")
+    case .threeGPP2:
+      return Row(mime: "video/3gpp2", isoBrands: ["3g2a", "3g2b", "3g2c"], category: .video, demuxer: "mov")
     case .canonRaw: return Row(mime: "image/x-canon-cr3", isoBrands: ["crx "], vipsLoader: nil)
     case .jpeg2000: return Row(mime: "image/jp2", isoBrands: ["jp2 "], vipsLoader: nil)
     case .jpx: return Row(mime: "image/jpx", isoBrands: ["jpx "], vipsLoader: nil)
+    case .webm: return Row(mime: "video/webm", category: .video, demuxer: "matroska")
+    case .matroska: return Row(mime: "video/x-matroska", category: .video, demuxer: "matroska")
+    case .avi: return Row(mime: "video/x-msvideo", category: .video, demuxer: "avi")
+    case .mpegTransportStream: return Row(mime: "video/MP2T", category: .video, demuxer: "mpegts")
+    case .flac: return Row(mime: "audio/flac", category: .audio, demuxer: "flac")
+    case .ogg: return Row(mime: "audio/ogg", category: .audio, demuxer: "ogg")
+    case .aiff: return Row(mime: "audio/x-aiff", category: .audio, demuxer: "aiff")
     }
   }
 
@@ -62,8 +90,16 @@ enum ForeignFormat: CaseIterable, Sendable {
   var mime: String { row.mime }
   /// The ISO BMFF major brands that mark the format (four characters, space-padded).
   var isoBrands: [String] { row.isoBrands }
-  /// The libvips loader that reads it, or `nil` when no rescue converts it.
+  /// The libvips loader that reads it, or `nil` when no image rescue converts it.
   var vipsLoader: VipsLoader? { row.vipsLoader }
+  /// The category a media rescue delivers it as (video or audio), or `nil` for the image
+  /// formats.
+  var category: MediaType.Category? { row.category }
+  /// The FFmpeg demuxer that reads it, or `nil` when no media rescue reads it.
+  var demuxer: String? { row.demuxer }
+
+  /// The format libmagic names `mime`, if it is one of these.
+  static func named(_ mime: String) -> ForeignFormat? { allCases.first { $0.mime == mime } }
 
   /// The format an ISO BMFF major brand marks, if it is a refused one.
   static let byISOBrand: [String: ForeignFormat] = Dictionary(

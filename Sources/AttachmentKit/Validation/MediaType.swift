@@ -62,6 +62,19 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
     var vipsLoader: VipsLoader? = nil
   }
 
+  /// The FFmpeg demuxer that reads the type (video and audio), as `format_whitelist` names it.
+  var demuxer: String? {
+    switch self {
+    case .jpeg, .png, .gif, .tiff: nil
+    case .mp4, .mov, .m4a: "mov"
+    case .mpeg: "mpeg,mpegvideo"
+    case .mp3: "mp3"
+    case .aac: "aac"
+    case .wav: "wav"
+    case .caf: "caf"
+    }
+  }
+
   private var row: Row {
     switch self {
     case .jpeg:

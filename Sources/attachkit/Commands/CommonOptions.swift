@@ -24,7 +24,7 @@ enum CommonOptions {
   static let rescue = ArgumentSpec.flag(
     long: "rescue",
     help:
-      "Turn near-miss images into attachments with libvips: WebP, HEIC and AVIF converted to JPEG/PNG/GIF, images over the byte or pixel limit downscaled (sources up to 50 MB)."
+      "Turn near-miss media into attachments: WebP, HEIC and AVIF converted and oversized images downscaled (libvips, sources up to 50 MB); long clips trimmed, foreign containers re-wrapped, VP9/AV1/FLAC/Opus/DTS transcoded to H.264 and AAC (FFmpeg, sources up to 200 MB)."
   )
   static let deadline = ArgumentSpec.option(
     long: "deadline", valueName: "SECONDS",
@@ -137,7 +137,7 @@ enum CommonOptions {
     // exit before a background one finished.
     configuration.cache.sweepsInBackground = false
     configuration.cache.durable = arguments.flag("durable")
-    if arguments.flag("rescue") { configuration.rescue = RescueConfiguration() }
+    if arguments.flag("rescue") { configuration.rescuers = [ImageRescuer(), MediaRescuer()] }
     configuration.downloader.allowPrivateNetworks =
       arguments.flag("allow-private-networks") || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
     if let proxy = arguments.string("proxy") {

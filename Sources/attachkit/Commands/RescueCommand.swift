@@ -2,18 +2,22 @@ import ArgumentParsing
 import AttachmentKit
 import Glibc
 
-/// `attachkit rescue FILE --output OUT`: turns a local near-miss image into an attachment.
+/// `attachkit rescue FILE --output OUT`: turns a local near-miss image, video or audio file into
+/// an attachment.
 enum RescueCommand: RunnableCommand {
   static let configuration = CommandConfiguration(
     name: "rescue",
-    abstract: "Turn a local near-miss image into a valid attachment (libvips), and validate it.",
+    abstract: "Turn a local near-miss image, video or audio file into a valid attachment, and validate it.",
     discussion: """
       WebP, HEIC/HEIF and AVIF become JPEG (PNG with alpha, GIF when animated); an image over the byte \
-      or pixel limit is downscaled, upright and in sRGB. A file that is already acceptable is copied \
-      unchanged. Prints the result like validate, with a "rescued" object saying what was done.
+      or pixel limit is downscaled, upright and in sRGB (libvips). A video over the duration limit is \
+      trimmed by stream copy; H.264 in Matroska, MPEG-TS or AVI is re-wrapped in MP4; VP8, VP9, AV1 and \
+      MPEG-4 part 2 video become H.264, and FLAC, Vorbis, Opus, ADPCM, DTS or TrueHD audio AAC-LC \
+      (FFmpeg). A file that is already acceptable is copied unchanged. Prints the result like validate, with a "rescued" object saying what was done.
       """,
     examples: [
       "attachkit rescue photo.heic --output photo.jpg", "attachkit rescue --json banner.webp -o out",
+      "attachkit rescue clip.webm --output clip.mp4",
     ],
     sections: [CommonOptions.exitCodes])
 
@@ -22,7 +26,7 @@ enum RescueCommand: RunnableCommand {
       .option(
         long: "output", short: "o", valueName: "OUT",
         help: "Where the delivered file goes (required; replaced if it exists, removed on failure)."),
-      .positional(name: "file", valueName: "FILE", help: "The image to rescue."),
+      .positional(name: "file", valueName: "FILE", help: "The image, video or audio file to rescue."),
     ]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
@@ -43,8 +47,9 @@ enum RescueCommand: RunnableCommand {
   private static func deliver(
     _ file: String, to output: String, limits: ValidationLimits, deadline: ContinuousClock.Instant
   ) throws(AttachmentError) -> Validation {
-    let rescuer = ImageRescuer(configuration: RescueConfiguration(), limits: limits)
-    let validation = try rescuer.attachment(fromFile: file, rescuingInto: output, deadline: deadline)
+    let rescuers: [any Rescuer] = [ImageRescuer(limits: limits), MediaRescuer()]
+    let validation = try rescuers.attachment(
+      fromFile: file, rescuingInto: output, limits: limits, deadline: deadline)
     if validation.rescued == nil { try copy(file, to: output) }
     return validation
   }

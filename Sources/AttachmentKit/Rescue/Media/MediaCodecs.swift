@@ -1,0 +1,120 @@
+import CAV
+
+/// A decoder for one input stream: packets in, frames out. Used on one thread; freed when
+/// released.
+final class MediaDecoder {
+  let av: Libav
+  let context: UnsafeMutablePointer<AVCodecContext>
+  private let frame: UnsafeMutablePointer<AVFrame>
+
+  /// Opens the allowed decoder of `stream`, with `threads` threads.
+  init(stream: UnsafeMutablePointer<AVStream>, threads: Int, av: Libav) throws(MediaFailure) {
+    self.av = av
+    let parameters = stream.pointee.codecpar
+    guard let codec = av.avcodec_find_decoder(parameters?.pointee.codec_id ?? AV_CODEC_ID_NONE),
+      MediaAllowlist.decoders.contains(String(cString: codec.pointee.name)),
+      let context = av.avcodec_alloc_context3(codec)
+    else { throw .unrescued("no allowed decoder reads it") }
+    self.context = context
+    guard let frame = av.av_frame_alloc() else {
+      var owned: UnsafeMutablePointer<AVCodecContext>? = context
+      av.avcodec_free_context(&owned)
+      throw .unrescued("out of memory")
+    }
+    self.frame = frame
+    guard av.avcodec_parameters_to_context(context, parameters) >= 0 else {
+      throw .unrescued("bad stream parameters")
+    }
+    context.pointee.pkt_timebase = stream.pointee.time_base
+    context.pointee.thread_count = Int32(clamping: max(1, threads))
+    let code = av.avcodec_open2(context, codec, nil)
+    guard code >= 0 else { throw .unrescued("its decoder does not open (\(av.message(code)))") }
+  }
+
+  deinit {
+    var frame: UnsafeMutablePointer<AVFrame>? = frame
+    av.av_frame_free(&frame)
+    var context: UnsafeMutablePointer<AVCodecContext>? = context
+    av.avcodec_free_context(&context)
+  }
+
+  /// Decodes `packet` (`nil`: the end, flushes the decoder) and hands each frame to `body`,
+  /// which must not keep it. A damaged packet is skipped, as players do.
+  func decode(
+    _ packet: UnsafeMutablePointer<AVPacket>?,
+    _ body: (UnsafeMutablePointer<AVFrame>) throws(MediaFailure) -> Void
+  ) throws(MediaFailure) {
+    let sent = av.avcodec_send_packet(context, packet)
+    guard sent >= 0 || sent == ak_averror_eof() || packet != nil else {
+      throw .unrescued("its decoder fails (\(av.message(sent)))")
+    }
+    while true {
+      let code = av.avcodec_receive_frame(context, frame)
+      if code == ak_averror_eagain() || code == ak_averror_eof() { return }
+      guard code >= 0 else { return }  // a damaged frame: skipped
+      defer { av.av_frame_unref(frame) }
+      try body(frame)
+    }
+  }
+}
+
+/// An encoder for one output stream: frames in, packets to the writer. Used on one thread.
+final class MediaEncoder {
+  let av: Libav
+  let context: UnsafeMutablePointer<AVCodecContext>
+  private let packet: UnsafeMutablePointer<AVPacket>
+  /// The writer's stream this encoder fills, once added.
+  var streamIndex: Int32 = -1
+  /// The duration given to a packet the encoder leaves without one, in its time base (x264
+  /// leaves them all: the last frame would otherwise last no time in the MP4).
+  var packetDuration: Int64 = 0
+
+  /// Allocates the encoder called `name` (not opened: set its fields, then ``open(_:)``).
+  init(named name: String, av: Libav) throws(MediaFailure) {
+    self.av = av
+    guard let codec = av.avcodec_find_encoder_by_name(name), let context = av.avcodec_alloc_context3(codec)
+    else {
+      throw .unrescued("FFmpeg has no \(name) encoder")
+    }
+    self.context = context
+    guard let packet = av.av_packet_alloc() else {
+      var owned: UnsafeMutablePointer<AVCodecContext>? = context
+      av.avcodec_free_context(&owned)
+      throw .unrescued("out of memory")
+    }
+    self.packet = packet
+  }
+
+  deinit {
+    var packet: UnsafeMutablePointer<AVPacket>? = packet
+    av.av_packet_free(&packet)
+    var context: UnsafeMutablePointer<AVCodecContext>? = context
+    av.avcodec_free_context(&context)
+  }
+
+  /// Opens the encoder with `options` (FFmpeg's `key=value` private options, e.g. x264's preset).
+  func open(_ options: [(String, String)], globalHeader: Bool) throws(MediaFailure) {
+    if globalHeader { context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
+    var dictionary: OpaquePointer?
+    defer { av.av_dict_free(&dictionary) }
+    for (key, value) in options { _ = av.av_dict_set(&dictionary, key, value, 0) }
+    let code = av.avcodec_open2(context, context.pointee.codec, &dictionary)
+    guard code >= 0 else { throw .unrescued("its encoder does not open (\(av.message(code)))") }
+  }
+
+  /// Encodes `frame` (`nil`: the end, flushes the encoder) and writes each packet.
+  func encode(_ frame: UnsafeMutablePointer<AVFrame>?, into writer: MediaWriter) throws(MediaFailure) {
+    let sent = av.avcodec_send_frame(context, frame)
+    guard sent >= 0 || sent == ak_averror_eof() else {
+      throw .unrescued("its encoder fails (\(av.message(sent)))")
+    }
+    while true {
+      let code = av.avcodec_receive_packet(context, packet)
+      if code == ak_averror_eagain() || code == ak_averror_eof() { return }
+      guard code >= 0 else { throw .unrescued("its encoder fails (\(av.message(code)))") }
+      if packet.pointee.duration <= 0 { packet.pointee.duration = packetDuration }
+      try writer.write(packet, stream: streamIndex, from: context.pointee.time_base)
+      av.av_packet_unref(packet)
+    }
+  }
+}

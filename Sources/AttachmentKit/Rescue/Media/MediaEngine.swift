@@ -1,0 +1,212 @@
+import CAV
+
+/// Runs one media rescue with FFmpeg: opens the source, checks its declared budgets, plans,
+/// finds the keyframe cut of a copied trim, and writes the delivered file. On one thread,
+/// stoppable at the job's deadline (``MediaInterrupt``).
+struct MediaEngine {
+  let av: Libav
+  let configuration: MediaRescueConfiguration
+
+  /// What the rescue did and what the source was.
+  struct Outcome {
+    var plan: MediaPlan
+    var source: MediaSource
+  }
+
+  /// Rescues `job.source` into `job.output`.
+  func run(_ job: RescueJob, interrupt: MediaInterrupt) throws(MediaFailure) -> Outcome {
+    var input = try MediaInput(path: job.source, av: av, interrupt: interrupt)
+    let source = input.source(bytes: job.bytes)
+    try checkBudgets(source)
+    var plan = try MediaPlan.make(
+      for: source, refusal: job.refusal, limits: job.limits, configuration: configuration
+    ).get()
+    if plan.video == .copy, let end = plan.endSeconds, let video = source.video {
+      if let cut = try keyframeCut(input, video: video.index, end: end) {
+        plan.endSeconds = cut
+      } else {
+        // One group of pictures spans the limit: only re-encoding can cut it.
+        let (width, height) = MediaPlan.fit(video, configuration: configuration)
+        plan.video = .transcode(width: width, height: height, bitrate: nil)
+        plan.actions = [.trimmed, .transcoded]
+      }
+      input = try MediaInput(path: job.source, av: av, interrupt: interrupt)  // read again from the start
+    }
+    try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
+    return Outcome(plan: plan, source: source)
+  }
+
+  /// Refuses, from the declared parameters alone, a source whose decoding would cost more than
+  /// the configuration allows.
+  private func checkBudgets(_ source: MediaSource) throws(MediaFailure) {
+    if source.durationSeconds > configuration.maximumSourceSeconds {
+      throw .error(
+        AttachmentError(
+          .tooLong,
+          "The source declares \(source.durationSeconds) s, over the rescue's source limit of \(configuration.maximumSourceSeconds) s."
+        ))
+    }
+    if let video = source.video {
+      let (pixels, overflow) = Int64(video.width).multipliedReportingOverflow(by: Int64(video.height))
+      if overflow || pixels > configuration.maximumSourceFramePixels {
+        throw .error(
+          AttachmentError(
+            .tooManyPixels,
+            "The video's frames are \(video.width)×\(video.height), over the rescue's budget of \(configuration.maximumSourceFramePixels) pixels."
+          ))
+      }
+      let frames = video.framesPerSecond * source.durationSeconds
+      if !frames.isFinite || frames > Double(configuration.maximumSourceFrames) {
+        throw .error(
+          AttachmentError(
+            .tooManyPixels,
+            "The video declares \(Int(min(frames, 1e15))) frames, over the rescue's budget of \(configuration.maximumSourceFrames)."
+          ))
+      }
+    }
+    if let audio = source.audio, audio.sampleRate > 384_000 || audio.channels > 16 {
+      throw .unrescued("its audio declares \(audio.sampleRate) Hz and \(audio.channels) channels")
+    }
+  }
+
+  /// The time of the last keyframe of `video` at or before `end` seconds (after the start),
+  /// past the first: where a stream copy can cut and stay within `end`. `nil` when there is none.
+  private func keyframeCut(_ input: MediaInput, video: Int, end: Double) throws(MediaFailure) -> Double? {
+    guard let packet = av.av_packet_alloc() else { throw .unrescued("out of memory") }
+    var owned: UnsafeMutablePointer<AVPacket>? = packet
+    defer { av.av_packet_free(&owned) }
+    let start = input.startSeconds
+    var cut: Double?
+    while try input.read(into: packet) {
+      defer { av.av_packet_unref(packet) }
+      guard Int(packet.pointee.stream_index) == video, packet.pointee.flags & AV_PKT_FLAG_KEY != 0,
+        let stream = input.stream(video), packet.pointee.pts != ak_av_nopts_value()
+      else { continue }
+      let seconds = Self.seconds(packet.pointee.pts, stream.pointee.time_base) - start
+      if seconds > end + Self.epsilon { break }
+      if seconds > Self.epsilon { cut = seconds }
+    }
+    return cut
+  }
+
+  /// How a packet of an input stream reaches the writer.
+  private enum Route {
+    case copy(output: Int32, timeBase: AVRational, isVideo: Bool)
+    case transcode(any StreamTranscoder)
+  }
+
+  private func write(
+    _ plan: MediaPlan, from input: MediaInput, source: MediaSource, to path: String, interrupt: MediaInterrupt
+  ) throws(MediaFailure) {
+    let writer = try MediaWriter(path: path, output: plan.output, av: av, interrupt: interrupt)
+    var routes: [Int: Route] = [:]
+    if let step = plan.video, let video = source.video, let stream = input.stream(video.index) {
+      routes[video.index] = try route(step: step, stream: stream, plan: plan, writer: writer)
+    }
+    if let step = plan.audio, let audio = source.audio, let stream = input.stream(audio.index) {
+      routes[audio.index] = try route(step: step, stream: stream, plan: plan, writer: writer)
+    }
+    guard !routes.isEmpty else { throw .unrescued("no stream can be delivered") }
+    try writer.start()
+    let reached = try copyPackets(input, routes: routes, end: plan.endSeconds, writer: writer)
+    // A source that ends well before the duration it declares is cut short: its refusal stands.
+    let expected = min(plan.endSeconds ?? .infinity, source.durationSeconds)
+    if let reached, expected.isFinite, reached < expected * 0.9 - 0.05 {
+      throw .unrescued(
+        "it is cut short: its streams end at \(Self.rounded(reached)) s of the \(Self.rounded(expected)) s it declares"
+      )
+    }
+    for case .transcode(let transcoder) in routes.values { try transcoder.feed(nil, into: writer) }
+    try writer.finish()
+  }
+
+  private func route(
+    step: MediaPlan.Video, stream: UnsafeMutablePointer<AVStream>, plan: MediaPlan, writer: MediaWriter
+  ) throws(MediaFailure) -> Route {
+    switch step {
+    case .copy:
+      return .copy(
+        output: try writer.addCopy(of: stream.pointee.codecpar, timeBase: stream.pointee.time_base),
+        timeBase: stream.pointee.time_base, isVideo: true)
+    case .transcode(let width, let height, let bitrate):
+      return .transcode(
+        try VideoTranscoder(
+          stream: stream, width: width, height: height, bitrate: bitrate, endSeconds: plan.endSeconds,
+          configuration: configuration, writer: writer, av: av))
+    }
+  }
+
+  private func route(
+    step: MediaPlan.Audio, stream: UnsafeMutablePointer<AVStream>, plan: MediaPlan, writer: MediaWriter
+  ) throws(MediaFailure) -> Route {
+    switch step {
+    case .copy:
+      return .copy(
+        output: try writer.addCopy(of: stream.pointee.codecpar, timeBase: stream.pointee.time_base),
+        timeBase: stream.pointee.time_base, isVideo: false)
+    case .transcode(let bitrate):
+      return .transcode(
+        try AudioTranscoder(
+          stream: stream, bitrate: bitrate, endSeconds: plan.endSeconds, configuration: configuration,
+          writer: writer, av: av))
+    }
+  }
+
+  /// Reads every packet, shifts it to start at 0, and routes it: copied (when it ends by the
+  /// plan's end) or fed to its transcoder. Stops once nothing more is needed.
+  /// - Returns: where the routed streams' packets ended, in seconds, when the whole file was
+  ///   read; `nil` when reading stopped at the plan's end.
+  private func copyPackets(
+    _ input: MediaInput, routes: [Int: Route], end: Double?, writer: MediaWriter
+  ) throws(MediaFailure) -> Double? {
+    guard let packet = av.av_packet_alloc() else { throw .unrescued("out of memory") }
+    var owned: UnsafeMutablePointer<AVPacket>? = packet
+    defer { av.av_packet_free(&owned) }
+    let start = input.context.pointee.start_time == ak_av_nopts_value() ? 0 : input.context.pointee.start_time
+    var passedEnd = Set<Int>()
+    var reached = 0.0
+    while passedEnd.count < routes.count {
+      guard try input.read(into: packet) else { return reached }
+      defer { av.av_packet_unref(packet) }
+      let index = Int(packet.pointee.stream_index)
+      guard let route = routes[index], let stream = input.stream(index) else { continue }
+      let timeBase = stream.pointee.time_base
+      let offset = av.av_rescale_q(start, AVRational(num: 1, den: Int32(AV_TIME_BASE)), timeBase)
+      if packet.pointee.pts != ak_av_nopts_value() { packet.pointee.pts -= offset }
+      if packet.pointee.dts != ak_av_nopts_value() { packet.pointee.dts -= offset }
+      if packet.pointee.pts != ak_av_nopts_value() {
+        let ends = Self.seconds(packet.pointee.pts + packet.pointee.duration, timeBase)
+        reached = max(reached, ends)
+      }
+      switch route {
+      case .copy(let output, let timeBase, let isVideo):
+        if let end, packet.pointee.pts != ak_av_nopts_value() {
+          let begins = Self.seconds(packet.pointee.pts, timeBase)
+          let ends = begins + Self.seconds(packet.pointee.duration, timeBase)
+          if isVideo ? begins >= end - Self.epsilon : ends > end + Self.epsilon {
+            // Decode order runs ahead of presentation by a few frames at most.
+            if begins > end + 1 { passedEnd.insert(index) }
+            continue
+          }
+        }
+        try writer.write(packet, stream: output, from: timeBase)
+      case .transcode(let transcoder):
+        try transcoder.feed(packet, into: writer)
+        if transcoder.isComplete { passedEnd.insert(index) }
+      }
+    }
+    return nil
+  }
+
+  private static func rounded(_ seconds: Double) -> String {
+    String(Double((seconds * 100).rounded()) / 100)
+  }
+
+  /// Timestamps within this of a limit count as on it (half a millisecond).
+  static let epsilon = 0.0005
+
+  static func seconds(_ value: Int64, _ timeBase: AVRational) -> Double {
+    guard timeBase.den != 0 else { return 0 }
+    return Double(value) * Double(timeBase.num) / Double(timeBase.den)
+  }
+}

@@ -1,0 +1,51 @@
+/// How near-miss video and audio are turned into attachments (see ``MediaRescuer``): clips over
+/// the duration limit trimmed, foreign containers re-wrapped, codecs iOS does not play
+/// transcoded to H.264 and AAC-LC, with FFmpeg's libraries.
+///
+/// Every limit here applies to rescued sources only; the delivered file still meets
+/// ``ValidationLimits`` and is checked by the validator before it is published.
+public struct MediaRescueConfiguration: Sendable, Equatable {
+  /// The largest source a media rescue downloads, in bytes. Default: 200 MB (a 20 s video of
+  /// 80 MB is re-encoded to fit the 50 MB video limit).
+  public var maximumSourceBytes: Int64 = 200_000_000
+
+  /// The longest source, in seconds, as its container declares; a longer one is refused with
+  /// `too_long` before anything is decoded. Default: 600.
+  public var maximumSourceSeconds: Double = 600
+
+  /// The largest decoded video frame of a source, in pixels (width × height), read from the
+  /// stream parameters before decoding; larger is `too_many_pixels`. Default: 4096 × 4096.
+  public var maximumSourceFramePixels: Int64 = 4096 * 4096
+
+  /// The most video frames a source may declare (frame rate × duration). Default: 36,000 (600 s
+  /// at 60 frames per second).
+  public var maximumSourceFrames: Int64 = 36_000
+
+  /// The largest side of a transcoded video's frame, in pixels: wider or taller sources are
+  /// scaled down into `maximumOutputWidth` × `maximumOutputHeight` (orientation kept).
+  /// Default: 1280 × 720, what a notification shows at most.
+  public var maximumOutputWidth: Int = 1280
+  /// See ``maximumOutputWidth``. Default: 720.
+  public var maximumOutputHeight: Int = 720
+
+  /// The x264 preset of transcoded video (`ultrafast` … `veryslow`): slower presets make
+  /// smaller files at more CPU. Default: `veryfast` (about 7 s for 30 s of 720p on two cores).
+  public var videoPreset: String = "veryfast"
+
+  /// x264's constant rate factor (0–51, lower is better quality) when no byte target applies.
+  /// Default: 23.
+  public var videoQuality: Int = 23
+
+  /// The AAC-LC bitrate of transcoded audio, in bits per second. Default: 128,000.
+  public var audioBitrate: Int = 128_000
+
+  /// Threads per decoder and encoder. Default: 2.
+  public var threads: Int = 2
+
+  /// Media rescues running at once in this process; a rescue waits for a slot until its
+  /// deadline. Image rescues, hits and other misses never wait for these. Default: 2.
+  public var maximumConcurrentRescues: Int = 2
+
+  /// Makes the default media rescue settings.
+  public init() {}
+}

@@ -1,0 +1,135 @@
+import Dispatch
+
+/// Turns a near-miss video or audio file into an attachment with FFmpeg's libraries: a clip
+/// over the duration limit trimmed by stream copy, H.264 in a foreign container (Matroska,
+/// MPEG-TS, AVI) re-wrapped in MP4, PCM AIFF re-wrapped in CAF, video codecs iOS does not play
+/// (VP8, VP9, AV1, MPEG-4 part 2) transcoded to H.264, and audio it does not play (FLAC,
+/// Vorbis, Opus, ADPCM, DTS, TrueHD) to AAC-LC; audio over its byte limit re-encoded (or
+/// trimmed) to fit. See ``MediaPlan`` for the choice.
+///
+/// The libraries are opened on the first media rescue (`dlopen`): a hit, an image miss or an
+/// accepted video never maps them. Only allowed demuxers and decoders read the source, from a
+/// local file only; its declared budgets are checked before decoding; FFmpeg stops at the
+/// deadline. At most ``MediaRescueConfiguration/maximumConcurrentRescues`` run at once.
+public struct MediaRescuer: Sendable {
+  /// The rescue's own limits and encoding settings.
+  public var configuration: MediaRescueConfiguration
+
+  /// Makes a media rescuer.
+  public init(configuration: MediaRescueConfiguration = MediaRescueConfiguration()) {
+    self.configuration = configuration
+  }
+
+  /// This rescuer's ``Rescuer/name``, stored with every file it delivers.
+  public static let name = "media"
+}
+
+extension MediaRescuer: Rescuer {
+  /// `"media"`: see ``MediaRescuer/name``.
+  public var name: String { Self.name }
+
+  /// ``MediaRescueConfiguration/maximumSourceBytes``.
+  public var maximumSourceBytes: Int64 { configuration.maximumSourceBytes }
+
+  /// A video or audio refusal: `too_long`; `unsupported_codec`; `too_large` for video or
+  /// audio; `unsupported_type` for a container FFmpeg reads (``ForeignFormat`` rows naming a
+  /// demuxer: WebM, Matroska, AVI, MPEG-TS, FLAC, Ogg, AIFF, 3GPP).
+  public func canRescue(_ evidence: RescueEvidence) -> Bool {
+    guard let refusal = evidence.refusal else { return false }
+    let media = evidence.category == .video || evidence.category == .audio
+    switch refusal.code {
+    case .tooLong, .unsupportedCodec: return evidence.category != .image
+    case .tooLarge: return media
+    case .unsupportedType:
+      guard let detected = refusal.detected ?? evidence.detected else { return false }
+      return ForeignFormat.named(detected)?.demuxer != nil
+    default: return false
+    }
+  }
+
+  /// Opens FFmpeg's libraries on another core when the evidence already calls for a media
+  /// rescue (the first bytes named a container it reads).
+  public func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
+    guard canRescue(evidence) else { return nil }
+    let preparation = LibavPreparation()
+    DispatchQueue.global(qos: .userInitiated).async {
+      _ = Libav.shared
+      preparation.done.signal()
+    }
+    return preparation
+  }
+
+  /// Rescues the job's source with FFmpeg (see the type's documentation).
+  public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
+    if job.bytes > configuration.maximumSourceBytes {
+      throw AttachmentError(
+        .tooLarge,
+        "The source is \(job.bytes) bytes, over the media rescue's source limit of \(configuration.maximumSourceBytes)."
+      )
+    }
+    guard let av = Libav.shared else {
+      throw job.refusal.notRescued("FFmpeg's libraries (libavformat59, libavcodec59) are not installed")
+    }
+    return try MediaRescueGate.shared.run(
+      limit: configuration.maximumConcurrentRescues, deadline: job.deadline
+    ) {
+      () throws(AttachmentError) -> Rescue in
+      let interrupt = MediaInterrupt(deadline: job.deadline)
+      let outcome: MediaEngine.Outcome
+      do throws(MediaFailure) {
+        outcome = try MediaEngine(av: av, configuration: configuration).run(job, interrupt: interrupt)
+      } catch {
+        switch error {
+        case .unrescued(let reason):
+          if interrupt.hasFired { throw MediaInterrupt.deadlineError }
+          throw job.refusal.notRescued(reason)
+        case .error(let reported): throw reported
+        }
+      }
+      let source = outcome.source
+      return Rescue(
+        rescuer: Self.name, from: job.refusal.detected ?? Self.mime(of: source),
+        actions: outcome.plan.actions,
+        originalBytes: job.bytes, originalWidth: source.video?.width, originalHeight: source.video?.height,
+        originalDurationSeconds: source.durationSeconds, originalCodecs: source.codecs)
+    }
+  }
+
+  /// `too_large` for a source over ``MediaRescueConfiguration/maximumSourceBytes``, `too_long`
+  /// for one over ``MediaRescueConfiguration/maximumSourceSeconds``; `nil` otherwise.
+  public func sourceRefusal(of provenance: Rescue) -> AttachmentError? {
+    if provenance.originalBytes > configuration.maximumSourceBytes {
+      return AttachmentError(
+        .tooLarge,
+        "The source is \(provenance.originalBytes) bytes, over the media rescue's source limit of \(configuration.maximumSourceBytes)."
+      )
+    }
+    if let seconds = provenance.originalDurationSeconds, seconds > configuration.maximumSourceSeconds {
+      return AttachmentError(
+        .tooLong,
+        "The source is \(seconds) s long, over the media rescue's source limit of \(configuration.maximumSourceSeconds) s."
+      )
+    }
+    return nil
+  }
+
+  private static func mime(of source: MediaSource) -> String {
+    source.video != nil ? MediaType.mp4.mime : MediaType.m4a.mime
+  }
+}
+
+/// A background load of FFmpeg's libraries (see ``MediaRescuer/prepare(for:limits:)``).
+final class LibavPreparation: RescuePreparation {
+  fileprivate let done = DispatchSemaphore(value: 0)
+
+  /// Blocks until the load has finished, succeeded or not.
+  func wait() { done.wait() }
+}
+
+extension AttachmentError {
+  /// This refusal, kept, with why a rescue could not undo it ("… Not rescued: `reason`.").
+  func notRescued(_ reason: String) -> AttachmentError {
+    AttachmentError(
+      code, "\(message) Not rescued: \(reason).", httpStatus: httpStatus, detected: detected, kind: kind)
+  }
+}

@@ -1,0 +1,100 @@
+import Testing
+
+@testable import AttachmentKit
+
+/// ``MediaPlan`` as a value: the cheapest action for each kind of source, without FFmpeg.
+@Suite("Media rescue: the plan")
+struct MediaPlanTests {
+  private static func video(_ codec: String, _ width: Int, _ height: Int) -> MediaSource.Stream {
+    MediaSource.Stream(
+      index: 0, codec: codec, decodable: true, width: width, height: height, framesPerSecond: 30)
+  }
+
+  private static func audio(_ codec: String, decodable: Bool = true) -> MediaSource.Stream {
+    MediaSource.Stream(index: 1, codec: codec, decodable: decodable, sampleRate: 48_000, channels: 2)
+  }
+
+  private static func plan(
+    _ demuxer: String, seconds: Double, bytes: Int64 = 1_000_000, video: MediaSource.Stream? = nil,
+    audio: MediaSource.Stream? = nil, refusal: AttachmentError.Code = .unsupportedType
+  ) -> Result<MediaPlan, MediaFailure> {
+    MediaPlan.make(
+      for: MediaSource(demuxer: demuxer, durationSeconds: seconds, bytes: bytes, video: video, audio: audio),
+      refusal: AttachmentError(refusal, "refused"), limits: ValidationLimits(),
+      configuration: MediaRescueConfiguration())
+  }
+
+  @Test("a long H.264 MP4 is trimmed by stream copy; H.264 in Matroska is re-wrapped, its Opus transcoded")
+  func copies() throws {
+    let trimmed = try Self.plan(
+      "mov,mp4,m4a,3gp,3g2,mj2", seconds: 45, video: Self.video("h264", 1280, 720), audio: Self.audio("aac"),
+      refusal: .tooLong
+    ).get()
+    #expect(
+      trimmed == MediaPlan(output: .mp4, video: .copy, audio: .copy, endSeconds: 30, actions: [.trimmed]))
+    let rewrapped = try Self.plan(
+      "matroska,webm", seconds: 10, video: Self.video("h264", 640, 360), audio: Self.audio("opus")
+    ).get()
+    #expect(rewrapped.video == .copy && rewrapped.audio == .transcode(bitrate: 128_000))
+    #expect(rewrapped.actions == [.rewrapped, .transcoded])
+  }
+
+  @Test("VP9 is transcoded into 1280×720 (720×1280 for portrait), trimmed to the limit")
+  func transcodes() throws {
+    let wide = try Self.plan("matroska,webm", seconds: 45, video: Self.video("vp9", 1920, 1080)).get()
+    #expect(wide.video == .transcode(width: 1280, height: 720, bitrate: nil))
+    #expect(wide.endSeconds == 30 && wide.actions == [.trimmed, .transcoded])
+    let tall = try Self.plan("matroska,webm", seconds: 5, video: Self.video("av1", 1080, 1920)).get()
+    #expect(tall.video == .transcode(width: 720, height: 1280, bitrate: nil))
+    let small = try Self.plan("avi", seconds: 5, video: Self.video("mpeg4", 161, 121)).get()
+    #expect(small.video == .transcode(width: 160, height: 120, bitrate: nil))  // even sides, never upscaled
+  }
+
+  @Test("a video over its byte limit is re-encoded at a bitrate that fits")
+  func shrinks() throws {
+    let plan = try Self.plan(
+      "mov,mp4,m4a,3gp,3g2,mj2", seconds: 20, bytes: 80_000_000, video: Self.video("h264", 1280, 720),
+      refusal: .tooLarge
+    ).get()
+    #expect(plan.video == .transcode(width: 1280, height: 720, bitrate: 18_400_000))
+    #expect(plan.actions == [.shrunk])
+  }
+
+  @Test(
+    "audio: PCM AIFF re-wrapped in CAF; FLAC to AAC; a long MP3 re-encoded to fit, a very long one trimmed too"
+  )
+  func audio() throws {
+    #expect(try Self.plan("aiff", seconds: 1, audio: Self.audio("pcm_s16be")).get().output == .caf)
+    let flac = try Self.plan("flac", seconds: 60, audio: Self.audio("flac")).get()
+    #expect(
+      flac
+        == MediaPlan(
+          output: .m4a, video: nil, audio: .transcode(bitrate: 128_000), endSeconds: nil,
+          actions: [.transcoded]))
+    // 6 minutes at 192 kb/s is 8.6 MB: 5 MB × 8 × 0.92 / 360 s ≈ 102 kb/s fits.
+    let mp3 = try Self.plan(
+      "mp3", seconds: 360, bytes: 8_640_000, audio: Self.audio("mp3"), refusal: .tooLarge
+    ).get()
+    #expect(mp3.audio == .transcode(bitrate: 102_222) && mp3.endSeconds == nil)
+    // An hour does not fit at 48 kb/s: trimmed to what does.
+    let hour = try Self.plan(
+      "mp3", seconds: 3600, bytes: 86_400_000, audio: Self.audio("mp3"), refusal: .tooLarge
+    ).get()
+    #expect(hour.audio == .transcode(bitrate: MediaPlan.minimumAudioBitrate))
+    #expect(hour.endSeconds.map { Int($0) } == 766 && hour.actions == [.transcoded, .trimmed])
+  }
+
+  @Test("nothing to deliver: no stream, or no allowed decoder")
+  func refuses() {
+    guard case .failure(.unrescued) = Self.plan("ogg", seconds: 1) else {
+      Issue.record("a source without streams was planned")
+      return
+    }
+    let undecodable = Self.plan("ogg", seconds: 1, audio: Self.audio("speex", decodable: false))
+    guard case .failure(.unrescued(let reason)) = undecodable else {
+      Issue.record("an undecodable stream was planned")
+      return
+    }
+    #expect(reason.contains("speex"))
+  }
+}

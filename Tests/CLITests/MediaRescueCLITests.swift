@@ -1,0 +1,63 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `--rescue` on `fetch` as a process: FFmpeg's libraries are mapped only by a media rescue
+/// (the dynamic loader's own log), and a WebM is delivered as an MP4 that says how it was made.
+@Suite("CLI: media rescue")
+struct MediaRescueCLITests {
+  @Test(
+    "with --rescue, an accepted video, an image rescue and a hit map no FFmpeg; a WebM maps it and is delivered as MP4"
+  )
+  func ffmpegOnlyForMedia() throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/clip.mp4", body: try Media.bytes("mp4-avc1.mp4"))
+    server.serve("/photo.webp", body: try Media.bytes("webp-lossy.webp"))
+    server.serve("/clip.webm", body: try Media.bytes("webm-vp9.webm"))
+    let fetch = ["fetch", "--json", "--rescue", "--cache-dir", scratch.path + "/c"]
+    // The loader's log goes to files (libvips alone logs more than a pipe holds).
+    var run = 0
+    func loaded(_ arguments: [String]) throws -> (CLI.Result, String) {
+      run += 1
+      let log = scratch.path + "/ld-\(run)"
+      let result = try CLI.run(arguments, environment: ["LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": log])
+      let files = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []
+      let text = files.filter { $0.hasPrefix("ld-\(run).") }.compactMap {
+        try? String(contentsOfFile: scratch.path + "/" + $0, encoding: .utf8)
+      }
+      return (result, text.joined())
+    }
+
+    let (plain, plainLog) = try loaded(fetch + [server.url("/clip.mp4"), server.url("/photo.webp")])
+    #expect(plain.status == 0, "\(plain.stdout)")
+    #expect(plainLog.contains("libvips"))  // the log works: the WebP was rescued with libvips
+    #expect(!plainLog.contains("libavformat"), "an accepted video or an image rescue loaded FFmpeg")
+
+    let (media, mediaLog) = try loaded(fetch + [server.url("/clip.webm")])
+    #expect(media.status == 0, "\(media.stdout)")
+    #expect(mediaLog.contains("libavformat.so"))
+    let line = media.stdout.split(separator: "\n").first.map(String.init) ?? ""
+    let record = try #require(
+      try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(media.stdout)")
+    #expect(record["type"] as? String == "mp4")
+    let rescued = try #require(record["rescued"] as? [String: Any])
+    #expect(rescued["by"] as? String == "media")
+    #expect(rescued["from"] as? String == "video/webm")
+    #expect(rescued["actions"] as? [String] == ["transcoded"])
+
+    let (hit, hitLog) = try loaded(fetch + [server.url("/clip.webm")])
+    #expect(hit.status == 0)
+    #expect(hit.stdout.contains("\"source\":\"cache\""), "\(hit.stdout)")
+    #expect(!hitLog.isEmpty && !hitLog.contains("libavformat"), "a hit of a rescued video loaded FFmpeg")
+    #expect(server.requestCount(path: "/clip.webm") == 1)
+
+    // Without --rescue the derivative is never served: the original's refusal, from the record.
+    let off = try CLI.run(["fetch", "--json", "--cache-dir", scratch.path + "/c", server.url("/clip.webm")])
+    #expect(off.status == 1)
+    #expect(off.stdout.contains("unsupported_type"), "\(off.stdout)")
+    #expect(server.requestCount(path: "/clip.webm") == 1)
+  }
+}
