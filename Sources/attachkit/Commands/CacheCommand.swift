@@ -11,7 +11,7 @@ enum CacheCommand: ParsableCommand {
   /// The group's commands, in the order help lists them: the one list of them.
   static let commands: [any RunnableCommand.Type] = [Stats.self, Verify.self, GC.self, Clear.self]
 
-  static let common: [ArgumentSpec] = [CommonOptions.json, CommonOptions.cacheDirectory]
+  static let common: [any ArgumentKey] = [CommonOptions.json, CommonOptions.cacheDirectory]
 
   enum Stats: RunnableCommand {
     static let configuration = CommandConfiguration(
@@ -39,14 +39,12 @@ enum CacheCommand: ParsableCommand {
       name: "gc",
       abstract: "Evict least recently used entries down to the low watermark when over the size limit.",
       sections: [CommonOptions.cacheExitCodes])
-    static let arguments =
-      CacheCommand.common + [
-        .option(
-          long: "max-bytes", valueName: "BYTES",
-          help: "The size limit for this run (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB).")
-      ]
+    static let maximumBytes = OptionKey<Int64>.byteCount(
+      long: "max-bytes", valueName: "BYTES", bound: .positive,
+      help: "The size limit for this run (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB).")
+    static let arguments = CacheCommand.common + [maximumBytes]
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-      var limit = try arguments.byteCount("max-bytes", .positive)
+      var limit = try arguments[maximumBytes]
       if limit == nil { limit = try CommonOptions.environmentCacheBytes(arguments) }
       return .finished(
         CacheCommand.perform(arguments) { cache throws(AttachmentError) in
@@ -69,7 +67,7 @@ enum CacheCommand: ParsableCommand {
   static func perform(
     _ arguments: ParsedArguments, _ body: (AttachmentCache) throws(AttachmentError) -> CacheReport
   ) -> ExitCode {
-    let directory = arguments.string("cache-dir") ?? CacheConfiguration.defaultDirectory()
+    let directory = arguments[CommonOptions.cacheDirectory] ?? CacheConfiguration.defaultDirectory()
     let report: CacheReport
     do {
       let cache = try AttachmentCache(configuration: CacheConfiguration(directory: directory))
@@ -78,7 +76,7 @@ enum CacheCommand: ParsableCommand {
       Terminal.error("attachkit: \(Terminal.safe(error.message))\n")
       return .cacheUnusable
     }
-    if arguments.flag("json") {
+    if arguments[CommonOptions.json] {
       var object = JSONObject()
       object.set("directory", Terminal.safe(directory))
       object.set("entries", report.entries)

@@ -2,58 +2,67 @@ import ArgumentParsing
 import AttachmentKit
 import Glibc
 
-/// Options several commands share, declared once with their help.
+/// Options several commands share, each declared once as the key it is read by.
 enum CommonOptions {
-  static let json = ArgumentSpec.flag(long: "json", help: "Print one JSON object per input per line.")
-  static let quiet = ArgumentSpec.flag(
-    long: "quiet", short: "q", help: "Print no table or summary, only errors.")
-  static let cacheDirectory = ArgumentSpec.option(
+  static let json = FlagKey(long: "json", help: "Print one JSON object per input per line.")
+  static let quiet = FlagKey(long: "quiet", short: "q", help: "Print no table or summary, only errors.")
+  static let cacheDirectory = OptionKey<String>.option(
     long: "cache-dir", valueName: "DIR",
     help:
       "The cache directory (default: $ATTACHKIT_CACHE_DIR, else $XDG_CACHE_HOME/attachkit, else ~/.cache/attachkit)."
   )
-  static let maximumCacheBytes = ArgumentSpec.option(
-    long: "max-cache-bytes", valueName: "BYTES",
+  static let maximumCacheBytes = OptionKey<Int64>.byteCount(
+    long: "max-cache-bytes", valueName: "BYTES", bound: .positive,
     help:
       "The size the cache may grow to; least recently used entries are evicted past it (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB)."
   )
-  static let durable = ArgumentSpec.flag(
+  static let durable = FlagKey(
     long: "durable",
     help: "fsync each new file, record and directory before answering, so a power loss cannot undo a publish."
   )
-  static let rescue = ArgumentSpec.flag(
+  static let rescue = FlagKey(
     long: "rescue",
     help:
       "Turn near-miss images into attachments with libvips: WebP, HEIC and AVIF converted to JPEG/PNG/GIF, images over the byte or pixel limit downscaled (sources up to 50 MB)."
   )
-  static let deadline = ArgumentSpec.option(
-    long: "deadline", valueName: "SECONDS",
+  static let deadline = OptionKey<Double>.number(
+    long: "deadline", valueName: "SECONDS", bound: .positive,
     help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
-  static let allowPrivateNetworks = ArgumentSpec.flag(
+  static let allowPrivateNetworks = FlagKey(
     long: "allow-private-networks",
     help: "Allow loopback, private and link-local addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1).")
-  static let proxy: [ArgumentSpec] = [
-    .option(
-      long: "proxy", valueName: "URL",
-      help:
-        "Send every request through this proxy (http://, https://, socks5h://). Proxy variables in the environment are ignored."
-    ),
-    .flag(
-      long: "proxy-unchecked",
-      help:
-        "Accept that, through --proxy, the private-network guard checks only IP-literal and localhost hosts, not where names resolve."
-    ),
-  ]
+  static let proxy = OptionKey<String>.option(
+    long: "proxy", valueName: "URL",
+    help:
+      "Send every request through this proxy (http://, https://, socks5h://). Proxy variables in the environment are ignored."
+  )
+  static let proxyUnchecked = FlagKey(
+    long: "proxy-unchecked",
+    help:
+      "Accept that, through --proxy, the private-network guard checks only IP-literal and localhost hosts, not where names resolve."
+  )
+  static let maximumImageBytes = OptionKey<Int64>.byteCount(
+    long: "max-image-bytes", valueName: "BYTES", bound: .positive, help: "Largest image (default 10MB).")
+  static let maximumAudioBytes = OptionKey<Int64>.byteCount(
+    long: "max-audio-bytes", valueName: "BYTES", bound: .positive, help: "Largest audio file (default 5MB).")
+  static let maximumVideoBytes = OptionKey<Int64>.byteCount(
+    long: "max-video-bytes", valueName: "BYTES", bound: .positive, help: "Largest video (default 50MB).")
+  static let maximumVideoSeconds = OptionKey<Double>.number(
+    long: "max-video-seconds", valueName: "SECONDS", bound: .positive,
+    help: "Longest video, in seconds (default 30).")
+
   /// Every option ``pipelineConfiguration(_:)`` reads: the one group that `fetch`, `prefetch`
   /// and `serve` declare, so a pipeline is configured the same way by each.
-  static let pipeline: [ArgumentSpec] =
-    [cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue] + proxy + limits
+  static let pipeline: [any ArgumentKey] =
+    [
+      cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue, proxy,
+      proxyUnchecked,
+    ]
+    + limits
 
-  static let limits: [ArgumentSpec] = [
-    .option(long: "max-image-bytes", valueName: "BYTES", help: "Largest image (default 10MB)."),
-    .option(long: "max-audio-bytes", valueName: "BYTES", help: "Largest audio file (default 5MB)."),
-    .option(long: "max-video-bytes", valueName: "BYTES", help: "Largest video (default 50MB)."),
-    .option(long: "max-video-seconds", valueName: "SECONDS", help: "Longest video, in seconds (default 30)."),
+  /// The validation limits ``limits(_:)`` reads.
+  static let limits: [any ArgumentKey] = [
+    maximumImageBytes, maximumAudioBytes, maximumVideoBytes, maximumVideoSeconds,
   ]
 
   /// Exit codes, shown in every command's help.
@@ -79,7 +88,7 @@ enum CommonOptions {
   /// The cache size limit from `--max-cache-bytes`, else `$ATTACHKIT_CACHE_MAX_BYTES`, else
   /// `nil` (the library's default, 512 MiB).
   static func maximumCacheBytes(_ arguments: ParsedArguments) throws(UsageError) -> Int64? {
-    if let bytes = try arguments.byteCount("max-cache-bytes", .positive) { return bytes }
+    if let bytes = try arguments[maximumCacheBytes] { return bytes }
     return try environmentCacheBytes(arguments)
   }
 
@@ -99,16 +108,16 @@ enum CommonOptions {
   /// The validation limits from the options.
   static func limits(_ arguments: ParsedArguments) throws(UsageError) -> ValidationLimits {
     var limits = ValidationLimits()
-    if let value = try arguments.byteCount("max-image-bytes", .positive) { limits.maximumImageBytes = value }
-    if let value = try arguments.byteCount("max-audio-bytes", .positive) { limits.maximumAudioBytes = value }
-    if let value = try arguments.byteCount("max-video-bytes", .positive) { limits.maximumVideoBytes = value }
-    if let value = try arguments.double("max-video-seconds", .positive) { limits.maximumVideoSeconds = value }
+    if let value = try arguments[maximumImageBytes] { limits.maximumImageBytes = value }
+    if let value = try arguments[maximumAudioBytes] { limits.maximumAudioBytes = value }
+    if let value = try arguments[maximumVideoBytes] { limits.maximumVideoBytes = value }
+    if let value = try arguments[maximumVideoSeconds] { limits.maximumVideoSeconds = value }
     return limits
   }
 
   /// The per-request deadline from `--deadline` (default 25 s).
   static func deadline(_ arguments: ParsedArguments) throws(UsageError) -> Duration {
-    let seconds = try arguments.double("deadline", .positive) ?? 25
+    let seconds = try arguments[deadline] ?? 25
     return .milliseconds(Int64((seconds * 1000).rounded()))
   }
 
@@ -128,7 +137,7 @@ enum CommonOptions {
   static func pipelineConfiguration(_ arguments: ParsedArguments) throws(UsageError) -> PipelineConfiguration
   {
     var configuration = PipelineConfiguration(
-      cacheDirectory: arguments.string("cache-dir") ?? CacheConfiguration.defaultDirectory())
+      cacheDirectory: arguments[cacheDirectory] ?? CacheConfiguration.defaultDirectory())
     configuration.limits = try limits(arguments)
     if let bytes = try maximumCacheBytes(arguments) {
       configuration.cache.maximumBytes = bytes
@@ -136,19 +145,19 @@ enum CommonOptions {
     // A command-line run is short: its automatic sweep runs inline, or the process would
     // exit before a background one finished.
     configuration.cache.sweepsInBackground = false
-    configuration.cache.durable = arguments.flag("durable")
-    if arguments.flag("rescue") { configuration.rescue = RescueConfiguration() }
+    configuration.cache.durable = arguments[durable]
+    if arguments[rescue] { configuration.rescue = RescueConfiguration() }
     configuration.downloader.allowPrivateNetworks =
-      arguments.flag("allow-private-networks") || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
-    if let proxy = arguments.string("proxy") {
+      arguments[allowPrivateNetworks] || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
+    if let proxy = arguments[Self.proxy] {
       configuration.downloader.proxy = DownloaderConfiguration.Proxy(
-        url: proxy, acceptsUncheckedDestinations: arguments.flag("proxy-unchecked"))
-      if !configuration.downloader.allowPrivateNetworks && !arguments.flag("proxy-unchecked") {
+        url: proxy, acceptsUncheckedDestinations: arguments[proxyUnchecked])
+      if !configuration.downloader.allowPrivateNetworks && !arguments[proxyUnchecked] {
         throw arguments.usageError(
           "--proxy hides where requests really go from the private-network guard: add --proxy-unchecked to accept that"
         )
       }
-    } else if arguments.flag("proxy-unchecked") {
+    } else if arguments[proxyUnchecked] {
       throw arguments.usageError("--proxy-unchecked needs --proxy")
     }
     return configuration
