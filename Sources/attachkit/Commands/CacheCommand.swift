@@ -1,5 +1,6 @@
 import ArgumentParsing
 import AttachmentKit
+import PipelineOptions
 
 /// `attachkit cache stats|verify|gc|clear`: inspects and maintains the cache.
 enum CacheCommand: ParsableCommand {
@@ -11,7 +12,7 @@ enum CacheCommand: ParsableCommand {
   /// The group's commands, in the order help lists them: the one list of them.
   static let commands: [any RunnableCommand.Type] = [Stats.self, Verify.self, GC.self, Clear.self]
 
-  static let common: [any ArgumentKey] = [CommonOptions.json, CommonOptions.cacheDirectory]
+  static let common: [any ArgumentKey] = [CommonOptions.json, PipelineOptions.cacheDirectory]
 
   enum Stats: RunnableCommand {
     static let configuration = CommandConfiguration(
@@ -45,7 +46,7 @@ enum CacheCommand: ParsableCommand {
     static let arguments = CacheCommand.common + [maximumBytes]
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
       var limit = try arguments[maximumBytes]
-      if limit == nil { limit = try CommonOptions.environmentCacheBytes(arguments) }
+      if limit == nil { limit = try PipelineOptions.environmentCacheBytes(for: arguments) }
       return .finished(
         CacheCommand.perform(arguments) { cache throws(AttachmentError) in
           try cache.collectGarbage(maximumBytes: limit)
@@ -67,7 +68,7 @@ enum CacheCommand: ParsableCommand {
   static func perform(
     _ arguments: ParsedArguments, _ body: (AttachmentCache) throws(AttachmentError) -> CacheReport
   ) -> ExitCode {
-    let directory = arguments[CommonOptions.cacheDirectory] ?? CacheConfiguration.defaultDirectory()
+    let directory = PipelineOptions.cacheDirectory(from: arguments)
     let report: CacheReport
     do {
       let cache = try AttachmentCache(configuration: CacheConfiguration(directory: directory))

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import AttachmentKit
+import PipelineOptions
 
 /// `attachkit fetch URL...`: fetches URLs through the cache and validates them.
 enum FetchCommand: RunnableCommand {
@@ -19,7 +20,7 @@ enum FetchCommand: RunnableCommand {
     name: "url", valueName: "URL", help: "The URLs to fetch.")
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet] + CommonOptions.pipeline + [noCache, urls]
+    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [noCache, urls]
 
   /// Parses every option, opens the one pipeline of the run, and answers at once when every
   /// URL is a fresh cache hit: no libcurl, task or thread is started then (a hit through the
@@ -27,7 +28,7 @@ enum FetchCommand: RunnableCommand {
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     let urls = arguments[Self.urls]
     guard !urls.isEmpty else { throw arguments.usageError("fetch needs a URL") }
-    let timeout = try CommonOptions.deadline(arguments)
+    let timeout = try PipelineOptions.deadline(from: arguments)
     let reload = arguments[noCache]
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import AttachmentKit
 import Glibc
+import PipelineOptions
 
 /// `attachkit prefetch [FILE|-]`: warms the cache with a list of URLs before a campaign.
 enum PrefetchCommand: RunnableCommand {
@@ -23,11 +24,11 @@ enum PrefetchCommand: RunnableCommand {
     optional: true)
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet] + CommonOptions.pipeline + [concurrency, file]
+    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [concurrency, file]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     let concurrency = try arguments[Self.concurrency] ?? 8
-    let timeout = try CommonOptions.deadline(arguments)
+    let timeout = try PipelineOptions.deadline(from: arguments)
     let source = arguments[file] ?? "-"
     guard let text = readInput(source) else {
       throw arguments.usageError("cannot read '\(Terminal.safe(source))'")

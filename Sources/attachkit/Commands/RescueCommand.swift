@@ -1,6 +1,7 @@
 import ArgumentParsing
 import AttachmentKit
 import Glibc
+import PipelineOptions
 
 /// `attachkit rescue FILE --output OUT`: turns a local near-miss image into an attachment.
 enum RescueCommand: RunnableCommand {
@@ -24,15 +25,17 @@ enum RescueCommand: RunnableCommand {
     name: "file", valueName: "FILE", help: "The image to rescue.")
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet, CommonOptions.deadline] + CommonOptions.limits + [output, file]
+    [CommonOptions.json, CommonOptions.quiet, PipelineOptions.deadline] + PipelineOptions.limits + [
+      output, file,
+    ]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     guard let file = arguments[Self.file] else { throw arguments.usageError("rescue needs a FILE") }
     guard let output = arguments[Self.output] else {
       throw arguments.usageError("rescue needs --output OUT")
     }
-    let limits = try CommonOptions.limits(arguments)
-    let deadline = ContinuousClock.now + (try CommonOptions.deadline(arguments))
+    let limits = try PipelineOptions.limits(from: arguments)
+    let deadline = ContinuousClock.now + (try PipelineOptions.deadline(from: arguments))
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     report.addLocalFile(file, path: output) { () throws(AttachmentError) in
       try deliver(file, to: output, limits: limits, deadline: deadline)

@@ -2,6 +2,7 @@ import ArgumentParsing
 import AttachmentKit
 import AttachmentServer
 import Glibc
+import PipelineOptions
 
 /// `attachkit serve`: the push-media proxy. Answers signed URLs with validated, cached files
 /// until SIGTERM or SIGINT, then drains and exits 0.
@@ -49,7 +50,7 @@ enum ServeCommand: RunnableCommand {
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
 
   static let arguments: [any ArgumentKey] =
-    [listen, keyFile, maximumConnections, maximumFetches, idleTimeout, unsigned] + CommonOptions.pipeline
+    [listen, keyFile, maximumConnections, maximumFetches, idleTimeout, unsigned] + PipelineOptions.all
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     var signals = blockStopSignals()
@@ -128,7 +129,7 @@ enum ServeCommand: RunnableCommand {
     var server = ServerConfiguration()
     (server.host, server.port) = try listenAddress(arguments)
     server.acceptsUnsigned = arguments[unsigned]
-    server.deadlineSeconds = try arguments[CommonOptions.deadline] ?? 25
+    server.deadlineSeconds = try PipelineOptions.deadlineSeconds(from: arguments)
     if let count = try arguments[maximumConnections] { server.maximumConnections = count }
     if let count = try arguments[maximumFetches] { server.maximumFetches = count }
     if let seconds = try arguments[idleTimeout] {
