@@ -76,7 +76,7 @@ let package = Package(
     // The Notification Service Extension sample: its logic (tested directly) and the command.
     .target(
       name: "ExtensionRunnerCore",
-      dependencies: ["AttachmentKit", "CCrypto", "ArgumentParsing", "PosixLock"],
+      dependencies: ["AttachmentKit", "CCrypto", "ArgumentParsing", "PipelineOptions", "PosixLock"],
       path: "Samples/ExtensionRunner/Core"),
     .executableTarget(
       name: "ExtensionRunner",

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import AttachmentKit
 import Foundation
+import PipelineOptions
 
 /// `extension-runner`: the command declaration, its help page included.
 public enum RunnerCommand: ParsableCommand {
@@ -48,10 +49,6 @@ public enum RunnerCommand: ParsableCommand {
   public static let expireMargin = OptionKey<Double>.number(
     long: "expire-margin", valueName: "SECONDS", bound: .nonNegative,
     help: "serviceExtensionTimeWillExpire comes this long before the budget ends (default 1).")
-  /// `--cache-dir`: the attachment cache.
-  public static let cacheDirectory = OptionKey<String>.option(
-    long: "cache-dir", valueName: "DIR",
-    help: "The attachment cache (default: $ATTACHKIT_CACHE_DIR, else ~/.cache/attachkit).")
   /// `--key-file`: the AES-256 key for `encrypted_data`.
   public static let keyFile = OptionKey<String>.option(
     long: "key-file", valueName: "FILE",
@@ -85,11 +82,6 @@ public enum RunnerCommand: ParsableCommand {
   public static let maximumAttachments = OptionKey<Int>.integer(
     long: "max-attachments", valueName: "N", bound: .positive,
     help: "How many attachments one payload may have (default 10); the rest are skipped.")
-  /// `--allow-private-networks`: lets fetches reach loopback and private addresses.
-  public static let allowPrivateNetworks = FlagKey(
-    long: "allow-private-networks",
-    help: "Allow loopback and private addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1): for local servers."
-  )
   /// `--no-rescue`: refuses near-miss images instead of rescuing them.
   public static let noRescue = FlagKey(
     long: "no-rescue",
@@ -103,10 +95,13 @@ public enum RunnerCommand: ParsableCommand {
   public static let payload = PositionalKey<String>.positional(
     name: "payload", valueName: "PAYLOAD.json", help: "The APNs payload.")
 
-  /// The options, the flags and the payload, in the order help lists them.
+  /// The options, the flags and the payload, in the order help lists them. The cache directory
+  /// and the private-network guard are the pipeline options the runner shares with `attachkit`
+  /// (``PipelineOptions``); the rest are the runner's own.
   public static let arguments: [any ArgumentKey] = [
-    budget, expireMargin, cacheDirectory, keyFile, baseURL, attachmentKeys, attachmentsDirectory, strings,
-    locale, maximumConcurrentFetches, maximumAttachments, allowPrivateNetworks, noRescue, trace, payload,
+    budget, expireMargin, PipelineOptions.cacheDirectory, keyFile, baseURL, attachmentKeys,
+    attachmentsDirectory, strings, locale, maximumConcurrentFetches, maximumAttachments,
+    PipelineOptions.allowPrivateNetworks, noRescue, trace, payload,
   ]
 }
 
@@ -178,7 +173,7 @@ public struct RunnerOptions: Sendable, Equatable {
     }
     var options = RunnerOptions(payloadPath: payload)
     try options.readTimes(arguments)
-    if let directory = arguments[RunnerCommand.cacheDirectory] { options.cacheDirectory = directory }
+    options.cacheDirectory = PipelineOptions.cacheDirectory(from: arguments)
     if let directory = arguments[RunnerCommand.attachmentsDirectory] {
       options.attachmentsDirectory = directory
     }
@@ -197,10 +192,8 @@ public struct RunnerOptions: Sendable, Equatable {
     }
     options.includeTrace = arguments[RunnerCommand.trace]
     options.rescue = !arguments[RunnerCommand.noRescue]
-    let fromEnvironment = environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"].map {
-      ["1", "true", "yes"].contains($0.lowercased())
-    }
-    options.allowPrivateNetworks = arguments[RunnerCommand.allowPrivateNetworks] || fromEnvironment == true
+    options.allowPrivateNetworks = PipelineOptions.allowsPrivateNetworks(
+      from: arguments, environment: EnvironmentVariables(environment))
     return .run(options)
   }
 
