@@ -55,9 +55,14 @@ let package = Package(
       dependencies: ["AttachmentKit", "CMicroHTTPD", "PosixLock"]),
     .executableTarget(
       name: "attachkit",
-      dependencies: ["AttachmentKit", "AttachmentServer", "ArgumentParsing"]),
+      dependencies: ["AttachmentKit", "AttachmentServer", "ArgumentParsing", "PipelineOptions"]),
     // A small declarative command-line parser (no outside packages can be fetched).
     .target(name: "ArgumentParsing"),
+    // The options that configure a pipeline, declared once for attachkit and the extension
+    // runner; the library itself never depends on the parser.
+    .target(
+      name: "PipelineOptions",
+      dependencies: ["ArgumentParsing", "AttachmentKit"]),
 
     // A fault-injecting HTTP/1.1 server on POSIX sockets, shared by tests and benchmarks.
     .target(
@@ -78,7 +83,7 @@ let package = Package(
     // The Notification Service Extension sample: its logic (tested directly) and the command.
     .target(
       name: "ExtensionRunnerCore",
-      dependencies: ["AttachmentKit", "CCrypto", "ArgumentParsing", "PosixLock"],
+      dependencies: ["AttachmentKit", "CCrypto", "ArgumentParsing", "PipelineOptions", "PosixLock"],
       path: "Samples/ExtensionRunner/Core"),
     .executableTarget(
       name: "ExtensionRunner",

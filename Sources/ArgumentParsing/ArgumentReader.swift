@@ -46,7 +46,7 @@ struct ArgumentReader {
       .assign(loose)
     return ParsedArguments(
       commandPath: commandPath,
-      declared: Dictionary(specs.map { ($0.name, $0.kind) }, uniquingKeysWith: { first, _ in first }),
+      declared: Dictionary(specs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
       flags: flags, options: options, positionalValues: assigned)
   }
 

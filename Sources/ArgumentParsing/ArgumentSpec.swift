@@ -1,9 +1,9 @@
 /// One declared argument of a command: an option that takes a value, a flag, or a positional.
 ///
-/// Commands list these in ``ParsableCommand/arguments``; the parser reads the command line
-/// against them and the help page is generated from them. Build them with
-/// ``option(long:short:valueName:help:)``, ``flag(long:short:help:)`` and
-/// ``positional(name:valueName:help:repeating:optional:)``.
+/// Each ``ArgumentKey`` carries one: commands list their keys in ``ParsableCommand/arguments``,
+/// the parser reads the command line against the keys' specs, and the help page is generated
+/// from them. Specs are made only by the keys' factories (``FlagKey``, ``OptionKey``,
+/// ``PositionalKey``), so that every declared argument has a key to read it by.
 /// Nothing is checked when a spec is made; ``CommandRouter/problems`` reports clashing names.
 public struct ArgumentSpec: Sendable, Equatable {
   /// What sort of argument a spec declares.
@@ -18,7 +18,7 @@ public struct ArgumentSpec: Sendable, Equatable {
 
   /// Which sort of argument this is.
   public let kind: Kind
-  /// The key to look the value up by: the long name without dashes (`"cache-dir"`), or a
+  /// The name values are stored under: the long name without dashes (`"cache-dir"`), or a
   /// positional's name (`"url"`).
   public let name: String
   /// The one-letter short form (`-d`), for options and flags; `nil` when there is none.
@@ -27,19 +27,24 @@ public struct ArgumentSpec: Sendable, Equatable {
   public let valueName: String
   /// One or two sentences for the help page, wrapped there to fit 80 columns.
   public let help: String
+  /// How an option's text is read (`"whole number Int positive"`, `"text"`), so that two keys
+  /// for the same name that read it differently are different declarations; empty for flags
+  /// and positionals.
+  var reading = ""
 
   /// Declares an option that takes a value: `--long VALUE`, `--long=VALUE`, or `-s VALUE`.
   ///
   /// A value that starts with `-` (other than `-` itself and negative numbers) must use the
   /// `--long=VALUE` form; otherwise parsing reports the value as missing.
-  public static func option(
-    long: String, short: Character? = nil, valueName: String = "VALUE", help: String
+  /// `reading` says how the key reads the value (see ``reading``).
+  static func option(
+    long: String, short: Character? = nil, valueName: String = "VALUE", help: String, reading: String
   ) -> ArgumentSpec {
-    ArgumentSpec(kind: .option, name: long, short: short, valueName: valueName, help: help)
+    ArgumentSpec(kind: .option, name: long, short: short, valueName: valueName, help: help, reading: reading)
   }
 
   /// Declares a flag: `--long` or `-s`, true when present. Giving it a value is a usage error.
-  public static func flag(long: String, short: Character? = nil, help: String) -> ArgumentSpec {
+  static func flag(long: String, short: Character? = nil, help: String) -> ArgumentSpec {
     ArgumentSpec(kind: .flag, name: long, short: short, valueName: "", help: help)
   }
 
@@ -49,7 +54,7 @@ public struct ArgumentSpec: Sendable, Equatable {
   /// like to show something else. A `repeating` positional takes every word the positionals after
   /// it do not need (at least one unless `optional`), so `SOURCE... DEST` works; declare at most
   /// one. A missing required positional, or a word left over, is a usage error when parsing.
-  public static func positional(
+  static func positional(
     name: String, valueName: String? = nil, help: String, repeating: Bool = false,
     optional: Bool = false
   ) -> ArgumentSpec {

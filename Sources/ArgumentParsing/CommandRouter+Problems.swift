@@ -24,7 +24,7 @@ extension CommandRouter {
     if names.contains("") { found.append("\(where_) has a subcommand with an empty name") }
     for name in duplicates(names) { found.append("\(where_) has two subcommands named '\(name)'") }
     if configuration.subcommands.isEmpty {
-      found += argumentProblems(command.arguments, at: where_, isRoot: path.count == 1)
+      found += argumentProblems(command.specs, at: where_, isRoot: path.count == 1)
     } else if !command.arguments.isEmpty {
       found.append("\(where_) has subcommands, so its own arguments are ignored")
     }

@@ -48,7 +48,7 @@ public struct CommandRouter: Sendable {
     }
     if command.configuration.subcommands.isEmpty {
       let reader = ArgumentReader(
-        commandPath: path, specs: command.arguments, builtInLongNames: builtIns(path))
+        commandPath: path, specs: command.specs, builtInLongNames: builtIns(path))
       return .run(commandPath: path, arguments: try reader.read(rest))
     }
     return try routeWithinGroup(command, path, rest)

@@ -15,7 +15,7 @@ struct HelpFormatter {
   func render() -> String {
     let configuration = command.configuration
     let subcommands = configuration.subcommands
-    let specs = subcommands.isEmpty ? command.arguments : []
+    let specs = subcommands.isEmpty ? command.specs : []
     let arguments = specs.filter(\.isPositional).map(HelpEntry.init)
     let options = specs.filter { !$0.isPositional }.map(HelpEntry.init) + builtInOptions
     let commands = subcommands.map {

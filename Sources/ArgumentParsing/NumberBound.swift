@@ -1,4 +1,5 @@
-/// Which numbers a numeric option accepts, for ``ParsedArguments/int(_:_:)`` and its siblings.
+/// Which numbers a numeric option accepts: the bound of an ``OptionKey`` made by
+/// ``OptionKey/integer(long:short:valueName:bound:help:)`` and its siblings.
 public enum NumberBound: Sendable, Equatable {
   /// Any number, negative ones included.
   case any

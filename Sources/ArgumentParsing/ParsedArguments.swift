@@ -1,14 +1,16 @@
-/// The arguments of one command line, checked against the command's ``ArgumentSpec`` list.
+/// The arguments of one command line, checked against the command's declared keys.
 ///
-/// Look values up by the names they were declared with. Asking for a name the command does not
-/// declare (or declares as another kind) is a programming error and stops the program, so a
-/// typo in a lookup shows up in the first test that runs it rather than as a silent default.
-/// The numeric accessors in the extensions throw ``UsageError`` on a malformed value.
+/// Read values with the keys they were declared with (see ``ArgumentKey``): `arguments[json]`
+/// for a flag, `arguments[cacheDirectory]` for a text option, `try arguments[concurrency]` for
+/// an option whose text is converted (it throws ``UsageError`` on a malformed value), and
+/// `arguments[urls]` for a positional. Reading a key the command does not declare is a
+/// programming error and stops the program, so a key left out of a command's list shows up in
+/// the first test that runs it rather than as a silent default.
 public struct ParsedArguments: Sendable, Equatable {
   /// The command these arguments belong to, root first: `["attachkit", "fetch"]`.
   public let commandPath: [String]
-  /// The declarations, by name, that lookups are checked against.
-  let declared: [String: ArgumentSpec.Kind]
+  /// The declarations, by name, that reads are checked against.
+  let declared: [String: ArgumentSpec]
   /// The flags that were given, by long name.
   let flags: Set<String>
   /// Every value given to each option, in command-line order, by long name.
@@ -16,36 +18,55 @@ public struct ParsedArguments: Sendable, Equatable {
   /// The words each positional took, by name.
   let positionalValues: [String: [String]]
 
-  /// Whether the flag `--long` was given. Stops the program if no such flag is declared.
-  public func flag(_ long: String) -> Bool {
-    requireDeclared(long, as: "flag") { $0 == .flag }
-    return flags.contains(long)
+  /// Whether the command declares `key` (its name, kind and help all as the key has them).
+  /// Reading a key it does not declare stops the program; this asks without stopping.
+  public func declares(_ key: some ArgumentKey) -> Bool {
+    declared[key.spec.name] == key.spec
   }
 
-  /// The value of the option `--long`, the last one if it was given more than once, or `nil`.
-  /// Stops the program if no such option is declared.
-  public func string(_ long: String) -> String? {
-    strings(long).last
+  /// Whether the flag was given.
+  public subscript(key: FlagKey) -> Bool {
+    requireDeclared(key)
+    return flags.contains(key.spec.name)
   }
 
-  /// Every value given to the option `--long`, in order (empty if none): for options meant to
-  /// be repeated, such as `--header`. Stops the program if no such option is declared.
-  public func strings(_ long: String) -> [String] {
-    requireDeclared(long, as: "option") { $0 == .option }
-    return options[long] ?? []
+  /// The text of the option, the last one if it was given more than once, or `nil` if it was
+  /// not given.
+  public subscript(key: OptionKey<String>) -> String? {
+    values(of: key).last
   }
 
-  /// The words the positional `name` took: one for a plain positional, any number for a
-  /// repeating one, none for an optional one not given. Stops the program if it is not declared.
-  public func positionals(_ name: String) -> [String] {
-    requireDeclared(name, as: "positional") { if case .positional = $0 { true } else { false } }
-    return positionalValues[name] ?? []
+  /// The value of the option, converted from the last text given, or `nil` if it was not given.
+  /// Throws ``UsageError`` when that text is no value of the key's type and bound; the message
+  /// names the option, says what it expects and quotes what it got.
+  public subscript<Value>(key: OptionKey<Value>) -> Value? {
+    get throws(UsageError) {
+      requireDeclared(key)
+      guard let text = options[key.spec.name]?.last else { return nil }
+      switch key.convert(text) {
+      case .success(let value): return value
+      case .failure(let invalid): throw usageError(invalid.message)
+      }
+    }
   }
 
-  /// The word the positional `name` took, or `nil` for an optional one not given.
-  /// Stops the program if it is not declared.
-  public func positional(_ name: String) -> String? {
-    positionals(name).first
+  /// Every text given to the option, in order (empty if none): for options meant to be
+  /// repeated, such as `--header`.
+  public func values(of key: OptionKey<String>) -> [String] {
+    requireDeclared(key)
+    return options[key.spec.name] ?? []
+  }
+
+  /// The word the positional took, or `nil` for an optional one not given.
+  public subscript(key: PositionalKey<String>) -> String? {
+    requireDeclared(key)
+    return positionalValues[key.spec.name]?.first
+  }
+
+  /// The words the repeating positional took, in order (empty for an optional one not given).
+  public subscript(key: PositionalKey<[String]>) -> [String] {
+    requireDeclared(key)
+    return positionalValues[key.spec.name] ?? []
   }
 
   /// A ``UsageError`` about this command, for checks the declarations cannot express
@@ -54,11 +75,14 @@ public struct ParsedArguments: Sendable, Equatable {
     UsageError(message, commandPath: commandPath)
   }
 
-  /// Stops the program when `name` is not declared with a kind that `matches` accepts.
-  private func requireDeclared(_ name: String, as kind: String, _ matches: (ArgumentSpec.Kind) -> Bool) {
-    guard let found = declared[name], matches(found) else {
-      let command = commandPath.joined(separator: " ")
-      preconditionFailure("'\(command)' declares no \(kind) named '\(name)'")
+  /// Stops the program when the command does not declare `key`.
+  private func requireDeclared(_ key: some ArgumentKey) {
+    guard !declares(key) else { return }
+    let command = commandPath.joined(separator: " ")
+    let name = key.spec.name
+    if declared[name] == nil {
+      preconditionFailure("'\(command)' declares no argument named '\(name)'")
     }
+    preconditionFailure("'\(command)' declares '\(name)' otherwise than the key read")
   }
 }

@@ -1,6 +1,6 @@
 /// A command line that cannot be run as typed: an unknown option, a missing or malformed value.
 ///
-/// Thrown by ``CommandRouter/parse(_:)`` and by the typed accessors of ``ParsedArguments`` (so a
+/// Thrown by ``CommandRouter/parse(_:)`` and by the converting reads of ``ParsedArguments`` (so a
 /// command's run code throws it too). The caller prints ``description`` to standard error and
 /// exits with status 2. Compare on ``message`` in tests; it is written for people and states what
 /// was expected and what was got.

@@ -10,9 +10,9 @@ struct DispatchTests {
     case .help(let text): return "help: " + (text.split(separator: "\n").first ?? "")
     case .version(let text): return "version: " + text
     case .run(["attachkit", "fetch"], let arguments):
-      return "fetch \(arguments.positional("url") ?? "") json=\(arguments.flag("json"))"
+      return "fetch \(arguments[Fetch.url] ?? "") json=\(arguments[Fetch.json])"
     case .run(["attachkit", "cache", "gc"], let arguments):
-      return "gc \(try arguments.byteCount("max-bytes") ?? 0)"
+      return "gc \(try arguments[CacheGC.maximumBytes] ?? 0)"
     case .run(let path, _): return path.joined(separator: " ")
     }
   }

@@ -14,11 +14,11 @@ struct HelpTextTests {
           body: "  3    the deadline passed before every attachment was fetched, checked and stored, "
             + "which the caller may retry")
       ])
-    static let arguments: [ArgumentSpec] = [
-      .option(
+    static let arguments: [any ArgumentKey] = [
+      OptionKey<String>.option(
         long: "a-rather-long-option-name", valueName: "WITH-A-LONG-VALUE",
         help: "Its help starts on the next line."),
-      .flag(long: "quiet", short: "q", help: "Print nothing."),
+      FlagKey(long: "quiet", short: "q", help: "Print nothing."),
     ]
   }
 
@@ -75,7 +75,7 @@ struct HelpTextTests {
 
       // Then each declared argument has a line with its label and the first words of its help
       var columns: Set<Int> = []
-      for spec in command.arguments {
+      for spec in command.arguments.map(\.spec) {
         let label: String
         switch spec.kind {
         case .option: label = "--\(spec.name) \(spec.valueName)"

@@ -1,7 +1,8 @@
-import ArgumentParsing
 import Testing
 
-/// The typed accessors: whole numbers, decimals, choices, and the errors they throw.
+@testable import ArgumentParsing
+
+/// The converting keys: whole numbers, decimals, byte counts, choices, and the errors they throw.
 @Suite("Typed values")
 struct NumberValueTests {
   @Test("reads whole numbers as Int and Int64, with or without a sign")
@@ -10,11 +11,11 @@ struct NumberValueTests {
     let parsed = try arguments("prefetch", "-c", "8", "--retries", "+2", "--total", "9000000000")
 
     // Then they read back as numbers
-    #expect(try parsed.int("concurrency", .positive) == 8)
-    #expect(try parsed.int("retries", .nonNegative) == 2)
-    #expect(try parsed.int64("total") == 9_000_000_000)
+    #expect(try parsed[Prefetch.concurrency] == 8)
+    #expect(try parsed[Prefetch.retries] == 2)
+    #expect(try parsed[Prefetch.total] == 9_000_000_000)
     // and an option not given is nil, not an error
-    #expect(try parsed.int("max-bytes") == nil)
+    #expect(try parsed[Prefetch.maximumBytes] == nil)
   }
 
   @Test(
@@ -33,14 +34,30 @@ struct NumberValueTests {
       ),
     ])
   func badWholeNumbers(text: String, bound: NumberBound, message: String) throws {
-    // Given prefetch with a malformed or out-of-bound concurrency
-    let parsed = try arguments("prefetch", "--concurrency=\(text)")
+    // Given an Int key for --concurrency with this bound
+    let key = OptionKey<Int>.integer(long: "concurrency", bound: bound, help: "")
 
-    // When it is read as an Int
-    // Then the error says exactly what was wrong, about prefetch
-    #expect(throws: UsageError(message, commandPath: ["attachkit", "prefetch"])) {
-      try parsed.int("concurrency", bound)
-    }
+    // When a malformed or out-of-bound value is converted
+    // Then the message says exactly what was wrong
+    #expect(Self.failure(key, text) == message)
+  }
+
+  @Test("throws a bad value's message as a usage error about the command that read it")
+  func badValueThrows() throws {
+    // Given prefetch with a concurrency of 0, which its key bounds as positive
+    let parsed = try arguments("prefetch", "--concurrency=0")
+
+    // When it is read, then the error is about prefetch
+    #expect(
+      throws: UsageError(
+        "--concurrency expects a positive whole number, got '0'", commandPath: ["attachkit", "prefetch"])
+    ) { try parsed[Prefetch.concurrency] }
+  }
+
+  /// The message converting `text` with `key` fails with, or `nil` when it converts.
+  static func failure<Value>(_ key: OptionKey<Value>, _ text: String) -> String? {
+    if case .failure(let invalid) = key.convert(text) { return invalid.message }
+    return nil
   }
 
   @Test("reads decimals as Double, and rejects nan, inf, hex and words")
@@ -48,7 +65,7 @@ struct NumberValueTests {
     // Given well-formed deadlines
     for (text, value) in [("2.5", 2.5), (".5", 0.5), ("30", 30.0), ("1e3", 1000.0)] {
       let parsed = try arguments("fetch", "--deadline", text, "u")
-      #expect(try parsed.double("deadline", .positive) == value)
+      #expect(try parsed[Fetch.deadline] == value)
     }
 
     // Given malformed or out-of-bound ones
@@ -62,11 +79,9 @@ struct NumberValueTests {
       ("1e999", .any, "--deadline expects a number, got '1e999' (out of range)"),
     ]
     for (text, bound, message) in cases {
-      let parsed = try arguments("fetch", "--deadline=\(text)", "u")
       // Then each error names the option and quotes the value
-      #expect(throws: UsageError(message, commandPath: ["attachkit", "fetch"])) {
-        try parsed.double("deadline", bound)
-      }
+      let key = OptionKey<Double>.number(long: "deadline", bound: bound, help: "")
+      #expect(Self.failure(key, text) == message)
     }
   }
 
@@ -76,7 +91,7 @@ struct NumberValueTests {
     let parsed = try arguments("cache", "gc", "--max-bytes", "5MiB")
 
     // Then it reads as bytes
-    #expect(try parsed.byteCount("max-bytes") == 5 * 1024 * 1024)
+    #expect(try parsed[CacheGC.maximumBytes] == 5 * 1024 * 1024)
 
     // Given a malformed size and a zero one
     let bad = try arguments("cache", "gc", "--max-bytes", "10XB")
@@ -87,9 +102,12 @@ struct NumberValueTests {
       throws: UsageError(
         "--max-bytes expects a byte size such as 500, 10MB or 5MiB, got '10XB'",
         commandPath: ["attachkit", "cache", "gc"])
-    ) { try bad.byteCount("max-bytes") }
-    #expect(try zero.byteCount("max-bytes") == 0)
-    #expect(throws: UsageError.self) { try zero.byteCount("max-bytes", .positive) }
+    ) { try bad[CacheGC.maximumBytes] }
+    #expect(try zero[CacheGC.maximumBytes] == 0)
+    let positive = OptionKey<Int64>.byteCount(long: "max-bytes", bound: .positive, help: "")
+    #expect(
+      Self.failure(positive, "0")
+        == "--max-bytes expects a positive byte size such as 500, 10MB or 5MiB, got '0'")
   }
 
   @Test("reads a choice, suggesting the nearest one for a typo")
@@ -100,16 +118,16 @@ struct NumberValueTests {
     let far = try arguments("prefetch", "--format", "xml")
 
     // Then the valid one reads back and the others list the choices
-    #expect(try good.choice("format", from: ["text", "json"]) == "json")
+    #expect(try good[Prefetch.format] == .json)
     #expect(
       throws: UsageError(
         "--format expects one of text, json; got 'jsno' (did you mean 'json'?)",
         commandPath: ["attachkit", "prefetch"])
-    ) { try typo.choice("format", from: ["text", "json"]) }
+    ) { try typo[Prefetch.format] }
     #expect(
       throws: UsageError(
         "--format expects one of text, json; got 'xml'", commandPath: ["attachkit", "prefetch"])
-    ) { try far.choice("format", from: ["text", "json"]) }
+    ) { try far[Prefetch.format] }
   }
 
   @Test("reads the last value of a repeated numeric option")
@@ -118,7 +136,7 @@ struct NumberValueTests {
     let parsed = try arguments("prefetch", "-c", "x", "-c", "3")
 
     // Then only the last counts
-    #expect(try parsed.int("concurrency", .positive) == 3)
+    #expect(try parsed[Prefetch.concurrency] == 3)
   }
 
   @Test("makes usage errors about the command for checks of the caller's own")

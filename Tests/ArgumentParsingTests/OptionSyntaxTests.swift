@@ -1,5 +1,6 @@
-import ArgumentParsing
 import Testing
+
+@testable import ArgumentParsing
 
 /// Every way of writing options and flags, read against `attachkit fetch`.
 @Suite("Option syntax")
@@ -14,8 +15,8 @@ struct OptionSyntaxTests {
       let parsed = try #require(try router.parse(["fetch"] + form + ["https://x/a"]).arguments)
 
       // Then the option has the value and the URL is the positional
-      #expect(parsed.string("cache-dir") == "/tmp/c")
-      #expect(parsed.positional("url") == "https://x/a")
+      #expect(parsed[Fetch.cacheDirectory] == "/tmp/c")
+      #expect(parsed[Fetch.url] == "https://x/a")
     }
   }
 
@@ -26,8 +27,8 @@ struct OptionSyntaxTests {
     let empty = try arguments("fetch", "--cache-dir=", "u")
 
     // Then the value is everything after the first =
-    #expect(withEquals.string("header") == "X-A=b=c")
-    #expect(empty.string("cache-dir") == "")
+    #expect(withEquals[Fetch.header] == "X-A=b=c")
+    #expect(empty[Fetch.cacheDirectory] == "")
   }
 
   @Test("sets flags in long and short form, and leaves absent ones false")
@@ -37,23 +38,23 @@ struct OptionSyntaxTests {
     let short = try arguments("fetch", "-j", "--no-cache", "u")
 
     // Then the flags given are true and the others false
-    #expect(long.flag("json"))
-    #expect(!long.flag("no-cache"))
-    #expect(short.flag("json"))
-    #expect(short.flag("no-cache"))
+    #expect(long[Fetch.json])
+    #expect(!long[Fetch.noCache])
+    #expect(short[Fetch.json])
+    #expect(short[Fetch.noCache])
   }
 
-  @Test("lets the last of a repeated option win, and keeps every value for strings()")
+  @Test("lets the last of a repeated option win, and keeps every value for values(of:)")
   func repeatedOption() throws {
     // Given an option given three times
     let parsed = try arguments("fetch", "--header", "A: 1", "u", "--header=B: 2", "--header", "C: 3")
 
-    // Then string() is the last value and strings() all of them in order
-    #expect(parsed.string("header") == "C: 3")
-    #expect(parsed.strings("header") == ["A: 1", "B: 2", "C: 3"])
+    // Then the key reads the last value and values(of:) all of them in order
+    #expect(parsed[Fetch.header] == "C: 3")
+    #expect(parsed.values(of: Fetch.header) == ["A: 1", "B: 2", "C: 3"])
     // and an option never given is nil and empty
-    #expect(parsed.string("cache-dir") == nil)
-    #expect(parsed.strings("cache-dir").isEmpty)
+    #expect(parsed[Fetch.cacheDirectory] == nil)
+    #expect(parsed.values(of: Fetch.cacheDirectory).isEmpty)
   }
 
   @Test("accepts options before, between and after positionals")
@@ -62,8 +63,8 @@ struct OptionSyntaxTests {
     let parsed = try arguments("validate", "a.png", "--json", "b.pdf")
 
     // Then both positionals and the flag are read
-    #expect(parsed.flag("json"))
-    #expect(parsed.positionals("files") == ["a.png", "b.pdf"])
+    #expect(parsed[Validate.json])
+    #expect(parsed[Validate.files] == ["a.png", "b.pdf"])
   }
 
   @Test("treats every word after -- as a positional, even ones that look like options")
@@ -72,8 +73,8 @@ struct OptionSyntaxTests {
     let parsed = try arguments("validate", "--json", "--", "--json", "-j", "--", "-")
 
     // Then only the flag before -- is a flag; the rest are files
-    #expect(parsed.flag("json"))
-    #expect(parsed.positionals("files") == ["--json", "-j", "--", "-"])
+    #expect(parsed[Validate.json])
+    #expect(parsed[Validate.files] == ["--json", "-j", "--", "-"])
   }
 
   @Test("treats a lone - as a positional (standard input)")
@@ -82,8 +83,8 @@ struct OptionSyntaxTests {
     let parsed = try arguments("prefetch", "-", "--concurrency", "4")
 
     // Then - is the file and the option is still read
-    #expect(parsed.positional("file") == "-")
-    #expect(parsed.string("concurrency") == "4")
+    #expect(parsed[Prefetch.file] == "-")
+    #expect(try parsed[Prefetch.concurrency] == 4)
   }
 
   @Test("takes - and negative numbers as option values")
@@ -91,10 +92,11 @@ struct OptionSyntaxTests {
     // Given values that start with a dash but are not options
     let parsed = try arguments("prefetch", "--retries", "-3", "--format", "-", "--total", "-0.5")
 
-    // Then they are values, not options
-    #expect(parsed.string("retries") == "-3")
-    #expect(parsed.string("format") == "-")
-    #expect(parsed.string("total") == "-0.5")
+    // Then they are values, not options (as stored, before any key converts them)
+    #expect(parsed.options["retries"] == ["-3"])
+    #expect(parsed.options["format"] == ["-"])
+    #expect(parsed.options["total"] == ["-0.5"])
+    #expect(try parsed[Prefetch.retries] == -3)
   }
 
   @Test("reports an option without its value, naming the option as typed and the value expected")

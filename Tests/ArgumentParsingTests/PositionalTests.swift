@@ -7,19 +7,19 @@ struct PositionalTests {
   /// `cp SOURCE... DEST [MODE]`-like command: a repeating positional before a required one.
   enum Copy: ParsableCommand {
     static let configuration = CommandConfiguration(name: "cp", abstract: "Copies files.")
-    static let arguments: [ArgumentSpec] = [
-      .positional(name: "sources", valueName: "SOURCE", help: "Files to copy.", repeating: true),
-      .positional(name: "destination", valueName: "DEST", help: "Where to."),
-    ]
+    static let sources = PositionalKey<[String]>.repeating(
+      name: "sources", valueName: "SOURCE", help: "Files to copy.")
+    static let destination = PositionalKey<String>.positional(
+      name: "destination", valueName: "DEST", help: "Where to.")
+    static let arguments: [any ArgumentKey] = [sources, destination]
   }
 
   /// `pair FIRST [SECOND]`: an optional positional after a required one.
   enum Pair: ParsableCommand {
     static let configuration = CommandConfiguration(name: "pair", abstract: "Takes one or two.")
-    static let arguments: [ArgumentSpec] = [
-      .positional(name: "first", help: "Needed."),
-      .positional(name: "second", help: "Optional.", optional: true),
-    ]
+    static let first = PositionalKey<String>.positional(name: "first", help: "Needed.")
+    static let second = PositionalKey<String>.positional(name: "second", help: "Optional.", optional: true)
+    static let arguments: [any ArgumentKey] = [first, second]
   }
 
   @Test("reports a missing required positional by its value name")
@@ -46,8 +46,7 @@ struct PositionalTests {
     let parsed = try arguments("prefetch", "--json")
 
     // Then the file is nil
-    #expect(parsed.positional("file") == nil)
-    #expect(parsed.positionals("file").isEmpty)
+    #expect(parsed[Prefetch.file] == nil)
   }
 
   @Test("gives a repeating positional all words but those later positionals need")
@@ -59,8 +58,8 @@ struct PositionalTests {
     let parsed = try #require(try copy.parse(["a", "b", "dir"]).arguments)
 
     // Then the last word is the destination and the others the sources
-    #expect(parsed.positionals("sources") == ["a", "b"])
-    #expect(parsed.positional("destination") == "dir")
+    #expect(parsed[Copy.sources] == ["a", "b"])
+    #expect(parsed[Copy.destination] == "dir")
     #expect(parsed.commandPath == ["cp"])
     // and one word is not enough
     #expect(throws: UsageError("missing argument 'SOURCE'", commandPath: ["cp"])) {
@@ -78,8 +77,8 @@ struct PositionalTests {
     let two = try #require(try pair.parse(["a", "b"]).arguments)
 
     // Then the second is filled only from the second word
-    #expect(one.positional("first") == "a" && one.positional("second") == nil)
-    #expect(two.positional("first") == "a" && two.positional("second") == "b")
+    #expect(one[Pair.first] == "a" && one[Pair.second] == nil)
+    #expect(two[Pair.first] == "a" && two[Pair.second] == "b")
   }
 
   @Test("treats help as an ordinary word below the groups")
@@ -88,6 +87,6 @@ struct PositionalTests {
     let parsed = try arguments("fetch", "help")
 
     // Then it is the URL
-    #expect(parsed.positional("url") == "help")
+    #expect(parsed[Fetch.url] == "help")
   }
 }

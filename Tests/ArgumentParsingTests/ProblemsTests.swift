@@ -14,17 +14,17 @@ struct ProblemsTests {
   /// Clashing names, built-ins taken, and positionals that could never fill.
   enum Clashing: ParsableCommand {
     static let configuration = CommandConfiguration(name: "clash", abstract: "Clashes.")
-    static let arguments: [ArgumentSpec] = [
-      .flag(long: "json", short: "j", help: ""),
-      .option(long: "json", help: ""),
-      .flag(long: "jobs", short: "j", help: ""),
-      .flag(long: "help", help: ""),
-      .flag(long: "quiet", short: "h", help: ""),
-      .option(long: "--dir", help: ""),
-      .option(long: "a=b", help: ""),
-      .positional(name: "files", help: "", repeating: true),
-      .positional(name: "more", help: "", optional: true),
-      .positional(name: "last", help: ""),
+    static let arguments: [any ArgumentKey] = [
+      FlagKey(long: "json", short: "j", help: ""),
+      OptionKey<String>.option(long: "json", help: ""),
+      FlagKey(long: "jobs", short: "j", help: ""),
+      FlagKey(long: "help", help: ""),
+      FlagKey(long: "quiet", short: "h", help: ""),
+      OptionKey<String>.option(long: "--dir", help: ""),
+      OptionKey<String>.option(long: "a=b", help: ""),
+      PositionalKey<[String]>.repeating(name: "files", help: ""),
+      PositionalKey<String>.positional(name: "more", help: "", optional: true),
+      PositionalKey<String>.positional(name: "last", help: ""),
     ]
   }
 
@@ -32,7 +32,7 @@ struct ProblemsTests {
   enum Group: ParsableCommand {
     static let configuration = CommandConfiguration(
       name: "group", abstract: "Groups.", subcommands: [Nameless.self])
-    static let arguments: [ArgumentSpec] = [.flag(long: "json", help: "")]
+    static let arguments: [any ArgumentKey] = [FlagKey(long: "json", help: "")]
   }
 
   /// A command with an empty name.
@@ -86,12 +86,13 @@ struct ProblemsTests {
     // Given a root leaf that declares --version but has no version of its own
     enum Tool: ParsableCommand {
       static let configuration = CommandConfiguration(name: "tool", abstract: "")
-      static let arguments: [ArgumentSpec] = [.flag(long: "version", help: "Print the version.")]
+      static let version = FlagKey(long: "version", help: "Print the version.")
+      static let arguments: [any ArgumentKey] = [version]
     }
 
     // Then that is fine, and the flag parses as declared
     let tool = CommandRouter(root: Tool.self)
     #expect(tool.problems.isEmpty)
-    #expect(try tool.parse(["--version"]).arguments?.flag("version") == true)
+    #expect(try tool.parse(["--version"]).arguments?[Tool.version] == true)
   }
 }

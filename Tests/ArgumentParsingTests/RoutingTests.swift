@@ -35,8 +35,8 @@ struct RoutingTests {
     let parsed = try arguments("cache", "gc", "--max-age", "30", "--max-bytes=2GiB")
 
     // Then they belong to gc
-    #expect(try parsed.int("max-age", .positive) == 30)
-    #expect(try parsed.byteCount("max-bytes") == 2 << 30)
+    #expect(try parsed[CacheGC.maximumAge] == 30)
+    #expect(try parsed[CacheGC.maximumBytes] == 2 << 30)
   }
 
   @Test("accepts the arguments as any sequence of strings, such as CommandLine's slice")
@@ -48,7 +48,7 @@ struct RoutingTests {
     let outcome = try router.parse(commandLine.dropFirst())
 
     // Then cache clear runs with its flag
-    #expect(outcome.arguments?.flag("yes") == true)
+    #expect(outcome.arguments?[CacheClear.yes] == true)
   }
 
   @Test("reports a group given no subcommand, listing the choices")
@@ -91,7 +91,7 @@ struct RoutingTests {
     // Then prefetch's help is shown
     #expect(outcome == .help(text: try #require(router.helpText(for: ["attachkit", "prefetch"]))))
     // but after -- it is only a word
-    #expect(try router.parse(["validate", "--", "--help"]).arguments?.positionals("files") == ["--help"])
+    #expect(try router.parse(["validate", "--", "--help"]).arguments?[Validate.files] == ["--help"])
   }
 
   @Test("shows the help of the command named so far when a later word is unknown")

@@ -23,44 +23,53 @@ enum Fetch: ParsableCommand {
         title: "Exit codes",
         body: "  0    fetched and valid\n  1    fetched but refused\n  2    usage error")
     ])
-  static let arguments: [ArgumentSpec] = [
-    .flag(long: "json", short: "j", help: "Print the result as one JSON object."),
-    .option(long: "cache-dir", short: "d", valueName: "DIR", help: "Where cached downloads live."),
-    .option(
-      long: "deadline", valueName: "SECONDS",
-      help: "Give up after this many seconds, counting every retry and redirect, so that a slow "
-        + "server cannot hold the pipeline up for longer than the caller is willing to wait."),
-    .flag(long: "no-cache", help: "Neither read nor write the cache."),
-    .option(long: "header", valueName: "NAME:VALUE", help: "An extra request header; repeatable."),
-    .positional(name: "url", help: "The attachment's URL."),
-  ]
+  static let json = FlagKey(long: "json", short: "j", help: "Print the result as one JSON object.")
+  static let cacheDirectory = OptionKey<String>.option(
+    long: "cache-dir", short: "d", valueName: "DIR", help: "Where cached downloads live.")
+  static let deadline = OptionKey<Double>.number(
+    long: "deadline", valueName: "SECONDS", bound: .positive,
+    help: "Give up after this many seconds, counting every retry and redirect, so that a slow "
+      + "server cannot hold the pipeline up for longer than the caller is willing to wait.")
+  static let noCache = FlagKey(long: "no-cache", help: "Neither read nor write the cache.")
+  static let header = OptionKey<String>.option(
+    long: "header", valueName: "NAME:VALUE", help: "An extra request header; repeatable.")
+  static let url = PositionalKey<String>.positional(name: "url", help: "The attachment's URL.")
+  static let arguments: [any ArgumentKey] = [json, cacheDirectory, deadline, noCache, header, url]
 }
 
 /// `attachkit prefetch [FILE|-]`: numeric options and an optional positional.
 enum Prefetch: ParsableCommand {
   static let configuration = CommandConfiguration(
     name: "prefetch", abstract: "Fetches every URL listed in a file, several at a time.")
-  static let arguments: [ArgumentSpec] = [
-    .option(long: "concurrency", short: "c", valueName: "N", help: "How many downloads run at once."),
-    .flag(long: "json", help: "Print one JSON object per URL."),
-    .option(long: "max-bytes", valueName: "SIZE", help: "Refuse bodies larger than this."),
-    .option(long: "retries", valueName: "N", help: "Retries per URL."),
-    .option(long: "total", valueName: "BYTES", help: "Stop after this many bytes in all."),
-    .option(long: "format", valueName: "FORMAT", help: "text or json."),
-    .positional(
-      name: "file", valueName: "FILE|-", help: "The list of URLs, one a line; - reads standard input.",
-      optional: true),
-  ]
+  /// What `--format` accepts.
+  enum Format: String, CaseIterable, Sendable {
+    case text, json
+  }
+
+  static let concurrency = OptionKey<Int>.integer(
+    long: "concurrency", short: "c", valueName: "N", bound: .positive, help: "How many downloads run at once."
+  )
+  static let json = FlagKey(long: "json", help: "Print one JSON object per URL.")
+  static let maximumBytes = OptionKey<Int64>.byteCount(
+    long: "max-bytes", valueName: "SIZE", help: "Refuse bodies larger than this.")
+  static let retries = OptionKey<Int>.integer(long: "retries", valueName: "N", help: "Retries per URL.")
+  static let total = OptionKey<Int64>.integer(
+    long: "total", valueName: "BYTES", help: "Stop after this many bytes in all.")
+  static let format = OptionKey<Format>.choice(long: "format", valueName: "FORMAT", help: "text or json.")
+  static let file = PositionalKey<String>.positional(
+    name: "file", valueName: "FILE|-", help: "The list of URLs, one a line; - reads standard input.",
+    optional: true)
+  static let arguments: [any ArgumentKey] = [concurrency, json, maximumBytes, retries, total, format, file]
 }
 
 /// `attachkit validate FILE...`: a repeating positional.
 enum Validate: ParsableCommand {
   static let configuration = CommandConfiguration(
     name: "validate", abstract: "Checks files already on disk.")
-  static let arguments: [ArgumentSpec] = [
-    .flag(long: "json", help: "Print one JSON object per file."),
-    .positional(name: "files", valueName: "FILE", help: "The files to check.", repeating: true),
-  ]
+  static let json = FlagKey(long: "json", help: "Print one JSON object per file.")
+  static let files = PositionalKey<[String]>.repeating(
+    name: "files", valueName: "FILE", help: "The files to check.")
+  static let arguments: [any ArgumentKey] = [json, files]
 }
 
 /// `attachkit cache`: a nested group.
@@ -73,7 +82,8 @@ enum Cache: ParsableCommand {
 /// `attachkit cache stats`.
 enum CacheStats: ParsableCommand {
   static let configuration = CommandConfiguration(name: "stats", abstract: "Shows the cache's size.")
-  static let arguments: [ArgumentSpec] = [.flag(long: "json", help: "Print JSON.")]
+  static let json = FlagKey(long: "json", help: "Print JSON.")
+  static let arguments: [any ArgumentKey] = [json]
 }
 
 /// `attachkit cache verify`.
@@ -86,16 +96,18 @@ enum CacheVerify: ParsableCommand {
 enum CacheGC: ParsableCommand {
   static let configuration = CommandConfiguration(
     name: "gc", abstract: "Deletes the oldest entries until the cache fits.")
-  static let arguments: [ArgumentSpec] = [
-    .option(long: "max-bytes", valueName: "N", help: "The size to trim the cache to."),
-    .option(long: "max-age", valueName: "DAYS", help: "Also delete entries older than this."),
-  ]
+  static let maximumBytes = OptionKey<Int64>.byteCount(
+    long: "max-bytes", valueName: "N", help: "The size to trim the cache to.")
+  static let maximumAge = OptionKey<Int>.integer(
+    long: "max-age", valueName: "DAYS", bound: .positive, help: "Also delete entries older than this.")
+  static let arguments: [any ArgumentKey] = [maximumBytes, maximumAge]
 }
 
 /// `attachkit cache clear`.
 enum CacheClear: ParsableCommand {
   static let configuration = CommandConfiguration(name: "clear", abstract: "Empties the cache.")
-  static let arguments: [ArgumentSpec] = [.flag(long: "yes", short: "y", help: "Do not ask first.")]
+  static let yes = FlagKey(long: "yes", short: "y", help: "Do not ask first.")
+  static let arguments: [any ArgumentKey] = [yes]
 }
 
 /// The router for the tree above.

@@ -11,20 +11,25 @@ enum FuzzRoot: ParsableCommand {
 
 enum FuzzFetch: ParsableCommand {
   static let configuration = CommandConfiguration(name: "fetch", abstract: "Fetch URLs.")
-  static let arguments: [ArgumentSpec] = [
-    .flag(long: "json", help: "JSON."), .option(long: "cache-dir", valueName: "DIR", help: "Cache."),
-    .option(long: "deadline", valueName: "SECONDS", help: "Deadline."),
-    .option(long: "max-image-bytes", valueName: "BYTES", help: "Limit."),
-    .positional(name: "url", help: "URLs.", repeating: true),
+  static let deadline = OptionKey<Double>.number(
+    long: "deadline", valueName: "SECONDS", bound: .positive, help: "Deadline.")
+  static let maximumImageBytes = OptionKey<Int64>.byteCount(
+    long: "max-image-bytes", valueName: "BYTES", help: "Limit.")
+  static let urls = PositionalKey<[String]>.repeating(name: "url", help: "URLs.")
+  static let arguments: [any ArgumentKey] = [
+    FlagKey(long: "json", help: "JSON."),
+    OptionKey<String>.option(long: "cache-dir", valueName: "DIR", help: "Cache."),
+    deadline, maximumImageBytes, urls,
   ]
 }
 
 enum FuzzPrefetch: ParsableCommand {
   static let configuration = CommandConfiguration(name: "prefetch", abstract: "Prefetch.")
-  static let arguments: [ArgumentSpec] = [
-    .option(long: "concurrency", short: "j", valueName: "N", help: "Concurrency."),
-    .flag(long: "quiet", short: "q", help: "Quiet."),
-    .positional(name: "file", help: "List.", optional: true),
+  static let concurrency = OptionKey<Int>.integer(
+    long: "concurrency", short: "j", valueName: "N", bound: .positive, help: "Concurrency.")
+  static let arguments: [any ArgumentKey] = [
+    concurrency, FlagKey(long: "quiet", short: "q", help: "Quiet."),
+    PositionalKey<String>.positional(name: "file", help: "List.", optional: true),
   ]
 }
 
@@ -35,16 +40,17 @@ enum FuzzCache: ParsableCommand {
 
 enum FuzzStats: ParsableCommand {
   static let configuration = CommandConfiguration(name: "stats", abstract: "Stats.")
-  static let arguments: [ArgumentSpec] = [.flag(long: "json", help: "JSON.")]
+  static let arguments: [any ArgumentKey] = [FlagKey(long: "json", help: "JSON.")]
 }
 
 enum FuzzGC: ParsableCommand {
   static let configuration = CommandConfiguration(name: "gc", abstract: "GC.")
-  static let arguments: [ArgumentSpec] = [.option(long: "max-bytes", valueName: "BYTES", help: "Limit.")]
+  static let maximumBytes = OptionKey<Int64>.byteCount(long: "max-bytes", valueName: "BYTES", help: "Limit.")
+  static let arguments: [any ArgumentKey] = [maximumBytes]
 }
 
 /// Splits the input into words at NUL or newline bytes and routes them; then reads every
-/// value accessor. Usage errors are expected; crashes and traps are findings.
+/// converting key. Usage errors are expected; crashes and traps are findings.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
   let bytes = UnsafeBufferPointer(start: data, count: size)
@@ -56,13 +62,13 @@ public func fuzzParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     switch try router.parse(words) {
     case .run(let path, let arguments):
       if path.last == "fetch" {
-        _ = try? arguments.double("deadline", .positive)
-        _ = try? arguments.byteCount("max-image-bytes")
-        _ = arguments.positionals("url")
+        _ = try? arguments[FuzzFetch.deadline]
+        _ = try? arguments[FuzzFetch.maximumImageBytes]
+        _ = arguments[FuzzFetch.urls]
       } else if path.last == "prefetch" {
-        _ = try? arguments.int("concurrency", .positive)
+        _ = try? arguments[FuzzPrefetch.concurrency]
       } else if path.last == "gc" {
-        _ = try? arguments.byteCount("max-bytes")
+        _ = try? arguments[FuzzGC.maximumBytes]
       }
     case .help(let text), .version(let text):
       _ = text.count

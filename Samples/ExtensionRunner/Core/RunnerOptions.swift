@@ -1,6 +1,7 @@
 import ArgumentParsing
 import AttachmentKit
 import Foundation
+import PipelineOptions
 
 /// `extension-runner`: the command declaration, its help page included.
 public enum RunnerCommand: ParsableCommand {
@@ -40,54 +41,67 @@ public enum RunnerCommand: ParsableCommand {
           """),
     ])
 
-  /// The options, the flag and the payload.
-  public static let arguments: [ArgumentSpec] = [
-    .option(
-      long: "budget", valueName: "SECONDS",
-      help: "The extension's whole time, counted from start (default 30)."),
-    .option(
-      long: "expire-margin", valueName: "SECONDS",
-      help: "serviceExtensionTimeWillExpire comes this long before the budget ends (default 1)."),
-    .option(
-      long: "cache-dir", valueName: "DIR",
-      help: "The attachment cache (default: $ATTACHKIT_CACHE_DIR, else ~/.cache/attachkit)."),
-    .option(
-      long: "key-file", valueName: "FILE",
-      help: "The AES-256 key for encrypted_data: 64 hex digits, base64, or 32 raw bytes."),
-    .option(
-      long: "base-url", valueName: "URL",
-      help: "Replaces {BASE} in the payload's strings (sample payloads: the sample server's URL)."),
-    .option(
-      long: "attachment-keys", valueName: "KEYS",
-      help: "Comma-separated key paths holding attachment URLs, in order (default: "
-        + AttachmentLocator.defaultKeys.joined(separator: ",") + ")."),
-    .option(
-      long: "attachments-dir", valueName: "DIR",
-      help: "Where delivered files are copied, one directory per run (default: $TMPDIR/extension-runner-UID)."
-    ),
-    .option(
-      long: "strings", valueName: "FILE",
-      help: "The app's Localizable.strings (UTF-8 or UTF-16) or Localizable.xcstrings, for loc-key alerts."),
-    .option(
-      long: "locale", valueName: "LANG",
-      help: "The language read from a string catalog (default en; then its sourceLanguage, then the key)."),
-    .option(
-      long: "max-concurrent-fetches", valueName: "N",
-      help: "How many attachments are fetched at once (default 4)."),
-    .option(
-      long: "max-attachments", valueName: "N",
-      help: "How many attachments one payload may have (default 10); the rest are skipped."),
-    .flag(
-      long: "allow-private-networks",
-      help:
-        "Allow loopback and private addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1): for local servers."),
-    .flag(
-      long: "no-rescue",
-      help:
-        "Refuse near-miss images instead of rescuing them (rescue is on by default: WebP/HEIC/AVIF converted, oversized images downscaled)."
-    ),
-    .flag(long: "trace", help: "Also put the trace in the JSON output, under \"trace\"."),
-    .positional(name: "payload", valueName: "PAYLOAD.json", help: "The APNs payload."),
+  /// `--budget`: the extension's whole time, in seconds.
+  public static let budget = OptionKey<Double>.number(
+    long: "budget", valueName: "SECONDS", bound: .positive,
+    help: "The extension's whole time, counted from start (default 30).")
+  /// `--expire-margin`: how long before the budget's end time runs out, in seconds.
+  public static let expireMargin = OptionKey<Double>.number(
+    long: "expire-margin", valueName: "SECONDS", bound: .nonNegative,
+    help: "serviceExtensionTimeWillExpire comes this long before the budget ends (default 1).")
+  /// `--key-file`: the AES-256 key for `encrypted_data`.
+  public static let keyFile = OptionKey<String>.option(
+    long: "key-file", valueName: "FILE",
+    help: "The AES-256 key for encrypted_data: 64 hex digits, base64, or 32 raw bytes.")
+  /// `--base-url`: what replaces `{BASE}` in the payload.
+  public static let baseURL = OptionKey<String>.option(
+    long: "base-url", valueName: "URL",
+    help: "Replaces {BASE} in the payload's strings (sample payloads: the sample server's URL).")
+  /// `--attachment-keys`: the key paths that hold attachment URLs.
+  public static let attachmentKeys = OptionKey<String>.option(
+    long: "attachment-keys", valueName: "KEYS",
+    help: "Comma-separated key paths holding attachment URLs, in order (default: "
+      + AttachmentLocator.defaultKeys.joined(separator: ",") + ").")
+  /// `--attachments-dir`: where delivered files are copied.
+  public static let attachmentsDirectory = OptionKey<String>.option(
+    long: "attachments-dir", valueName: "DIR",
+    help: "Where delivered files are copied, one directory per run (default: $TMPDIR/extension-runner-UID).")
+  /// `--strings`: the app's strings file or string catalog.
+  public static let strings = OptionKey<String>.option(
+    long: "strings", valueName: "FILE",
+    help: "The app's Localizable.strings (UTF-8 or UTF-16) or Localizable.xcstrings, for loc-key alerts.")
+  /// `--locale`: the language read from a string catalog.
+  public static let locale = OptionKey<String>.option(
+    long: "locale", valueName: "LANG",
+    help: "The language read from a string catalog (default en; then its sourceLanguage, then the key).")
+  /// `--max-concurrent-fetches`: how many attachments are fetched at once.
+  public static let maximumConcurrentFetches = OptionKey<Int>.integer(
+    long: "max-concurrent-fetches", valueName: "N", bound: .positive,
+    help: "How many attachments are fetched at once (default 4).")
+  /// `--max-attachments`: how many attachments one payload may have.
+  public static let maximumAttachments = OptionKey<Int>.integer(
+    long: "max-attachments", valueName: "N", bound: .positive,
+    help: "How many attachments one payload may have (default 10); the rest are skipped.")
+  /// `--no-rescue`: refuses near-miss images instead of rescuing them.
+  public static let noRescue = FlagKey(
+    long: "no-rescue",
+    help:
+      "Refuse near-miss images instead of rescuing them (rescue is on by default: WebP/HEIC/AVIF converted, oversized images downscaled)."
+  )
+  /// `--trace`: puts the trace in the JSON output too.
+  public static let trace = FlagKey(
+    long: "trace", help: "Also put the trace in the JSON output, under \"trace\".")
+  /// The payload file.
+  public static let payload = PositionalKey<String>.positional(
+    name: "payload", valueName: "PAYLOAD.json", help: "The APNs payload.")
+
+  /// The options, the flags and the payload, in the order help lists them. The cache directory
+  /// and the private-network guard are the pipeline options the runner shares with `attachkit`
+  /// (``PipelineOptions``); the rest are the runner's own.
+  public static let arguments: [any ArgumentKey] = [
+    budget, expireMargin, PipelineOptions.cacheDirectory, keyFile, baseURL, attachmentKeys,
+    attachmentsDirectory, strings, locale, maximumConcurrentFetches, maximumAttachments,
+    PipelineOptions.allowPrivateNetworks, noRescue, trace, payload,
   ]
 }
 
@@ -154,24 +168,54 @@ public struct RunnerOptions: Sendable, Equatable {
     case .help(let text), .version(let text): return .help(text)
     case .run(_, let parsed): arguments = parsed
     }
-    guard let payload = arguments.positional("payload") else {
+    guard let payload = arguments[RunnerCommand.payload] else {
       throw arguments.usageError("missing PAYLOAD.json")
     }
     var options = RunnerOptions(payloadPath: payload)
-    let budget = try arguments.double("budget", .positive) ?? 30
-    let margin = try arguments.double("expire-margin", .nonNegative) ?? 1
-    guard budget <= longestBudget else {
-      throw arguments.usageError("--budget expects at most \(Int(longestBudget)) seconds, got \(budget)")
+    try options.readTimes(arguments)
+    options.cacheDirectory = PipelineOptions.cacheDirectory(from: arguments)
+    if let directory = arguments[RunnerCommand.attachmentsDirectory] {
+      options.attachmentsDirectory = directory
+    }
+    options.keyFile = arguments[RunnerCommand.keyFile]
+    try options.readPayloadShape(arguments)
+    try options.readLocalization(arguments)
+    for (key, keyPath) in [
+      (RunnerCommand.maximumConcurrentFetches, \RunnerOptions.maximumConcurrentFetches),
+      (RunnerCommand.maximumAttachments, \RunnerOptions.maximumAttachments),
+    ] {
+      guard let value = try arguments[key] else { continue }
+      guard value <= largestCap else {
+        throw arguments.usageError("--\(key.spec.name) expects at most \(largestCap), got \(value)")
+      }
+      options[keyPath: keyPath] = value
+    }
+    options.includeTrace = arguments[RunnerCommand.trace]
+    options.rescue = !arguments[RunnerCommand.noRescue]
+    options.allowPrivateNetworks = PipelineOptions.allowsPrivateNetworks(
+      from: arguments, environment: EnvironmentVariables(environment))
+    return .run(options)
+  }
+
+  /// `--budget` and `--expire-margin`: the margin must be shorter than the budget, and the
+  /// budget at most ``longestBudget``.
+  private mutating func readTimes(_ arguments: ParsedArguments) throws(UsageError) {
+    let budget = try arguments[RunnerCommand.budget] ?? 30
+    let margin = try arguments[RunnerCommand.expireMargin] ?? 1
+    guard budget <= Self.longestBudget else {
+      throw arguments.usageError("--budget expects at most \(Int(Self.longestBudget)) seconds, got \(budget)")
     }
     guard margin < budget else {
       throw arguments.usageError("--expire-margin (\(margin) s) must be less than --budget (\(budget) s)")
     }
-    options.budget = .seconds(budget)
-    options.expireMargin = .seconds(margin)
-    if let directory = arguments.string("cache-dir") { options.cacheDirectory = directory }
-    if let directory = arguments.string("attachments-dir") { options.attachmentsDirectory = directory }
-    options.keyFile = arguments.string("key-file")
-    if let base = arguments.string("base-url") {
+    self.budget = .seconds(budget)
+    expireMargin = .seconds(margin)
+  }
+
+  /// `--base-url` (an http(s) URL, trailing slashes dropped) and `--attachment-keys` (a
+  /// comma-separated list without empty entries).
+  private mutating func readPayloadShape(_ arguments: ParsedArguments) throws(UsageError) {
+    if let base = arguments[RunnerCommand.baseURL] {
       var trimmed = base
       while trimmed.hasSuffix("/") { trimmed.removeLast() }
       let lower = trimmed.lowercased()
@@ -181,21 +225,25 @@ public struct RunnerOptions: Sendable, Equatable {
         throw arguments.usageError(
           "--base-url expects an http(s) URL such as http://127.0.0.1:8080, got '\(base)'")
       }
-      options.baseURL = trimmed
+      baseURL = trimmed
     }
-    if let keys = arguments.string("attachment-keys") {
+    if let keys = arguments[RunnerCommand.attachmentKeys] {
       let list = keys.split(separator: ",", omittingEmptySubsequences: false).map {
         String($0).filter { !$0.isWhitespace }
       }
       guard !list.isEmpty, !list.contains(where: \.isEmpty) else {
         throw arguments.usageError("--attachment-keys expects comma-separated key paths, got '\(keys)'")
       }
-      options.attachmentKeys = list
+      attachmentKeys = list
     }
-    if let path = arguments.string("strings") {
-      options.localization = LocalizationSource(path: path)
+  }
+
+  /// `--strings` and `--locale` (a language tag, which needs `--strings`).
+  private mutating func readLocalization(_ arguments: ParsedArguments) throws(UsageError) {
+    if let path = arguments[RunnerCommand.strings] {
+      localization = LocalizationSource(path: path)
     }
-    if let locale = arguments.string("locale") {
+    if let locale = arguments[RunnerCommand.locale] {
       guard !locale.isEmpty,
         locale.unicodeScalars.allSatisfy({
           $0.isASCII && ($0.properties.isAlphabetic || "-_0123456789".unicodeScalars.contains($0))
@@ -203,25 +251,8 @@ public struct RunnerOptions: Sendable, Equatable {
       else {
         throw arguments.usageError("--locale expects a language such as en, fr or pt-BR, got '\(locale)'")
       }
-      guard options.localization != nil else { throw arguments.usageError("--locale needs --strings") }
-      options.localization?.locale = locale
+      guard localization != nil else { throw arguments.usageError("--locale needs --strings") }
+      localization?.locale = locale
     }
-    for (name, keyPath) in [
-      ("max-concurrent-fetches", \RunnerOptions.maximumConcurrentFetches),
-      ("max-attachments", \RunnerOptions.maximumAttachments),
-    ] {
-      guard let value = try arguments.int(name, .positive) else { continue }
-      guard value <= largestCap else {
-        throw arguments.usageError("--\(name) expects at most \(largestCap), got \(value)")
-      }
-      options[keyPath: keyPath] = value
-    }
-    options.includeTrace = arguments.flag("trace")
-    options.rescue = !arguments.flag("no-rescue")
-    let fromEnvironment = environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"].map {
-      ["1", "true", "yes"].contains($0.lowercased())
-    }
-    options.allowPrivateNetworks = arguments.flag("allow-private-networks") || fromEnvironment == true
-    return .run(options)
   }
 }

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import AttachmentKit
+import PipelineOptions
 
 /// `attachkit cache stats|verify|gc|clear`: inspects and maintains the cache.
 enum CacheCommand: ParsableCommand {
@@ -11,7 +12,7 @@ enum CacheCommand: ParsableCommand {
   /// The group's commands, in the order help lists them: the one list of them.
   static let commands: [any RunnableCommand.Type] = [Stats.self, Verify.self, GC.self, Clear.self]
 
-  static let common: [ArgumentSpec] = [CommonOptions.json, CommonOptions.cacheDirectory]
+  static let common: [any ArgumentKey] = [CommonOptions.json, PipelineOptions.cacheDirectory]
 
   enum Stats: RunnableCommand {
     static let configuration = CommandConfiguration(
@@ -39,15 +40,13 @@ enum CacheCommand: ParsableCommand {
       name: "gc",
       abstract: "Evict least recently used entries down to the low watermark when over the size limit.",
       sections: [CommonOptions.cacheExitCodes])
-    static let arguments =
-      CacheCommand.common + [
-        .option(
-          long: "max-bytes", valueName: "BYTES",
-          help: "The size limit for this run (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB).")
-      ]
+    static let maximumBytes = OptionKey<Int64>.byteCount(
+      long: "max-bytes", valueName: "BYTES", bound: .positive,
+      help: "The size limit for this run (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB).")
+    static let arguments = CacheCommand.common + [maximumBytes]
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-      var limit = try arguments.byteCount("max-bytes", .positive)
-      if limit == nil { limit = try CommonOptions.environmentCacheBytes(arguments) }
+      var limit = try arguments[maximumBytes]
+      if limit == nil { limit = try PipelineOptions.environmentCacheBytes(for: arguments) }
       return .finished(
         CacheCommand.perform(arguments) { cache throws(AttachmentError) in
           try cache.collectGarbage(maximumBytes: limit)
@@ -69,7 +68,7 @@ enum CacheCommand: ParsableCommand {
   static func perform(
     _ arguments: ParsedArguments, _ body: (AttachmentCache) throws(AttachmentError) -> CacheReport
   ) -> ExitCode {
-    let directory = arguments.string("cache-dir") ?? CacheConfiguration.defaultDirectory()
+    let directory = PipelineOptions.cacheDirectory(from: arguments)
     let report: CacheReport
     do {
       let cache = try AttachmentCache(configuration: CacheConfiguration(directory: directory))
@@ -78,7 +77,7 @@ enum CacheCommand: ParsableCommand {
       Terminal.error("attachkit: \(Terminal.safe(error.message))\n")
       return .cacheUnusable
     }
-    if arguments.flag("json") {
+    if arguments[CommonOptions.json] {
       var object = JSONObject()
       object.set("directory", Terminal.safe(directory))
       object.set("entries", report.entries)

@@ -1,60 +1,12 @@
 import ArgumentParsing
 import AttachmentKit
-import Glibc
+import PipelineOptions
 
-/// Options several commands share, declared once with their help.
+/// Options and help sections several commands share, each declared once (the pipeline's own
+/// options are ``PipelineOptions``, shared with the extension runner).
 enum CommonOptions {
-  static let json = ArgumentSpec.flag(long: "json", help: "Print one JSON object per input per line.")
-  static let quiet = ArgumentSpec.flag(
-    long: "quiet", short: "q", help: "Print no table or summary, only errors.")
-  static let cacheDirectory = ArgumentSpec.option(
-    long: "cache-dir", valueName: "DIR",
-    help:
-      "The cache directory (default: $ATTACHKIT_CACHE_DIR, else $XDG_CACHE_HOME/attachkit, else ~/.cache/attachkit)."
-  )
-  static let maximumCacheBytes = ArgumentSpec.option(
-    long: "max-cache-bytes", valueName: "BYTES",
-    help:
-      "The size the cache may grow to; least recently used entries are evicted past it (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB)."
-  )
-  static let durable = ArgumentSpec.flag(
-    long: "durable",
-    help: "fsync each new file, record and directory before answering, so a power loss cannot undo a publish."
-  )
-  static let rescue = ArgumentSpec.flag(
-    long: "rescue",
-    help:
-      "Turn near-miss media into attachments: WebP, HEIC and AVIF converted and oversized images downscaled (libvips, sources up to 50 MB); long clips trimmed, foreign containers re-wrapped, VP9/AV1/FLAC/Opus/DTS transcoded to H.264 and AAC (FFmpeg, sources up to 200 MB)."
-  )
-  static let deadline = ArgumentSpec.option(
-    long: "deadline", valueName: "SECONDS",
-    help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
-  static let allowPrivateNetworks = ArgumentSpec.flag(
-    long: "allow-private-networks",
-    help: "Allow loopback, private and link-local addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1).")
-  static let proxy: [ArgumentSpec] = [
-    .option(
-      long: "proxy", valueName: "URL",
-      help:
-        "Send every request through this proxy (http://, https://, socks5h://). Proxy variables in the environment are ignored."
-    ),
-    .flag(
-      long: "proxy-unchecked",
-      help:
-        "Accept that, through --proxy, the private-network guard checks only IP-literal and localhost hosts, not where names resolve."
-    ),
-  ]
-  /// Every option ``pipelineConfiguration(_:)`` reads: the one group that `fetch`, `prefetch`
-  /// and `serve` declare, so a pipeline is configured the same way by each.
-  static let pipeline: [ArgumentSpec] =
-    [cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue] + proxy + limits
-
-  static let limits: [ArgumentSpec] = [
-    .option(long: "max-image-bytes", valueName: "BYTES", help: "Largest image (default 10MB)."),
-    .option(long: "max-audio-bytes", valueName: "BYTES", help: "Largest audio file (default 5MB)."),
-    .option(long: "max-video-bytes", valueName: "BYTES", help: "Largest video (default 50MB)."),
-    .option(long: "max-video-seconds", valueName: "SECONDS", help: "Longest video, in seconds (default 30)."),
-  ]
+  static let json = FlagKey(long: "json", help: "Print one JSON object per input per line.")
+  static let quiet = FlagKey(long: "quiet", short: "q", help: "Print no table or summary, only errors.")
 
   /// Exit codes, shown in every command's help.
   static let exitCodes = HelpSection(
@@ -76,42 +28,6 @@ enum CommonOptions {
         3    the cache directory is unusable
       """)
 
-  /// The cache size limit from `--max-cache-bytes`, else `$ATTACHKIT_CACHE_MAX_BYTES`, else
-  /// `nil` (the library's default, 512 MiB).
-  static func maximumCacheBytes(_ arguments: ParsedArguments) throws(UsageError) -> Int64? {
-    if let bytes = try arguments.byteCount("max-cache-bytes", .positive) { return bytes }
-    return try environmentCacheBytes(arguments)
-  }
-
-  /// `$ATTACHKIT_CACHE_MAX_BYTES` as a byte count, or `nil` when unset or empty.
-  static func environmentCacheBytes(_ arguments: ParsedArguments) throws(UsageError) -> Int64? {
-    guard let text = getenv("ATTACHKIT_CACHE_MAX_BYTES").map({ String(cString: $0) }), !text.isEmpty else {
-      return nil
-    }
-    guard let bytes = ByteCount.parse(text), bytes > 0 else {
-      throw arguments.usageError(
-        "ATTACHKIT_CACHE_MAX_BYTES expects a positive byte size such as 500, 10MB or 5MiB, got '\(Terminal.safe(text))'"
-      )
-    }
-    return bytes
-  }
-
-  /// The validation limits from the options.
-  static func limits(_ arguments: ParsedArguments) throws(UsageError) -> ValidationLimits {
-    var limits = ValidationLimits()
-    if let value = try arguments.byteCount("max-image-bytes", .positive) { limits.maximumImageBytes = value }
-    if let value = try arguments.byteCount("max-audio-bytes", .positive) { limits.maximumAudioBytes = value }
-    if let value = try arguments.byteCount("max-video-bytes", .positive) { limits.maximumVideoBytes = value }
-    if let value = try arguments.double("max-video-seconds", .positive) { limits.maximumVideoSeconds = value }
-    return limits
-  }
-
-  /// The per-request deadline from `--deadline` (default 25 s).
-  static func deadline(_ arguments: ParsedArguments) throws(UsageError) -> Duration {
-    let seconds = try arguments.double("deadline", .positive) ?? 25
-    return .milliseconds(Int64((seconds * 1000).rounded()))
-  }
-
   /// Opens the pipeline the options describe, or prints why the cache is unusable and
   /// returns `nil` (the caller exits 3).
   static func openPipeline(_ arguments: ParsedArguments) throws(UsageError) -> AttachmentPipeline? {
@@ -124,33 +40,13 @@ enum CommonOptions {
     }
   }
 
-  /// The pipeline configuration from the options.
+  /// The pipeline configuration from the options (``PipelineOptions/all``), for a short
+  /// command-line run: its automatic sweep runs inline, or the process would exit before a
+  /// background one finished.
   static func pipelineConfiguration(_ arguments: ParsedArguments) throws(UsageError) -> PipelineConfiguration
   {
-    var configuration = PipelineConfiguration(
-      cacheDirectory: arguments.string("cache-dir") ?? CacheConfiguration.defaultDirectory())
-    configuration.limits = try limits(arguments)
-    if let bytes = try maximumCacheBytes(arguments) {
-      configuration.cache.maximumBytes = bytes
-    }
-    // A command-line run is short: its automatic sweep runs inline, or the process would
-    // exit before a background one finished.
+    var configuration = try PipelineOptions.configuration(from: arguments)
     configuration.cache.sweepsInBackground = false
-    configuration.cache.durable = arguments.flag("durable")
-    if arguments.flag("rescue") { configuration.rescuers = [ImageRescuer(), MediaRescuer()] }
-    configuration.downloader.allowPrivateNetworks =
-      arguments.flag("allow-private-networks") || Environment.flag("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
-    if let proxy = arguments.string("proxy") {
-      configuration.downloader.proxy = DownloaderConfiguration.Proxy(
-        url: proxy, acceptsUncheckedDestinations: arguments.flag("proxy-unchecked"))
-      if !configuration.downloader.allowPrivateNetworks && !arguments.flag("proxy-unchecked") {
-        throw arguments.usageError(
-          "--proxy hides where requests really go from the private-network guard: add --proxy-unchecked to accept that"
-        )
-      }
-    } else if arguments.flag("proxy-unchecked") {
-      throw arguments.usageError("--proxy-unchecked needs --proxy")
-    }
     return configuration
   }
 }
@@ -180,13 +76,4 @@ enum CommandStart {
   case finished(ExitCode)
   /// Work to run to completion; it returns the exit status.
   case run(@Sendable () async -> ExitCode)
-}
-
-/// Environment switches.
-enum Environment {
-  /// Whether a variable is set to `1`, `true` or `yes`.
-  static func flag(_ name: String) -> Bool {
-    guard let value = getenv(name) else { return false }
-    return ["1", "true", "yes"].contains(String(cString: value).lowercased())
-  }
 }

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import AttachmentKit
+import PipelineOptions
 
 /// `attachkit fetch URL...`: fetches URLs through the cache and validates them.
 enum FetchCommand: RunnableCommand {
@@ -12,23 +13,24 @@ enum FetchCommand: RunnableCommand {
     ],
     sections: [CommonOptions.exitCodes])
 
-  static let arguments: [ArgumentSpec] =
-    [CommonOptions.json, CommonOptions.quiet] + CommonOptions.pipeline + [
-      .flag(
-        long: "no-cache",
-        help: "Skip the cache lookup and download again (the result still refreshes the cache)."),
-      .positional(name: "url", valueName: "URL", help: "The URLs to fetch.", repeating: true),
-    ]
+  static let noCache = FlagKey(
+    long: "no-cache", help: "Skip the cache lookup and download again (the result still refreshes the cache)."
+  )
+  static let urls = PositionalKey<[String]>.repeating(
+    name: "url", valueName: "URL", help: "The URLs to fetch.")
+
+  static let arguments: [any ArgumentKey] =
+    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [noCache, urls]
 
   /// Parses every option, opens the one pipeline of the run, and answers at once when every
   /// URL is a fresh cache hit: no libcurl, task or thread is started then (a hit through the
   /// command line must beat `curl` on loopback). Otherwise the same pipeline fetches.
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-    let urls = arguments.positionals("url")
+    let urls = arguments[Self.urls]
     guard !urls.isEmpty else { throw arguments.usageError("fetch needs a URL") }
-    let timeout = try CommonOptions.deadline(arguments)
-    let reload = arguments.flag("no-cache")
-    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
+    let timeout = try PipelineOptions.deadline(from: arguments)
+    let reload = arguments[noCache]
+    let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
     var inputs = urls.map(Batch.Input.init)
     if !reload {

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import AttachmentKit
 import Glibc
+import PipelineOptions
 
 /// `attachkit prefetch [FILE|-]`: warms the cache with a list of URLs before a campaign.
 enum PrefetchCommand: RunnableCommand {
@@ -16,18 +17,19 @@ enum PrefetchCommand: RunnableCommand {
     ],
     sections: [CommonOptions.exitCodes])
 
-  static let arguments: [ArgumentSpec] =
-    [CommonOptions.json, CommonOptions.quiet] + CommonOptions.pipeline + [
-      .option(long: "concurrency", short: "j", valueName: "N", help: "Downloads at once (default 8)."),
-      .positional(
-        name: "file", valueName: "FILE", help: "A file of URLs, one per line ('-' for standard input).",
-        optional: true),
-    ]
+  static let concurrency = OptionKey<Int>.integer(
+    long: "concurrency", short: "j", valueName: "N", bound: .positive, help: "Downloads at once (default 8).")
+  static let file = PositionalKey<String>.positional(
+    name: "file", valueName: "FILE", help: "A file of URLs, one per line ('-' for standard input).",
+    optional: true)
+
+  static let arguments: [any ArgumentKey] =
+    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [concurrency, file]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-    let concurrency = try arguments.int("concurrency", .positive) ?? 8
-    let timeout = try CommonOptions.deadline(arguments)
-    let source = arguments.positional("file") ?? "-"
+    let concurrency = try arguments[Self.concurrency] ?? 8
+    let timeout = try PipelineOptions.deadline(from: arguments)
+    let source = arguments[file] ?? "-"
     guard let text = readInput(source) else {
       throw arguments.usageError("cannot read '\(Terminal.safe(source))'")
     }
@@ -36,8 +38,8 @@ enum PrefetchCommand: RunnableCommand {
       .compactMap { $0.split(whereSeparator: \.isWhitespace).first.map(String.init) }
       .filter { !$0.hasPrefix("#") }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
-    let quiet = arguments.flag("quiet")
-    let report = Report(json: arguments.flag("json"), quiet: quiet)
+    let quiet = arguments[CommonOptions.quiet]
+    let report = Report(json: arguments[CommonOptions.json], quiet: quiet)
     let progress = Terminal.isTerminal(2) && !quiet ? ProgressBar(total: urls.count) : nil
     return .run {
       let results = await Batch.run(

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import AttachmentKit
 import Glibc
+import PipelineOptions
 
 /// `attachkit rescue FILE --output OUT`: turns a local near-miss image, video or audio file into
 /// an attachment.
@@ -21,22 +22,25 @@ enum RescueCommand: RunnableCommand {
     ],
     sections: [CommonOptions.exitCodes])
 
-  static let arguments: [ArgumentSpec] =
-    [CommonOptions.json, CommonOptions.quiet, CommonOptions.deadline] + CommonOptions.limits + [
-      .option(
-        long: "output", short: "o", valueName: "OUT",
-        help: "Where the delivered file goes (required; replaced if it exists, removed on failure)."),
-      .positional(name: "file", valueName: "FILE", help: "The image, video or audio file to rescue."),
+  static let output = OptionKey<String>.option(
+    long: "output", short: "o", valueName: "OUT",
+    help: "Where the delivered file goes (required; replaced if it exists, removed on failure).")
+  static let file = PositionalKey<String>.positional(
+    name: "file", valueName: "FILE", help: "The image, video or audio file to rescue.")
+
+  static let arguments: [any ArgumentKey] =
+    [CommonOptions.json, CommonOptions.quiet, PipelineOptions.deadline] + PipelineOptions.limits + [
+      output, file,
     ]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-    guard let file = arguments.positional("file") else { throw arguments.usageError("rescue needs a FILE") }
-    guard let output = arguments.string("output") else {
+    guard let file = arguments[Self.file] else { throw arguments.usageError("rescue needs a FILE") }
+    guard let output = arguments[Self.output] else {
       throw arguments.usageError("rescue needs --output OUT")
     }
-    let limits = try CommonOptions.limits(arguments)
-    let deadline = ContinuousClock.now + (try CommonOptions.deadline(arguments))
-    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
+    let limits = try PipelineOptions.limits(from: arguments)
+    let deadline = ContinuousClock.now + (try PipelineOptions.deadline(from: arguments))
+    let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     report.addLocalFile(file, path: output) { () throws(AttachmentError) in
       try deliver(file, to: output, limits: limits, deadline: deadline)
     }

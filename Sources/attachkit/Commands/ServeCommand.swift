@@ -2,6 +2,7 @@ import ArgumentParsing
 import AttachmentKit
 import AttachmentServer
 import Glibc
+import PipelineOptions
 
 /// `attachkit serve`: the push-media proxy. Answers signed URLs with validated, cached files
 /// until SIGTERM or SIGINT, then drains and exits 0.
@@ -29,28 +30,27 @@ enum ServeCommand: RunnableCommand {
         3    the cache directory is unusable
       """)
 
-  static let arguments: [ArgumentSpec] =
-    [
-      .option(
-        long: "listen", valueName: "ADDR:PORT",
-        help:
-          "The address and port to listen on, an IP literal ([::1]:8080 for IPv6; default 127.0.0.1:8080)."),
-      .option(
-        long: "key-file", valueName: "FILE",
-        help: "Signing keys, one hex key per line: the first signs, every one verifies (rotation)."),
-      .option(
-        long: "max-connections", valueName: "N",
-        help: "Client connections open at once; past it, 503 overloaded (default 512)."),
-      .option(
-        long: "max-fetches", valueName: "N",
-        help: "Distinct URLs fetched upstream at once; past it, 503 overloaded (default 64)."),
-      .option(
-        long: "idle-timeout", valueName: "SECONDS",
-        help: "Close a connection idle this long, the slowloris bound (default 10)."),
-      .flag(
-        long: "unsigned",
-        help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only."),
-    ] + CommonOptions.pipeline
+  static let listen = OptionKey<String>.option(
+    long: "listen", valueName: "ADDR:PORT",
+    help: "The address and port to listen on, an IP literal ([::1]:8080 for IPv6; default 127.0.0.1:8080).")
+  static let keyFile = OptionKey<String>.option(
+    long: "key-file", valueName: "FILE",
+    help: "Signing keys, one hex key per line: the first signs, every one verifies (rotation).")
+  static let maximumConnections = OptionKey<Int>.integer(
+    long: "max-connections", valueName: "N", bound: .positive,
+    help: "Client connections open at once; past it, 503 overloaded (default 512).")
+  static let maximumFetches = OptionKey<Int>.integer(
+    long: "max-fetches", valueName: "N", bound: .positive,
+    help: "Distinct URLs fetched upstream at once; past it, 503 overloaded (default 64).")
+  static let idleTimeout = OptionKey<Int>.integer(
+    long: "idle-timeout", valueName: "SECONDS", bound: .positive,
+    help: "Close a connection idle this long, the slowloris bound (default 10).")
+  static let unsigned = FlagKey(
+    long: "unsigned",
+    help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
+
+  static let arguments: [any ArgumentKey] =
+    [listen, keyFile, maximumConnections, maximumFetches, idleTimeout, unsigned] + PipelineOptions.all
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     var signals = blockStopSignals()
@@ -111,7 +111,7 @@ enum ServeCommand: RunnableCommand {
 
   /// `--key-file`: the signer of the keys it holds; required.
   private static func urlSigner(_ arguments: ParsedArguments) throws(UsageError) -> URLSigner {
-    guard let keyFile = arguments.string("key-file") else {
+    guard let keyFile = arguments[Self.keyFile] else {
       throw arguments.usageError("serve needs --key-file FILE (one hex key per line)")
     }
     do {
@@ -128,11 +128,11 @@ enum ServeCommand: RunnableCommand {
   {
     var server = ServerConfiguration()
     (server.host, server.port) = try listenAddress(arguments)
-    server.acceptsUnsigned = arguments.flag("unsigned")
-    server.deadlineSeconds = try arguments.double("deadline", .positive) ?? 25
-    if let count = try arguments.int("max-connections", .positive) { server.maximumConnections = count }
-    if let count = try arguments.int("max-fetches", .positive) { server.maximumFetches = count }
-    if let seconds = try arguments.int("idle-timeout", .positive) {
+    server.acceptsUnsigned = arguments[unsigned]
+    server.deadlineSeconds = try PipelineOptions.deadlineSeconds(from: arguments)
+    if let count = try arguments[maximumConnections] { server.maximumConnections = count }
+    if let count = try arguments[maximumFetches] { server.maximumFetches = count }
+    if let seconds = try arguments[idleTimeout] {
       server.idleTimeoutSeconds = UInt32(clamping: seconds)
     }
     return server
@@ -140,7 +140,7 @@ enum ServeCommand: RunnableCommand {
 
   /// `--listen`: `ADDR:PORT`, `[IPv6]:PORT`, or `:PORT` / `PORT` for loopback.
   private static func listenAddress(_ arguments: ParsedArguments) throws(UsageError) -> (String, UInt16) {
-    guard let text = arguments.string("listen") else { return ("127.0.0.1", 8080) }
+    guard let text = arguments[listen] else { return ("127.0.0.1", 8080) }
     var host = "127.0.0.1"
     var portText = Substring(text)
     if let colon = text.lastIndex(of: ":") {

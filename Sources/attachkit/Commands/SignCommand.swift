@@ -17,30 +17,35 @@ enum SignCommand: RunnableCommand {
         title: "EXIT CODES", body: "  0    printed\n  2    usage error (bad option, unreadable key file)\n")
     ])
 
-  static let arguments: [ArgumentSpec] = [
-    .option(
-      long: "key-file", valueName: "FILE", help: "Signing keys, one hex key per line; the first signs."),
-    .option(
-      long: "base", valueName: "URL", help: "Print a full URL on this base (https://media.example.com)."),
-    .option(
-      long: "route", valueName: "ROUTE", help: "'a' for the file (default) or 'info' for its JSON record."),
-    .positional(name: "url", valueName: "URL", help: "The URL to sign."),
-  ]
+  /// What `--route` names: the file, or its JSON record.
+  enum Route: String, CaseIterable, Sendable {
+    case a, info
+  }
+
+  static let keyFile = OptionKey<String>.option(
+    long: "key-file", valueName: "FILE", help: "Signing keys, one hex key per line; the first signs.")
+  static let base = OptionKey<String>.option(
+    long: "base", valueName: "URL", help: "Print a full URL on this base (https://media.example.com).")
+  static let route = OptionKey<Route>.choice(
+    long: "route", valueName: "ROUTE", help: "'a' for the file (default) or 'info' for its JSON record.")
+  static let url = PositionalKey<String>.positional(name: "url", valueName: "URL", help: "The URL to sign.")
+
+  static let arguments: [any ArgumentKey] = [keyFile, base, route, url]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-    guard let keyFile = arguments.string("key-file") else {
+    guard let keyFile = arguments[Self.keyFile] else {
       throw arguments.usageError("sign needs --key-file FILE")
     }
-    guard let url = arguments.positional("url") else { throw arguments.usageError("sign needs a URL") }
-    let route = try arguments.choice("route", from: ["a", "info"]) ?? "a"
+    guard let url = arguments[Self.url] else { throw arguments.usageError("sign needs a URL") }
+    let route = try arguments[Self.route] ?? .a
     let path: String
     do {
       let signer = try URLSigner(keyFile: keyFile)
-      path = try signer.path(for: url, route: route == "info" ? .info : .attachment)
+      path = try signer.path(for: url, route: route == .info ? .info : .attachment)
     } catch {
       throw arguments.usageError(error.message)
     }
-    var base = arguments.string("base") ?? ""
+    var base = arguments[Self.base] ?? ""
     while base.hasSuffix("/") { base.removeLast() }
     Terminal.out(base + path + "\n")
     return .finished(.success)

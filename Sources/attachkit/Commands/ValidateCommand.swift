@@ -1,5 +1,6 @@
 import ArgumentParsing
 import AttachmentKit
+import PipelineOptions
 
 /// `attachkit validate FILE...`: validates local files as iOS attachments.
 enum ValidateCommand: RunnableCommand {
@@ -10,16 +11,17 @@ enum ValidateCommand: RunnableCommand {
     examples: ["attachkit validate Samples/media/*", "attachkit validate --json banner.png | jq .outcome"],
     sections: [CommonOptions.exitCodes])
 
-  static let arguments: [ArgumentSpec] =
-    [CommonOptions.json, CommonOptions.quiet] + CommonOptions.limits + [
-      .positional(name: "file", valueName: "FILE", help: "Files to validate.", repeating: true)
-    ]
+  static let files = PositionalKey<[String]>.repeating(
+    name: "file", valueName: "FILE", help: "Files to validate.")
+
+  static let arguments: [any ArgumentKey] =
+    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.limits + [files]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-    let files = arguments.positionals("file")
+    let files = arguments[Self.files]
     guard !files.isEmpty else { throw arguments.usageError("validate needs at least one FILE") }
-    let validator = Validator(limits: try CommonOptions.limits(arguments))
-    let report = Report(json: arguments.flag("json"), quiet: arguments.flag("quiet"))
+    let validator = Validator(limits: try PipelineOptions.limits(from: arguments))
+    let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     for file in files {
       report.addLocalFile(file, path: file) { () throws(AttachmentError) in
         try validator.validate(file: file)

@@ -1,0 +1,127 @@
+/// An option that takes a value, `--long VALUE`, `--long=VALUE` or `-s VALUE`, and how its text
+/// becomes a `Value`: the key it is declared and read by (see ``ArgumentKey``).
+///
+/// Make one with a factory for its type: ``option(long:short:valueName:help:)`` for text,
+/// ``integer(long:short:valueName:bound:help:)``, ``number(long:short:valueName:bound:help:)``,
+/// ``byteCount(long:short:valueName:bound:help:)`` and ``choice(long:short:valueName:help:)``.
+/// The value is converted when it is read, the last one given winning, so a bad value is a
+/// ``UsageError`` that names the option, says what it expects and quotes what it got:
+/// `--concurrency expects a positive whole number, got 'abc'`.
+///
+/// A value that starts with `-` (other than `-` itself and negative numbers) must use the
+/// `--long=VALUE` form; otherwise parsing reports the value as missing.
+public struct OptionKey<Value: Sendable>: ArgumentKey {
+  /// The declaration, of kind ``ArgumentSpec/Kind/option``.
+  public let spec: ArgumentSpec
+  /// Turns the text given into a value, or says what is wrong with it.
+  let convert: @Sendable (String) -> Result<Value, InvalidValue>
+
+  /// Declares the option `--long` that `convert` reads as `reading` describes.
+  private init(
+    long: String, short: Character?, valueName: String, help: String, reading: String,
+    convert: @escaping @Sendable (String) -> Result<Value, InvalidValue>
+  ) {
+    spec = .option(long: long, short: short, valueName: valueName, help: help, reading: reading)
+    self.convert = convert
+  }
+}
+
+/// Why an option's text is no value of its key's type: the message of the usage error.
+struct InvalidValue: Error {
+  /// What the option expects and what it got, in one line.
+  let message: String
+}
+
+extension OptionKey where Value == String {
+  /// Declares an option whose value is its text as given. Reading it cannot fail.
+  public static func option(
+    long: String, short: Character? = nil, valueName: String = "VALUE", help: String
+  ) -> OptionKey {
+    OptionKey(long: long, short: short, valueName: valueName, help: help, reading: "text") { .success($0) }
+  }
+}
+
+extension OptionKey where Value: FixedWidthInteger {
+  /// Declares an option whose value is a whole number within `bound`. Reading it throws on
+  /// anything but an optionally signed run of ASCII digits, on a value outside `bound`, and on
+  /// one too large for `Value`.
+  public static func integer(
+    long: String, short: Character? = nil, valueName: String = "N", bound: NumberBound = .any,
+    help: String
+  ) -> OptionKey {
+    OptionKey(
+      long: long, short: short, valueName: valueName, help: help,
+      reading: "whole number \(Value.self) \(bound)"
+    ) { text in
+      let expected = "--\(long) expects \(bound.describe("whole number")), got '\(text)'"
+      switch NumberText.wholeNumber(text, as: Value.self) {
+      case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
+        return .success(value)
+      case .outOfRange: return .failure(InvalidValue(message: expected + " (out of range)"))
+      case .value, .malformed: return .failure(InvalidValue(message: expected))
+      }
+    }
+  }
+}
+
+extension OptionKey where Value == Double {
+  /// Declares an option whose value is a finite decimal number within `bound` (`2.5`, `.5`,
+  /// `1e3`). Reading it throws on `nan`, `inf`, hex, anything else that is not a decimal
+  /// number, and a value outside `bound`.
+  public static func number(
+    long: String, short: Character? = nil, valueName: String = "VALUE", bound: NumberBound = .any,
+    help: String
+  ) -> OptionKey {
+    OptionKey(
+      long: long, short: short, valueName: valueName, help: help, reading: "number \(bound)"
+    ) { text in
+      let expected = "--\(long) expects \(bound.describe("number")), got '\(text)'"
+      switch NumberText.decimal(text) {
+      case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
+        return .success(value)
+      case .outOfRange: return .failure(InvalidValue(message: expected + " (out of range)"))
+      case .value, .malformed: return .failure(InvalidValue(message: expected))
+      }
+    }
+  }
+}
+
+extension OptionKey where Value == Int64 {
+  /// Declares an option whose value is a number of bytes (`500`, `10MB`, `5MiB`; see
+  /// ``ByteCount``). Reading it throws on anything ``ByteCount/parse(_:)`` rejects, and on zero
+  /// when `bound` is `.positive`.
+  public static func byteCount(
+    long: String, short: Character? = nil, valueName: String = "BYTES", bound: NumberBound = .nonNegative,
+    help: String
+  ) -> OptionKey {
+    OptionKey(
+      long: long, short: short, valueName: valueName, help: help, reading: "byte count \(bound)"
+    ) { text in
+      guard let bytes = ByteCount.parse(text), bound.admits(isNegative: false, isZero: bytes == 0) else {
+        let noun = bound == .positive ? "a positive byte size" : "a byte size"
+        return .failure(
+          InvalidValue(message: "--\(long) expects \(noun) such as 500, 10MB or 5MiB, got '\(text)'"))
+      }
+      return .success(bytes)
+    }
+  }
+}
+
+extension OptionKey where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
+  /// Declares an option whose value is one of `Value`'s cases, typed as its raw value (compared
+  /// exactly). Reading anything else throws, listing the raw values in `allCases` order and
+  /// suggesting the closest one when it is near.
+  public static func choice(
+    long: String, short: Character? = nil, valueName: String = "VALUE", help: String
+  ) -> OptionKey {
+    OptionKey(
+      long: long, short: short, valueName: valueName, help: help, reading: "choice \(Value.self)"
+    ) { text in
+      if let value = Value(rawValue: text) { return .success(value) }
+      let choices = Value.allCases.map(\.rawValue)
+      let hint = Suggestion.closest(to: text, among: choices).map { " (did you mean '\($0)'?)" } ?? ""
+      let listed = choices.joined(separator: ", ")
+      return .failure(InvalidValue(message: "--\(long) expects one of \(listed); got '\(text)'\(hint)"))
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import ArgumentParsing
+import AttachmentKit
+
+/// The command-line options that configure an ``AttachmentKit/AttachmentPipeline``, declared
+/// once for every face that opens one: `attachkit fetch`, `prefetch` and `serve` declare the
+/// whole group (``all``), `attachkit validate` and `rescue` the ``limits``, and the extension
+/// runner the options it shares (``cacheDirectory``, ``allowPrivateNetworks``).
+///
+/// Each option is a key (see ``ArgumentParsing/ArgumentKey``): list it in a command's
+/// arguments and read it back through the functions below, which turn the parsed values into
+/// the library's settings. Reading a key the command does not declare stops the program.
+public enum PipelineOptions {
+  /// `--cache-dir DIR`: the cache directory.
+  public static let cacheDirectory = OptionKey<String>.option(
+    long: "cache-dir", valueName: "DIR",
+    help:
+      "The cache directory (default: $ATTACHKIT_CACHE_DIR, else $XDG_CACHE_HOME/attachkit, else ~/.cache/attachkit)."
+  )
+  /// `--max-cache-bytes BYTES`: the size the cache may grow to.
+  public static let maximumCacheBytes = OptionKey<Int64>.byteCount(
+    long: "max-cache-bytes", valueName: "BYTES", bound: .positive,
+    help:
+      "The size the cache may grow to; least recently used entries are evicted past it (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB)."
+  )
+  /// `--durable`: fsync before answering.
+  public static let durable = FlagKey(
+    long: "durable",
+    help: "fsync each new file, record and directory before answering, so a power loss cannot undo a publish."
+  )
+  /// `--rescue`: turn near-miss images, video and audio into attachments.
+  public static let rescue = FlagKey(
+    long: "rescue",
+    help:
+      "Turn near-miss media into attachments: WebP, HEIC and AVIF converted and oversized images downscaled (libvips, sources up to 50 MB); long clips trimmed, foreign containers re-wrapped, VP9/AV1/FLAC/Opus/DTS transcoded to H.264 and AAC (FFmpeg, sources up to 200 MB)."
+  )
+  /// `--deadline SECONDS`: the absolute deadline of each request, in seconds.
+  public static let deadline = OptionKey<Double>.number(
+    long: "deadline", valueName: "SECONDS", bound: .positive,
+    help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
+  /// `--allow-private-networks`: let fetches reach loopback, private and link-local addresses.
+  public static let allowPrivateNetworks = FlagKey(
+    long: "allow-private-networks",
+    help: "Allow loopback, private and link-local addresses (also ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1).")
+  /// `--proxy URL`: send every request through this proxy.
+  public static let proxy = OptionKey<String>.option(
+    long: "proxy", valueName: "URL",
+    help:
+      "Send every request through this proxy (http://, https://, socks5h://). Proxy variables in the environment are ignored."
+  )
+  /// `--proxy-unchecked`: accept the weaker private-network guard a proxy leaves.
+  public static let proxyUnchecked = FlagKey(
+    long: "proxy-unchecked",
+    help:
+      "Accept that, through --proxy, the private-network guard checks only IP-literal and localhost hosts, not where names resolve."
+  )
+  /// `--max-image-bytes BYTES`: the largest image accepted.
+  public static let maximumImageBytes = OptionKey<Int64>.byteCount(
+    long: "max-image-bytes", valueName: "BYTES", bound: .positive, help: "Largest image (default 10MB).")
+  /// `--max-audio-bytes BYTES`: the largest audio file accepted.
+  public static let maximumAudioBytes = OptionKey<Int64>.byteCount(
+    long: "max-audio-bytes", valueName: "BYTES", bound: .positive, help: "Largest audio file (default 5MB).")
+  /// `--max-video-bytes BYTES`: the largest video accepted.
+  public static let maximumVideoBytes = OptionKey<Int64>.byteCount(
+    long: "max-video-bytes", valueName: "BYTES", bound: .positive, help: "Largest video (default 50MB).")
+  /// `--max-video-seconds SECONDS`: the longest video accepted, in seconds.
+  public static let maximumVideoSeconds = OptionKey<Double>.number(
+    long: "max-video-seconds", valueName: "SECONDS", bound: .positive,
+    help: "Longest video, in seconds (default 30).")
+
+  /// Every option ``configuration(from:environment:)`` reads, in the order help lists them:
+  /// the one group that `fetch`, `prefetch` and `serve` declare, so a pipeline is configured
+  /// the same way by each.
+  public static let all: [any ArgumentKey] =
+    [
+      cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue, proxy,
+      proxyUnchecked,
+    ]
+    + limits
+
+  /// The validation limits ``limits(from:)`` reads.
+  public static let limits: [any ArgumentKey] = [
+    maximumImageBytes, maximumAudioBytes, maximumVideoBytes, maximumVideoSeconds,
+  ]
+
+  /// The pipeline configuration the whole group (``all``) describes: the cache directory, its
+  /// size limit and durability, the limits, rescue, the private-network guard and the proxy;
+  /// everything else is the library's default.
+  /// - Throws: ``ArgumentParsing/UsageError`` for a malformed value, a bad
+  ///   `ATTACHKIT_CACHE_MAX_BYTES`, `--proxy` without `--proxy-unchecked` (unless private
+  ///   networks are allowed), and `--proxy-unchecked` without `--proxy`.
+  public static func configuration(
+    from arguments: ParsedArguments, environment: EnvironmentVariables = .process
+  ) throws(UsageError) -> PipelineConfiguration {
+    var configuration = PipelineConfiguration(cacheDirectory: cacheDirectory(from: arguments))
+    configuration.limits = try limits(from: arguments)
+    if let bytes = try maximumCacheBytes(from: arguments, environment: environment) {
+      configuration.cache.maximumBytes = bytes
+    }
+    configuration.cache.durable = arguments[durable]
+    if arguments[rescue] { configuration.rescuers = [ImageRescuer(), MediaRescuer()] }
+    configuration.downloader.allowPrivateNetworks = allowsPrivateNetworks(
+      from: arguments, environment: environment)
+    if let proxy = arguments[Self.proxy] {
+      configuration.downloader.proxy = DownloaderConfiguration.Proxy(
+        url: proxy, acceptsUncheckedDestinations: arguments[proxyUnchecked])
+      if !configuration.downloader.allowPrivateNetworks && !arguments[proxyUnchecked] {
+        throw arguments.usageError(
+          "--proxy hides where requests really go from the private-network guard: add --proxy-unchecked to accept that"
+        )
+      }
+    } else if arguments[proxyUnchecked] {
+      throw arguments.usageError("--proxy-unchecked needs --proxy")
+    }
+    return configuration
+  }
+
+  /// `--cache-dir`, else the library's default directory
+  /// (``AttachmentKit/CacheConfiguration/defaultDirectory()``).
+  public static func cacheDirectory(from arguments: ParsedArguments) -> String {
+    arguments[cacheDirectory] ?? CacheConfiguration.defaultDirectory()
+  }
+
+  /// Whether `--allow-private-networks` is given or `ATTACHKIT_ALLOW_PRIVATE_NETWORKS` is `1`,
+  /// `true` or `yes` (in any case).
+  public static func allowsPrivateNetworks(
+    from arguments: ParsedArguments, environment: EnvironmentVariables = .process
+  ) -> Bool {
+    arguments[allowPrivateNetworks] || environment.isOn("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
+  }
+
+  /// The cache size limit in bytes from `--max-cache-bytes`, else `$ATTACHKIT_CACHE_MAX_BYTES`,
+  /// else `nil` (the library's default, 512 MiB).
+  /// - Throws: ``ArgumentParsing/UsageError`` when either is no positive byte size.
+  public static func maximumCacheBytes(
+    from arguments: ParsedArguments, environment: EnvironmentVariables = .process
+  ) throws(UsageError) -> Int64? {
+    if let bytes = try arguments[maximumCacheBytes] { return bytes }
+    return try environmentCacheBytes(for: arguments, environment: environment)
+  }
+
+  /// `$ATTACHKIT_CACHE_MAX_BYTES` as a number of bytes, or `nil` when unset or empty.
+  /// - Throws: ``ArgumentParsing/UsageError`` about the command `arguments` belong to when it
+  ///   is set to anything but a positive byte size.
+  public static func environmentCacheBytes(
+    for arguments: ParsedArguments, environment: EnvironmentVariables = .process
+  ) throws(UsageError) -> Int64? {
+    guard let text = environment["ATTACHKIT_CACHE_MAX_BYTES"], !text.isEmpty else { return nil }
+    guard let bytes = ByteCount.parse(text), bytes > 0 else {
+      let shown = Redaction.escapeControlCharacters(text)
+      throw arguments.usageError(
+        "ATTACHKIT_CACHE_MAX_BYTES expects a positive byte size such as 500, 10MB or 5MiB, got '\(shown)'")
+    }
+    return bytes
+  }
+
+  /// The validation limits from ``limits``; the library's defaults for those not given.
+  /// - Throws: ``ArgumentParsing/UsageError`` for a value that is no positive size or number.
+  public static func limits(from arguments: ParsedArguments) throws(UsageError) -> ValidationLimits {
+    var limits = ValidationLimits()
+    if let value = try arguments[maximumImageBytes] { limits.maximumImageBytes = value }
+    if let value = try arguments[maximumAudioBytes] { limits.maximumAudioBytes = value }
+    if let value = try arguments[maximumVideoBytes] { limits.maximumVideoBytes = value }
+    if let value = try arguments[maximumVideoSeconds] { limits.maximumVideoSeconds = value }
+    return limits
+  }
+
+  /// The per-request deadline from `--deadline` (default 25 s), to the millisecond.
+  /// - Throws: ``ArgumentParsing/UsageError`` for a value that is no positive number.
+  public static func deadline(from arguments: ParsedArguments) throws(UsageError) -> Duration {
+    let seconds = try deadlineSeconds(from: arguments)
+    return .milliseconds(Int64((seconds * 1000).rounded()))
+  }
+
+  /// `--deadline` in seconds (default 25), for settings kept in seconds (serve's).
+  /// - Throws: ``ArgumentParsing/UsageError`` for a value that is no positive number.
+  public static func deadlineSeconds(from arguments: ParsedArguments) throws(UsageError) -> Double {
+    try arguments[deadline] ?? 25
+  }
+}
