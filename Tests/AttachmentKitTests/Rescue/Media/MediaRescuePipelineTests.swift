@@ -1,0 +1,120 @@
+import Foundation
+import PosixLock
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// The media rescue through the pipeline: a real server, libcurl, FFmpeg and cache. A
+/// derivative is published with its provenance and served only to callers with the rescuer;
+/// a deadline mid-transcode leaves nothing behind; transcodes never hold up image rescues or
+/// hits.
+@Suite("Media rescue: pipeline")
+struct MediaRescuePipelineTests {
+  static func fixture(
+    _ label: String, observer: StageObserver? = nil,
+    configure: (inout PipelineConfiguration) -> Void = { _ in }
+  ) throws -> PipelineFixture {
+    try PipelineFixture(
+      label,
+      configure: {
+        $0.rescuers = [ImageRescuer(), MediaRescuer()]
+        configure(&$0)
+      }, observer: observer)
+  }
+
+  @Test(
+    "a WebM is published as MP4 with its provenance; a hit serves it; a caller without the media rescuer gets the refusal, with no request"
+  )
+  func publishesDerivative() async throws {
+    let fixture = try Self.fixture("media-pipeline")
+    defer { fixture.close() }
+    let url = fixture.serve(Samples.path("webm-vp9.webm"), name: "clip")
+
+    let delivered = try await fixture.pipeline.attachment(for: url, timeout: .seconds(20))
+    #expect(delivered.type == .mp4 && delivered.path.hasSuffix(".mp4"))
+    let rescued = try #require(delivered.validation.rescued)
+    #expect(rescued.rescuer == "media" && rescued.from == "video/webm" && rescued.actions == [.transcoded])
+    #expect(rescued.originalCodecs == ["vp9"])
+
+    let hit = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    #expect(hit.source == .cache && hit.path == delivered.path)
+    #expect(hit.validation.rescued == rescued)
+
+    var imageOnly = fixture.pipeline.configuration
+    imageOnly.rescuers = [ImageRescuer()]
+    let error = await #expect(throws: AttachmentError.self) {
+      try await AttachmentPipeline(configuration: imageOnly).attachment(for: url, timeout: .seconds(5))
+    }
+    #expect(error?.code == .unsupportedType)
+    #expect(fixture.server.requestCount(path: "/m/clip") == 1)
+  }
+
+  @Test(
+    "a deadline that passes mid-transcode: deadline_exceeded at the deadline, nothing published or left behind"
+  )
+  func deadlineLeavesNothing() async throws {
+    let fixture = try Self.fixture("media-pipeline-deadline")
+    defer { fixture.close() }
+    let url = fixture.serve(try LargeSamples.path("mpeg4-720p-45s.avi"), name: "long")
+    let deadline = ContinuousClock.now + .seconds(2)
+
+    let error = await #expect(throws: AttachmentError.self) {
+      try await fixture.pipeline.attachment(for: url, deadline: deadline)
+    }
+
+    #expect(error?.code == .deadlineExceeded, "\(String(describing: error))")
+    #expect(deadline.duration(to: .now) < .milliseconds(500))
+    #expect(fixture.settledTemporaryFiles().isEmpty)
+    #expect(fixture.temporaryFiles().isEmpty)
+    guard case .miss = fixture.pipeline.lookup(try AttachmentURL(url)) else {
+      Issue.record("a rescue stopped at its deadline was published")
+      return
+    }
+  }
+
+  @Test("while two 720p transcodes run, an image rescue and a hit are answered")
+  func transcodesDoNotBlock() async throws {
+    let downloaded = Locked(Set<String>())
+    let fixture = try Self.fixture(
+      "media-pipeline-concurrent",
+      observer: { stage, url in
+        if stage == .downloaded { downloaded.withLock { _ = $0.insert(url) } }
+      })
+    defer { fixture.close() }
+    let long = try LargeSamples.path("mpeg4-720p-45s.avi")
+    let clips = [fixture.serve(long, name: "clip-a"), fixture.serve(long, name: "clip-b")]
+    let photo = fixture.serve(Samples.path("webp-lossy.webp"), name: "photo")
+    fixture.server.serve("/hit.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
+    let hit = fixture.server.url("/hit.jpg")
+    _ = try await fixture.pipeline.attachment(for: hit, timeout: .seconds(5))
+    let finished = Locked(0)
+
+    // Two transcodes start; both are past their download (observed) before the others begin.
+    let transcodes = clips.map { clip in
+      Task {
+        defer { finished.withLock { $0 += 1 } }
+        return try await fixture.pipeline.attachment(for: clip, timeout: .seconds(90))
+      }
+    }
+    let started = ContinuousClock.now + .seconds(30)
+    while downloaded.withLock({ $0.count }) < 2, ContinuousClock.now < started {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(downloaded.withLock { $0.count } == 2)
+
+    let image = try await fixture.pipeline.attachment(for: photo, timeout: .seconds(10))
+    let cached = try await fixture.pipeline.attachment(for: hit, timeout: .seconds(5))
+
+    #expect(image.validation.rescued?.rescuer == "image")
+    #expect(cached.source == .cache)
+    #expect(
+      finished.withLock { $0 } == 0,
+      "the transcodes finished before the image rescue and the hit were answered")
+    for transcode in transcodes {
+      let clip = try await transcode.value
+      #expect(clip.type == .mp4 && clip.validation.rescued?.actions == [.trimmed, .transcoded])
+      #expect((clip.validation.durationSeconds ?? 99) <= 30)
+    }
+  }
+}
