@@ -20,6 +20,7 @@ enum Suite {
       ("serve", ServeScenario.run),
       ("rescue", RescueScenario.run),
       ("onepass", OnePassScenario.run),
+      ("mediarescue", MediaRescueScenario.run),
     ]
   }
 

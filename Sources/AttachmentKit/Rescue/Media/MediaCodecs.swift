@@ -26,7 +26,7 @@ final class MediaDecoder {
       throw .unrescued("bad stream parameters")
     }
     context.pointee.pkt_timebase = stream.pointee.time_base
-    context.pointee.thread_count = Int32(clamping: max(1, threads))
+    context.pointee.thread_count = Int32(clamping: max(0, threads))
     let code = av.avcodec_open2(context, codec, nil)
     guard code >= 0 else { throw .unrescued("its decoder does not open (\(av.message(code)))") }
   }

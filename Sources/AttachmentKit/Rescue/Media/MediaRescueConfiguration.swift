@@ -39,8 +39,9 @@ public struct MediaRescueConfiguration: Sendable, Equatable {
   /// The AAC-LC bitrate of transcoded audio, in bits per second. Default: 128,000.
   public var audioBitrate: Int = 128_000
 
-  /// Threads per decoder and encoder. Default: 2.
-  public var threads: Int = 2
+  /// Threads per video decoder and encoder; 0 lets FFmpeg choose from the number of cores
+  /// (what the `ffmpeg` command does). Default: 0.
+  public var threads: Int = 0
 
   /// Media rescues running at once in this process; a rescue waits for a slot until its
   /// deadline. Image rescues, hits and other misses never wait for these. Default: 2.

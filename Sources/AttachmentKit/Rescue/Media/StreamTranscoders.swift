@@ -44,7 +44,7 @@ final class VideoTranscoder: StreamTranscoder {
     context.pointee.time_base = timeBase
     context.pointee.framerate = rate.num > 0 ? rate : AVRational(num: 25, den: 1)
     context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-    context.pointee.thread_count = Int32(clamping: max(1, configuration.threads))
+    context.pointee.thread_count = Int32(clamping: max(0, configuration.threads))
     var options = [("preset", configuration.videoPreset), ("profile", "high")]
     if let bitrate {
       context.pointee.bit_rate = Int64(bitrate)
@@ -83,6 +83,15 @@ final class VideoTranscoder: StreamTranscoder {
     let seconds = pts == ak_av_nopts_value() ? 0 : Double(pts) * Double(timeBase.num) / Double(timeBase.den)
     if let endSeconds, seconds + frameSeconds > endSeconds + 0.0005 {
       isComplete = true
+      return
+    }
+    if frame.pointee.width == scaled.pointee.width, frame.pointee.height == scaled.pointee.height,
+      frame.pointee.format == AV_PIX_FMT_YUV420P.rawValue
+    {
+      // Already what the encoder takes: no copy through the scaler.
+      frame.pointee.pts = pts
+      frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+      try encoder.encode(frame, into: writer)
       return
     }
     if scaler == nil {

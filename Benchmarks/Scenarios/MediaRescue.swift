@@ -1,0 +1,133 @@
+import Glibc
+
+/// Scenario 12: media rescue (issue 24) against the `ffmpeg` command doing the same job with
+/// the same settings, on the same files.
+///
+/// Each case runs `attachkit rescue FILE -o OUT` (the release build: validation, the FFmpeg
+/// work through its libraries, re-validation) and the equivalent `ffmpeg` command line,
+/// alternating which goes first, each a new process. Reported: median wall time and median
+/// peak RSS (through GNU time) of each, and their ratios. The sources are generated here with
+/// `ffmpeg` (about 15 s): a 45 s 1280×720 30 fps VP9 + Opus WebM (transcoded to 30 s of H.264
+/// `veryfast` CRF 23 + AAC-LC 128 kb/s, moov first) and a 45 s H.264 + AAC MP4 with a keyframe
+/// every 2 s (cut to 30 s by stream copy).
+enum MediaRescueScenario {
+  /// The report section.
+  static let section = "12 media rescue (vs ffmpeg)"
+
+  /// Runs both cases.
+  /// - Throws: ``BenchError`` when a run fails.
+  static func run(_ context: BenchContext, into report: inout Report) async throws {
+    guard let binary = BatchScenario.commandLineBinary(context), access(binary, X_OK) == 0 else {
+      log("mediarescue: no attachkit binary next to the benchmark; skipping")
+      return
+    }
+    guard Subprocess.firstLine(of: ["ffmpeg", "-version"]) != nil else {
+      log("mediarescue: ffmpeg is not installed (apt-get install -y ffmpeg); skipping")
+      return
+    }
+    let directory = context.scratch + "/media-rescue"
+    try Files.makeDirectory(directory)
+    let webm = directory + "/vp9-opus-720p-45s.webm"
+    let mp4 = directory + "/h264-aac-45s-gop2.mp4"
+    try generate(
+      webm,
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-f", "lavfi", "-i",
+        "sine=frequency=440:sample_rate=48000",
+        "-t", "45", "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "1500k",
+        "-row-mt", "1",
+        "-c:a", "libopus", "-b:a", "96k",
+      ])
+    try generate(
+      mp4,
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-f", "lavfi", "-i",
+        "sine=frequency=440:sample_rate=48000",
+        "-t", "45", "-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-pix_fmt", "yuv420p", "-c:a",
+        "aac",
+        "-movflags", "+faststart",
+      ])
+    let quiet = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y"]
+    let transcode =
+      quiet + [
+        "-i", webm, "-t", "30", "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-pix_fmt", "yuv420p",
+        "-profile:v", "high", "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart",
+        directory + "/theirs.mp4",
+      ]
+    let trim =
+      quiet + ["-i", mp4, "-t", "30", "-c", "copy", "-movflags", "+faststart", directory + "/theirs.mp4"]
+    let cases: [(key: String, name: String, source: String, theirs: [String], repetitions: Int)] = [
+      (
+        "media_transcode_720p", "45 s 720p VP9+Opus → 30 s H.264+AAC", webm, transcode,
+        context.count(full: 3, quick: 1)
+      ),
+      (
+        "media_trim_copy", "45 s H.264 MP4 → 30 s by stream copy", mp4, trim, context.count(full: 9, quick: 3)
+      ),
+    ]
+    for item in cases {
+      let ours = [binary, "rescue", "--quiet", item.source, "--output", directory + "/ours"]
+      let (oursTime, theirsTime, oursPeak, theirsPeak) = try alternate(
+        ours, item.theirs, repetitions: item.repetitions)
+      report.add(
+        section, "\(item.name): attachkit rescue, median wall time", key: item.key + "_ms", value: oursTime,
+        unit: .milliseconds)
+      report.add(
+        section, "\(item.name): ffmpeg, median wall time", key: item.key + "_ffmpeg_ms", value: theirsTime,
+        unit: .milliseconds)
+      report.add(
+        section, "\(item.name): attachkit rescue, peak RSS", key: item.key + "_rss", value: oursPeak,
+        unit: .mebibytes)
+      report.add(
+        section, "\(item.name): ffmpeg, peak RSS", key: item.key + "_ffmpeg_rss", value: theirsPeak,
+        unit: .mebibytes)
+      report.addRatio(
+        "media rescue \(item.name) / ffmpeg (wall time)", key: item.key + "_ratio_ffmpeg", ours: oursTime,
+        theirs: theirsTime, goal: 1.0)
+      let isTranscode = item.key == "media_transcode_720p"
+      report.addRatio(
+        "media rescue \(item.name) / ffmpeg (peak RSS)", key: item.key + "_rss_ratio_ffmpeg", ours: oursPeak,
+        theirs: theirsPeak, goal: isTranscode ? 1.2 : nil, isMemory: true)
+    }
+  }
+
+  /// Median wall time (ms) and peak RSS (bytes) of each command over `repetitions` rounds, after
+  /// one warm-up round, alternating which goes first.
+  private static func alternate(
+    _ ours: [String], _ theirs: [String], repetitions: Int
+  ) throws -> (Double, Double, Double, Double) {
+    var times: (ours: [Duration], theirs: [Duration]) = ([], [])
+    var peaks: (ours: [Double], theirs: [Double]) = ([], [])
+    for repetition in 0..<(repetitions + 1) {
+      for isOurs in repetition % 2 == 0 ? [true, false] : [false, true] {
+        let run = try Subprocess.measurePeak(isOurs ? ours : theirs)
+        guard run.status == 0 else {
+          throw BenchError("\((isOurs ? ours : theirs).joined(separator: " ")) failed (status \(run.status))")
+        }
+        guard repetition > 0 else { continue }  // the first round warms the page cache
+        if isOurs {
+          times.ours.append(run.wall)
+          peaks.ours.append(run.peakBytes)
+        } else {
+          times.theirs.append(run.wall)
+          peaks.theirs.append(run.peakBytes)
+        }
+      }
+    }
+    return (
+      Distribution(times.ours).percentile(50), Distribution(times.theirs).percentile(50), median(peaks.ours),
+      median(peaks.theirs)
+    )
+  }
+
+  private static func generate(_ path: String, _ arguments: [String]) throws {
+    let made = try Subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y"] + arguments + [path])
+    guard made.status == 0 else { throw BenchError("ffmpeg could not make \(path) (status \(made.status))") }
+  }
+
+  private static func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted[sorted.count / 2]
+  }
+}
