@@ -190,4 +190,24 @@ struct ServeRescueTests {
       }
     }
   }
+
+  @Test(
+    "with --rescue a WebM is answered as MP4 with X-Attachment-Rescued, and a device can play it (ISO brand, H.264)"
+  )
+  func rescuedWebM() throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve("/clip.webm", body: try Media.bytes("webm-vp9.webm"), contentType: "video/webm")
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let serve = try ServeProcess(workspace: workspace, ["--rescue"])
+    defer { serve.terminate() }
+    let answer = try Curl.get(
+      serve.url(try serve.signed(origin.url("/clip.webm"), keyFile: workspace.keyFile)))
+    #expect(answer.status == 200)
+    #expect(answer.header("Content-Type") == "video/mp4")
+    #expect(answer.header("X-Attachment-Rescued") == "video/webm")
+    #expect(answer.body.dropFirst(4).prefix(4) == Data("ftyp".utf8))
+    #expect(answer.body.range(of: Data("avc1".utf8)) != nil)
+  }
 }
