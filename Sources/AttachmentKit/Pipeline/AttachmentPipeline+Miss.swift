@@ -62,7 +62,7 @@ extension AttachmentPipeline {
         return .success(attachment)
       case .fail(let error):
         return .failure(error)
-      case .check, .rescue, .publish, .answerPublished:
+      case .check, .rescue, .improve, .publish, .answerPublished:
         preconditionFailure("\(action) is the check thread's (see finish)")
       }
     }
@@ -143,16 +143,13 @@ extension AttachmentPipeline {
         if validation != nil { observer?(.validated, url.text) }
         action = machine.checked(checked, evidence: evidence, stop: signal.reason)
       case .rescue(let name, let refusal):
-        let source = held
-        held = nil  // consumed by the rescue
-        let rescued = rescue(
-          source, bytes: fetched.download.bytesReceived, refusal: refusal, by: name, signal: signal)
-        if case .success(let (output, checked)) = rescued {
-          held = output
-          validation = checked
-          observer?(.validated, url.text)
-        }
-        action = machine.rescued(rescued.map(\.1), stop: signal.reason)
+        let result = rescueHeld(
+          &held, &validation, by: name, refusal: refusal, keeping: false, fetched, signal, url)
+        action = machine.rescued(result, stop: signal.reason)
+      case .improve(let name, let refusal):
+        let result = rescueHeld(
+          &held, &validation, by: name, refusal: refusal, keeping: true, fetched, signal, url)
+        action = machine.rescued(result, stop: signal.reason)
       case .publish:
         let file = held
         held = nil  // consumed by publishing, whatever its outcome
@@ -176,6 +173,27 @@ extension AttachmentPipeline {
     }
   }
 
+  /// Rescues the file this miss holds (`held`) with the rescuer called `name`: on success its
+  /// checked output replaces it (and `validation`). On failure a rescue has consumed it, while an
+  /// improvement (`keeping`) keeps the accepted file, which is then delivered.
+  private func rescueHeld(
+    _ held: inout CacheBodyFile?, _ validation: inout Validation?, by name: String, refusal: AttachmentError,
+    keeping: Bool, _ fetched: Fetched, _ signal: StopSignal, _ url: AttachmentURL
+  ) -> Result<Validation, AttachmentError> {
+    let source = held
+    if !keeping { held = nil }  // consumed by the rescue
+    let rescued = rescue(
+      source, bytes: fetched.download.bytesReceived, refusal: refusal, by: name, signal: signal,
+      consumesSource: !keeping)
+    if case .success(let (output, checked)) = rescued {
+      if keeping { held?.discard() }
+      held = output
+      validation = checked
+      observer?(.validated, url.text)
+    }
+    return rescued.map(\.1)
+  }
+
   /// The complete-file checks of a downloaded body, continuing from what streaming proved (a
   /// refusal streaming deferred for a rescuer is the answer without a walk).
   private func check(_ fetched: Fetched, signal: StopSignal) -> Result<Validation, AttachmentError> {
@@ -188,12 +206,14 @@ extension AttachmentPipeline {
   }
 
   /// Rescues a refused body into a new body file with the rescuer called `name`, and checks
-  /// the result, on the calling check thread, within `signal`'s deadline. Consumes `source`;
-  /// the returned file is the caller's to publish (or discard).
+  /// the result, on the calling check thread, within `signal`'s deadline. Consumes `source`
+  /// unless `consumesSource` is false (an improvement keeps the accepted body for its
+  /// failure); the returned file is the caller's to publish (or discard).
   private func rescue(
-    _ source: CacheBodyFile?, bytes: Int64, refusal: AttachmentError, by name: String, signal: StopSignal
+    _ source: CacheBodyFile?, bytes: Int64, refusal: AttachmentError, by name: String, signal: StopSignal,
+    consumesSource: Bool = true
   ) -> Result<(CacheBodyFile, Validation), AttachmentError> {
-    defer { source?.discard() }
+    defer { if consumesSource { source?.discard() } }
     guard let source, let rescuer = configuration.rescuers.rescuer(named: name) else {
       return .failure(refusal)
     }

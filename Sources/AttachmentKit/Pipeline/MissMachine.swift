@@ -21,6 +21,9 @@ struct MissMachine: Sendable {
     case checking
     /// A rescuer turns the refused body into an attachment.
     case rescuing
+    /// A rescuer improves an accepted body (see ``Rescuer/improvement(for:)``); if it fails,
+    /// the accepted body is delivered.
+    case improving
     /// The delivered file is being published (or stashed, for `no-store`).
     case publishing
     /// An answer or a failure has been given; no event is expected.
@@ -37,6 +40,9 @@ struct MissMachine: Sendable {
     case check
     /// The checks refused the body with `refusal`, which the rescuer called `rescuer` undoes.
     case rescue(rescuer: String, refusal: AttachmentError)
+    /// The checks accepted the body, but the rescuer called `rescuer` improves it by undoing
+    /// `refusal`: rescue it and keep the body, which is delivered if the rescue fails.
+    case improve(rescuer: String, refusal: AttachmentError)
     /// The delivered file passed every check: publish it (stash it, for `no-store`).
     case publish
     /// Answer from a cache entry without new content: revalidated after a `304`, or a stale
@@ -127,7 +133,11 @@ struct MissMachine: Sendable {
   ) -> Action {
     precondition(state == .checking, "a check finished while none ran")
     switch result {
-    case .success:
+    case .success(let validation):
+      if stop == nil, let (rescuer, refusal) = policy.rescuers.improver(for: validation) {
+        state = .improving
+        return .improve(rescuer: rescuer.name, refusal: refusal)
+      }
       return delivered(stop: stop)
     case .failure(let error):
       guard stop == nil, let rescuer = policy.rescuers.rescuer(for: evidence.refused(with: error)) else {
@@ -139,11 +149,14 @@ struct MissMachine: Sendable {
     }
   }
 
-  /// The rescue answered: its output (checked again) is delivered, or its failure is the answer.
+  /// The rescue answered: its output (checked again) is delivered, or its failure is the answer
+  /// (after an improvement, the accepted original is delivered instead, unless the miss must
+  /// stop).
   mutating func rescued(_ result: Result<Validation, AttachmentError>, stop: ProbeStop?) -> Action {
-    precondition(state == .rescuing, "a rescue finished while none ran")
+    precondition(state == .rescuing || state == .improving, "a rescue finished while none ran")
     switch result {
     case .success: return delivered(stop: stop)
+    case .failure where state == .improving: return delivered(stop: stop)
     case .failure(let error):
       state = .finished
       return .fail(error)

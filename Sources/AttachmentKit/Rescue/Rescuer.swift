@@ -36,6 +36,12 @@ public protocol Rescuer: Sendable {
   ///   `deadline_exceeded`; `io_error`. The caller removes the output on failure.
   func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue
 
+  /// For a file the validator accepted that a device would not fully play (an H.264 movie
+  /// whose only audio iOS does not decode plays silent), the refusal this rescuer would undo
+  /// to improve it; `nil` (the default) when it leaves the file as it is. The pipeline then
+  /// rescues the file, and delivers the accepted original when the rescue fails.
+  func improvement(for validation: Validation) -> AttachmentError?
+
   /// The refusal a cached derivative this rescuer made gets under this rescuer's own source
   /// limits (a caller whose limits are lower than those it was made under), or `nil` when it
   /// may be served.
@@ -130,7 +136,20 @@ public protocol RescuePreparation: Sendable {
   func wait()
 }
 
+extension Rescuer {
+  /// No improvement of accepted files: see ``Rescuer/improvement(for:)``.
+  public func improvement(for validation: Validation) -> AttachmentError? { nil }
+}
+
 extension [any Rescuer] {
+  /// The first rescuer that would improve an accepted file, with the refusal it undoes.
+  func improver(for validation: Validation) -> (rescuer: any Rescuer, refusal: AttachmentError)? {
+    for rescuer in self {
+      if let refusal = rescuer.improvement(for: validation) { return (rescuer, refusal) }
+    }
+    return nil
+  }
+
   /// The first rescuer that can undo the refusal in `evidence`, if any.
   func rescuer(for evidence: RescueEvidence) -> (any Rescuer)? {
     first { $0.canRescue(evidence) }

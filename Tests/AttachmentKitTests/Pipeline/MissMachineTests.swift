@@ -213,4 +213,45 @@ struct MissMachineTests {
     #expect(publishing.published(.failure(disk)) == .fail(disk))
     #expect(publishing.state == .finished)
   }
+
+  @Test("an accepted movie that would play silent is improved; a failed improvement delivers the original")
+  func improvement() {
+    let silent = Validation(
+      type: .mp4, detectedMIME: nil, bytes: 1000, sha256: String(repeating: "b", count: 64), width: 160,
+      height: 120, frames: nil, durationSeconds: 1, codecs: ["avc1.64000A", "dtsc"], warnings: ["dts"])
+    for succeeds in [true, false] {
+      var machine = Self.machine(rescuers: [ImageRescuer(), MediaRescuer()])
+      _ = machine.start()
+      _ = machine.downloaded(notModified: false, hasBody: true)
+      let action = machine.checked(.success(silent), evidence: RescueEvidence(bytes: 1000), stop: nil)
+      guard case .improve(let rescuer, let refusal) = action else {
+        Issue.record("a silent movie was not improved: \(action)")
+        return
+      }
+      #expect(rescuer == "media" && refusal.code == .unsupportedCodec)
+      #expect(machine.state == .improving)
+      let result: Result<Validation, AttachmentError> = succeeds ? Self.accepted : .failure(refusal)
+      #expect(machine.rescued(result, stop: nil) == .publish)
+    }
+    // Nothing to improve: with sound, or without the media rescuer; and never once stopping.
+    var playing = silent
+    playing.codecs = ["avc1.64000A", "mp4a.40.2"]
+    var machine = Self.machine(rescuers: [MediaRescuer()])
+    _ = machine.start()
+    _ = machine.downloaded(notModified: false, hasBody: true)
+    #expect(machine.checked(.success(playing), evidence: RescueEvidence(bytes: 1000), stop: nil) == .publish)
+    var without = Self.machine(rescuers: [ImageRescuer()])
+    _ = without.start()
+    _ = without.downloaded(notModified: false, hasBody: true)
+    #expect(without.checked(.success(silent), evidence: RescueEvidence(bytes: 1000), stop: nil) == .publish)
+    var stopping = Self.machine(rescuers: [MediaRescuer()])
+    _ = stopping.start()
+    _ = stopping.downloaded(notModified: false, hasBody: true)
+    guard
+      case .fail = stopping.checked(.success(silent), evidence: RescueEvidence(bytes: 1000), stop: .deadline)
+    else {
+      Issue.record("a stopping miss was improved")
+      return
+    }
+  }
 }

@@ -95,6 +95,24 @@ extension MediaRescuer: Rescuer {
     }
   }
 
+  /// A movie whose video iOS decodes but none of whose audio tracks it does (DTS, TrueHD,
+  /// AC-4, MPEG-H, …): accepted with a warning, it would play silent. The rescue keeps the
+  /// video packet for packet and transcodes the audio to AAC-LC.
+  public func improvement(for validation: Validation) -> AttachmentError? {
+    guard validation.type.category == .video, validation.rescued == nil else { return nil }
+    let streams = validation.codecs.compactMap { codec in CodecTable.row(for: codec).map { (codec, $0) } }
+    let video = streams.filter { $0.1.name.contains(" video") }
+    let audio = streams.filter { $0.1.name.contains(" audio") }
+    guard video.contains(where: { $0.1.support == .decodes }), !audio.isEmpty,
+      !audio.contains(where: { $0.1.support != .doesNotDecode })
+    else { return nil }
+    let names = audio.map(\.1.name).joined(separator: ", ")
+    return AttachmentError(
+      .unsupportedCodec,
+      "The video plays, but its audio (\(names)) is not decoded by iOS: it would be silent.",
+      detected: validation.type.mime)
+  }
+
   /// `too_large` for a source over ``MediaRescueConfiguration/maximumSourceBytes``, `too_long`
   /// for one over ``MediaRescueConfiguration/maximumSourceSeconds``; `nil` otherwise.
   public func sourceRefusal(of provenance: Rescue) -> AttachmentError? {

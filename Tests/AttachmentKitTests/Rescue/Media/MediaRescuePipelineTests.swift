@@ -117,4 +117,32 @@ struct MediaRescuePipelineTests {
       #expect((clip.validation.durationSeconds ?? 99) <= 30)
     }
   }
+
+  @Test(
+    "H.264 with only DTS audio, accepted and silent without the media rescuer, is delivered with AAC audio and its video as it was"
+  )
+  func silentMovieGetsSound() async throws {
+    let fixture = try Self.fixture("media-pipeline-silent")
+    defer { fixture.close() }
+    let url = fixture.serve(Samples.path("mp4-h264-dts.mp4"), name: "silent")
+
+    let improved = try await fixture.pipeline.attachment(for: url, timeout: .seconds(20))
+
+    let rescued = try #require(improved.validation.rescued, "the silent movie was delivered as it was")
+    #expect(rescued.actions == [.transcoded] && rescued.originalCodecs == ["h264", "dts"])
+    #expect(improved.validation.codecs.contains("mp4a.40.2"))
+    #expect(improved.validation.codecs.contains { $0.hasPrefix("avc1.64000A") })
+    #expect(improved.validation.warnings.isEmpty, "\(improved.validation.warnings)")
+
+    // A caller without the media rescuer, on the same cache, is never served the derivative: it
+    // gets the original, downloaded again, with its warning.
+    var imageOnly = fixture.pipeline.configuration
+    imageOnly.rescuers = [ImageRescuer()]
+    let original = try await AttachmentPipeline(configuration: imageOnly).attachment(
+      for: url, timeout: .seconds(10))
+    #expect(original.validation.rescued == nil)
+    #expect(original.validation.codecs.contains("dtsc"))
+    #expect(!original.validation.warnings.isEmpty)
+    #expect(fixture.server.requestCount(path: "/m/silent") == 2)
+  }
 }
