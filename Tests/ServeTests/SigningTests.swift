@@ -6,19 +6,19 @@ import Testing
 @Suite("signed proxy URLs")
 struct SigningTests {
   /// The path Python computes for `url` with the hex `key`.
-  private func pythonPath(_ url: String, key: String) throws -> String {
+  private func pythonPath(_ url: String, key: String) async throws -> String {
     let script = """
       import base64, hashlib, hmac, sys
       url = sys.argv[1].encode()
       sig = hmac.new(bytes.fromhex(sys.argv[2]), url, hashlib.sha256).hexdigest()
       print("/v1/a/%s/%s" % (sig, base64.urlsafe_b64encode(url).decode().rstrip("=")))
       """
-    return try Run.process("/usr/bin/python3", ["-c", script, url, key]).text
+    return try await Run.process("/usr/bin/python3", ["-c", script, url, key]).text
       .trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
   @Test("attachkit sign and URLSigner print what Python's hmac and base64 compute, for any URL length")
-  func matchesPython() throws {
+  func matchesPython() async throws {
     let workspace = try Workspace()
     defer { workspace.remove() }
     // Lengths 0, 1 and 2 mod 3 exercise every padding case; non-ASCII exercises UTF-8.
@@ -28,20 +28,21 @@ struct SigningTests {
     ]
     let signer = try URLSigner(keyFile: workspace.keyFile)
     for url in urls {
-      let expected = try pythonPath(url, key: Workspace.keyA)
+      let expected = try await pythonPath(url, key: Workspace.keyA)
       #expect(try signer.path(for: url) == expected)
-      let printed = try Run.process(Binaries.attachkit, ["sign", "--key-file", workspace.keyFile, url])
+      let printed = try await Run.process(Binaries.attachkit, ["sign", "--key-file", workspace.keyFile, url])
       #expect(printed.status == 0)
       #expect(printed.text == expected + "\n")
     }
-    let full = try Run.process(
+    let full = try await Run.process(
       Binaries.attachkit,
       ["sign", "--key-file", workspace.keyFile, "--base", "https://media.example.com/", urls[0]])
-    #expect(full.text == "https://media.example.com" + (try pythonPath(urls[0], key: Workspace.keyA)) + "\n")
+    let python = try await pythonPath(urls[0], key: Workspace.keyA)
+    #expect(full.text == "https://media.example.com" + python + "\n")
   }
 
   @Test("the first key signs and every key verifies; a changed signature, URL or key does not verify")
-  func rotationAndTampering() throws {
+  func rotationAndTampering() async throws {
     let old = try URLSigner(keyFileText: Workspace.keyA)
     let rotated = try URLSigner(
       keyFileText: "\(Workspace.keyB)\n\n# old key, kept to verify\n\(Workspace.keyA)\n")

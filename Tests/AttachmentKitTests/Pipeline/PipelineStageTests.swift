@@ -11,7 +11,11 @@ import Testing
 /// Each test holds a miss at a stage (through the pipeline's stage observer) until its deadline
 /// has passed or its caller has been cancelled, so the fault lands exactly where the test
 /// names, whatever the machine's speed.
-@Suite("Pipeline stages: deadline and cancellation after the download")
+///
+/// Serialized: a held miss holds one of the process-wide check queue's threads (the pipelines'
+/// `OffPoolWork` queue, about one thread per core on Linux) for up to its deadline; two held at
+/// once would leave the other tests' checks, theirs included, waiting for a thread.
+@Suite("Pipeline stages: deadline and cancellation after the download", .serialized, .threadOfItsOwn)
 struct PipelineStageTests {
   /// A server, a fresh cache and a pipeline whose misses report to `gate`.
   struct Fixture {
@@ -55,13 +59,14 @@ struct PipelineStageTests {
     "a deadline that passes before the complete-file check: answered at the deadline, the check stops, nothing published"
   )
   func deadlineBeforeValidation() async throws {
-    let deadline = ContinuousClock.now + .seconds(2)
-    let gate = StageGate(hold: .downloaded, until: .deadlinePassed(deadline))
+    let gate = StageGate(hold: .downloaded, until: .deadlinePassed)
     let fixture = try Fixture(gate: gate)
     defer { fixture.close() }
     fixture.server.serve("/photo.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
     let url = fixture.server.url("/photo.png")
 
+    // (the deadline counts from the request, not from the fixture's set-up)
+    let deadline = gate.startDeadline(in: .seconds(2))
     let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
 
     #expect(code == .deadlineExceeded)
@@ -73,14 +78,14 @@ struct PipelineStageTests {
 
   @Test("a deadline that passes after the check but before publishing: nothing published, no body left")
   func deadlineBeforePublishing() async throws {
-    let deadline = ContinuousClock.now + .seconds(2)
-    let gate = StageGate(hold: .validated, until: .deadlinePassed(deadline))
+    let gate = StageGate(hold: .validated, until: .deadlinePassed)
     let fixture = try Fixture(gate: gate)
     defer { fixture.close() }
     fixture.server.serve(
       "/photo.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
     let url = fixture.server.url("/photo.jpg")
 
+    let deadline = gate.startDeadline(in: .seconds(2))
     let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
 
     #expect(code == .deadlineExceeded)
@@ -135,7 +140,8 @@ struct PipelineStageTests {
 final class StageGate: @unchecked Sendable {
   /// What a held miss waits for.
   enum Until {
-    case deadlinePassed(ContinuousClock.Instant)
+    /// Until the deadline given to ``startDeadline(in:)`` has passed.
+    case deadlinePassed
     case released
   }
 
@@ -143,6 +149,7 @@ final class StageGate: @unchecked Sendable {
   private var seen: [PipelineStage] = []
   private var seenInTask: [PipelineStage] = []
   private var isReleased = false
+  private var deadline = ContinuousClock.now
   private let holdStage: PipelineStage
   private let until: Until
   private let urlFilter: String?
@@ -168,12 +175,21 @@ final class StageGate: @unchecked Sendable {
       switch until {
       case .released:
         while !isReleased, condition.wait(until: limit) {}
-      case .deadlinePassed(let deadline):
+      case .deadlinePassed:
+        let deadline = self.deadline
         condition.unlock()
         while ContinuousClock.now < deadline + .milliseconds(20) { usleep(5_000) }
         condition.lock()
       }
     }
+  }
+
+  /// The request's deadline, `duration` from now, which a `.deadlinePassed` hold waits out.
+  func startDeadline(in duration: Duration) -> ContinuousClock.Instant {
+    condition.lock()
+    defer { condition.unlock() }
+    deadline = .now + duration
+    return deadline
   }
 
   /// Lets every held miss go on.
@@ -205,7 +221,7 @@ final class StageGate: @unchecked Sendable {
 }
 
 /// Calls that share one fetch keep their own deadlines.
-@Suite("Pipeline: shared fetches and their callers' deadlines")
+@Suite("Pipeline: shared fetches and their callers' deadlines", .threadOfItsOwn)
 struct SharedDeadlineTests {
   @Test(
     "a caller that joined a fetch started by a caller with an earlier deadline is not failed by that deadline"

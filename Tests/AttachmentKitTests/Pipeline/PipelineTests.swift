@@ -5,7 +5,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The pipeline end to end: real server, real libcurl, real libmagic, real files.
-@Suite("AttachmentPipeline")
+@Suite("AttachmentPipeline", .threadOfItsOwn)
 struct PipelineTests {
   typealias Fixture = PipelineFixture
 
@@ -76,22 +76,36 @@ struct PipelineTests {
     let fixture = try Fixture()
     defer { fixture.close() }
     let jpeg = try Samples.bytes("jpeg-baseline.jpg")
+    // The answer is held until the test lets it go (at most 10 s, so a broken test fails)
+    let released = Flag()
+    let arrived = Flag()
+    let answered = Flag()
     fixture.server.route("/slow.jpg") { _, writer in
-      usleep(400_000)
+      arrived.set()
+      let limit = ContinuousClock.now + .seconds(10)
+      while !released.isSet, ContinuousClock.now < limit {
+        guard writer.sleep(milliseconds: 5) else { return }
+      }
+      answered.set()
       writer.writeHead(
         status: 200, headers: [("Content-Type", "image/jpeg"), ("Content-Length", "\(jpeg.count)")])
       writer.write(jpeg)
     }
     let url = fixture.server.url("/slow.jpg")
     let pipeline = fixture.pipeline
-    let patient = Task { try await pipeline.attachment(for: url, timeout: .seconds(5)) }
-    let impatient = Task { try await pipeline.attachment(for: url, timeout: .seconds(5)) }
-    try await Task.sleep(for: .milliseconds(100))
-    let cancelledAt = ContinuousClock.now
+    let patient = Task { try await pipeline.attachment(for: url, timeout: .seconds(20)) }
+    let impatient = Task { try await pipeline.attachment(for: url, timeout: .seconds(20)) }
+    // Both callers are seen waiting on the one fetch, which has reached the server
+    let checked = try AttachmentURL(url)
+    try #require(await poll(upTo: .seconds(5)) { pipeline.callersWaiting(for: checked) == 2 })
+    try #require(await arrived.wait(upTo: .seconds(5)))
     impatient.cancel()
     let impatientResult = await impatient.result
-    #expect(ContinuousClock.now - cancelledAt < .milliseconds(100))
+    // The cancelled caller is answered while the fetch is still held: it did not wait for it
+    #expect(!answered.isSet, "the cancelled caller waited for the shared fetch")
     #expect((impatientResult.failureError as? AttachmentError)?.code == .cancelled)
+    #expect(pipeline.callersWaiting(for: checked) == 1)
+    released.set()
     let attachment = try await patient.value
     #expect(attachment.type == .jpeg)
     #expect(fixture.server.requestCount(path: "/slow.jpg") == 1)

@@ -47,9 +47,11 @@ struct PipelineFixture {
 
   /// ``openTemporaryFiles()`` once they are closed, or after 5 s: the downloader closes its
   /// own descriptor of a body on its engine thread, just after the answer (observed, bounded).
-  func settledTemporaryFiles() -> [String] {
+  func settledTemporaryFiles() async -> [String] {
     let bound = ContinuousClock.now + .seconds(5)
-    while !openTemporaryFiles().isEmpty && ContinuousClock.now < bound { usleep(5_000) }
+    while !openTemporaryFiles().isEmpty && ContinuousClock.now < bound {
+      try? await Task.sleep(for: .milliseconds(5))
+    }
     return openTemporaryFiles()
   }
 }
