@@ -67,6 +67,33 @@ struct ErrorTests {
     #expect(origin.requestCount(path: "/a.gif") == 1)
   }
 
+  @Test(
+    "the whole MAC is compared: its first, a middle and its last byte changed, or its last bit, are 403 each"
+  )
+  func everyMACByteCounts() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    origin.serve("/a.gif", body: try Media.bytes("gif-static.gif"), contentType: "image/gif")
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let parts = try await serve.signed(origin.url("/a.gif"), keyFile: workspace.keyFile)
+      .split(separator: "/").map(String.init)  // v1, a, sig, enc
+    try #require(parts.count == 4 && parts[2].count == 64)
+
+    // A comparison of fewer than all 32 bytes (or of the first hex digits only) lets one through.
+    for (byte, mask) in SignatureTampering.cases {
+      let tampered = try #require(SignatureTampering.flip(parts[2], byte: byte, mask: mask))
+      let answer = try await Curl.get(serve.url("/v1/a/\(tampered)/\(parts[3])"))
+      #expect(answer.status == 403, "byte \(byte) ^ \(mask)")
+      #expect(answer.errorCode == "bad_signature", "byte \(byte) ^ \(mask)")
+    }
+    // And the untouched signature is served, so the 403s were the signature's.
+    #expect(try await Curl.get(serve.url("/v1/a/\(parts[2])/\(parts[3])")).status == 200)
+    #expect(origin.requestCount(path: "/a.gif") == 1)
+  }
+
   @Test("422 for refused files, 502 for upstream failures, 504 at X-Deadline-Ms; nothing is cached")
   func refusalsAndFailures() async throws {
     let origin = try TestHTTPServer.start()

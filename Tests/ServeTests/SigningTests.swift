@@ -62,6 +62,24 @@ struct SigningTests {
     #expect(rotated.verify(signature: oldSignature.uppercased(), for: url))
   }
 
+  @Test(
+    "every byte of the MAC is compared: the first, a middle and the last byte, and the last bit",
+    arguments: SignatureTampering.cases)
+  func everyMACByteCounts(byte: Int, mask: UInt8) throws {
+    let signer = try URLSigner(
+      keyFileText: "\(Workspace.keyB)\n\n# old key, kept to verify\n\(Workspace.keyA)\n")
+    let url = "https://cdn.example.com/push/1.jpg"
+    // Under the signing key and under the old one: each key's comparison is whole.
+    for signature in [
+      try signer.signature(for: url), try URLSigner(keyFileText: Workspace.keyA).signature(for: url),
+    ] {
+      #expect(signer.verify(signature: signature, for: url))
+      let tampered = try #require(SignatureTampering.flip(signature, byte: byte, mask: mask))
+      #expect(tampered != signature)
+      #expect(!signer.verify(signature: tampered, for: url), "byte \(byte) ^ \(mask) of \(signature)")
+    }
+  }
+
   @Test("key files: no key, a short key or a non-hex line are invalid_configuration")
   func badKeyFiles() {
     for text in ["", "# only a comment\n", "abcd\n", "zz" + String(repeating: "0", count: 40), "abc"] {
@@ -88,5 +106,35 @@ struct SigningTests {
     #expect(Base64URL.decode("a") == nil)
     #expect(Base64URL.decode("aGk") == Array("hi".utf8))
     #expect(Base64URL.decode("aGl") == nil)  // "hi" with a stray low bit: a second spelling
+  }
+}
+
+/// Changes to one byte of a hex MAC: the first, a middle and the last byte (all bits), and
+/// the last bit alone. A comparison that skips any byte, or looks only at the leading hex
+/// digits, lets at least one of them through.
+enum SignatureTampering {
+  /// (byte index, XOR mask) pairs.
+  static let cases: [(Int, UInt8)] = [(0, 0xFF), (15, 0xFF), (16, 0xFF), (31, 0xFF), (31, 0x01)]
+
+  /// `signature` (64 hex digits) with byte `byte` XORed with `mask`, in lowercase hex; nil
+  /// when it is not 64 hex digits.
+  static func flip(_ signature: String, byte: Int, mask: UInt8) -> String? {
+    let digits = Array(signature.utf8)
+    guard digits.count == 64, (0..<32).contains(byte) else { return nil }
+    var bytes: [UInt8] = []
+    for index in stride(from: 0, to: 64, by: 2) {
+      guard let pair = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+        return nil
+      }
+      bytes.append(pair)
+    }
+    bytes[byte] ^= mask
+    return bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String {
+    String(repeating: "0", count: max(0, width - count)) + self
   }
 }
