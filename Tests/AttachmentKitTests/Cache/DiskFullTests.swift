@@ -13,6 +13,13 @@ import Testing
   ), .threadOfItsOwn)
 struct DiskFullTests {
 
+  /// The bytes in use on the file system at `path` (statvfs), or `Int.max` when it cannot say.
+  static func usedBytes(_ path: String) -> Int {
+    var info = statvfs()
+    guard statvfs(path, &info) == 0 else { return .max }
+    return Int(info.f_blocks - info.f_bfree) * Int(info.f_frsize)
+  }
+
   /// A valid 16-bit mono PCM WAV of `dataBytes` bytes of samples.
   static func wav(dataBytes: Int) -> [UInt8] {
     func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
@@ -39,6 +46,7 @@ struct DiskFullTests {
       var configuration = PipelineConfiguration(cacheDirectory: mountPoint + "/cache")
       configuration.downloader.allowPrivateNetworks = true
       let pipeline = try AttachmentPipeline(configuration: configuration)
+      let usedBefore = Self.usedBytes(mountPoint)
 
       // When a body larger than the disk arrives
       do {
@@ -49,6 +57,13 @@ struct DiskFullTests {
         #expect((error as? AttachmentError)?.code == .ioError, "\(error)")
       }
       #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cache/v2/tmp").isEmpty)
+      // (the body is an O_TMPFILE, which no listing shows: the file system's used blocks do,
+      // until its last descriptor closes; the downloader's closes just after the answer)
+      let freed = ContinuousClock.now + .seconds(5)
+      while Self.usedBytes(mountPoint) > usedBefore, ContinuousClock.now < freed {
+        try await Task.sleep(for: .milliseconds(5))
+      }
+      #expect(Self.usedBytes(mountPoint) <= usedBefore, "the refused body's blocks are still in use")
 
       // And with the space back, the cache works
       let small = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))

@@ -189,7 +189,8 @@ struct SharedCacheTests {
     for name in live { #expect(FileManager.default.fileExists(atPath: temporary + "/" + name)) }
     let attachment = try await fetched
     #expect(try Data(contentsOf: URL(fileURLWithPath: attachment.path)) == Data(wav))
-    #expect(fixture.temporaryFiles().isEmpty)
+    let left = await fixture.leftBehind()
+    #expect(left.isEmpty, "left behind: \(left)")
   }
 
   // MARK: - Locking

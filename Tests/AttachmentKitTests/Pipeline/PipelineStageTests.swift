@@ -35,11 +35,13 @@ struct PipelineStageTests {
     }
 
     /// Nothing of the miss is left: no entry, no content, no temporary body.
-    func expectNothingPublished(_ url: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectNothingPublished(_ url: String, sourceLocation: SourceLocation = #_sourceLocation) async throws
+    {
       let stats = try pipeline.cache.stats()
       #expect(stats.entries == 0 && stats.contentFiles == 0, "\(stats)", sourceLocation: sourceLocation)
       #expect(pipeline.cachedAttachment(for: url) == nil, sourceLocation: sourceLocation)
-      #expect(base.temporaryFiles().isEmpty, "\(base.temporaryFiles())", sourceLocation: sourceLocation)
+      let left = await base.leftBehind()
+      #expect(left.isEmpty, "\(left)", sourceLocation: sourceLocation)
     }
   }
 
@@ -73,7 +75,7 @@ struct PipelineStageTests {
     #expect(answered < deadline + .milliseconds(250))
     #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
     #expect(gate.stages == [.downloaded, .finished], "the check ran past its deadline")
-    try fixture.expectNothingPublished(url)
+    try await fixture.expectNothingPublished(url)
   }
 
   @Test("a deadline that passes after the check but before publishing: nothing published, no body left")
@@ -92,7 +94,7 @@ struct PipelineStageTests {
     #expect(answered < deadline + .milliseconds(250))
     #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
     #expect(gate.stages == [.downloaded, .validated, .finished])
-    try fixture.expectNothingPublished(url)
+    try await fixture.expectNothingPublished(url)
   }
 
   @Test(
@@ -114,7 +116,7 @@ struct PipelineStageTests {
     #expect(code == .cancelled)
     #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
     #expect(gate.stages == [.downloaded, .finished], "the check ran for a caller that had gone")
-    try fixture.expectNothingPublished(url)
+    try await fixture.expectNothingPublished(url)
   }
 
   @Test("the complete-file check and publishing run outside any task: off the cooperative pool")

