@@ -45,61 +45,62 @@ struct CLIOptionTests {
       ("--max-image-bytes", "jpeg-exif.jpg", 825), ("--max-audio-bytes", "mp3-no-tag.mp3", 4180),
       ("--max-video-bytes", "mp4-isom.mp4", 6231),
     ])
-  func sizeLimits(option: String, name: String, bytes: Int) throws {
+  func sizeLimits(option: String, name: String, bytes: Int) async throws {
     let fixture = try Fixture()
     defer { fixture.stop() }
     let url = fixture.server.url("/\(name)")
-    let under = try CLI.run(["fetch", "--json", option, String(bytes - 1)] + fixture.freshCache() + [url])
+    let under = try await CLI.run(
+      ["fetch", "--json", option, String(bytes - 1)] + fixture.freshCache() + [url])
     #expect(under.status == 1)
     #expect(Self.code(under) == "too_large", "\(under.stdout)")
-    let exact = try CLI.run(["fetch", "--json", option, String(bytes)] + fixture.freshCache() + [url])
+    let exact = try await CLI.run(["fetch", "--json", option, String(bytes)] + fixture.freshCache() + [url])
     #expect(exact.status == 0, "\(exact.stdout)")
     #expect(exact.jsonLines.first?["bytes"] as? Int == bytes)
   }
 
   @Test(
     "--max-video-seconds: 1 refuses a 2 s video as too_long; 600 accepts the 40 s one the default refuses")
-  func videoSeconds() throws {
+  func videoSeconds() async throws {
     let fixture = try Fixture()
     defer { fixture.stop() }
-    let short = try CLI.run(
+    let short = try await CLI.run(
       ["fetch", "--json", "--max-video-seconds", "1"] + fixture.freshCache() + [
         fixture.server.url("/mp4-isom.mp4")
       ])
     #expect(Self.code(short) == "too_long", "\(short.stdout)")
     let long = fixture.server.url("/too-long-video-40s.mp4")
-    let byDefault = try CLI.run(["fetch", "--json"] + fixture.freshCache() + [long])
+    let byDefault = try await CLI.run(["fetch", "--json"] + fixture.freshCache() + [long])
     #expect(Self.code(byDefault) == "too_long")
-    let allowed = try CLI.run(
+    let allowed = try await CLI.run(
       ["fetch", "--json", "--max-video-seconds", "600"] + fixture.freshCache() + [long])
     #expect(allowed.status == 0, "\(allowed.stdout)")
     #expect(allowed.jsonLines.first?["durationSeconds"] as? Double == 40)
   }
 
   @Test("--no-cache downloads again although the entry is fresh, and still answers from the network")
-  func noCache() throws {
+  func noCache() async throws {
     let fixture = try Fixture()
     defer { fixture.stop() }
     let cache = fixture.freshCache()
     let url = fixture.server.url("/wav-pcm16.wav")
-    #expect(try CLI.run(["fetch"] + cache + [url]).status == 0)
-    let hit = try CLI.run(["fetch", "--json"] + cache + [url])
+    #expect(try await CLI.run(["fetch"] + cache + [url]).status == 0)
+    let hit = try await CLI.run(["fetch", "--json"] + cache + [url])
     #expect(hit.jsonLines.first?["source"] as? String == "cache")
     #expect(fixture.server.requestCount(path: "/wav-pcm16.wav") == 1)
-    let reload = try CLI.run(["fetch", "--json", "--no-cache"] + cache + [url])
+    let reload = try await CLI.run(["fetch", "--json", "--no-cache"] + cache + [url])
     #expect(reload.jsonLines.first?["source"] as? String == "network")
     #expect(fixture.server.requestCount(path: "/wav-pcm16.wav") == 2)
   }
 
   @Test("--quiet: nothing on stdout; one escaped line per refusal or failure on stderr, none per success")
-  func quiet() throws {
+  func quiet() async throws {
     let fixture = try Fixture()
     defer { fixture.stop() }
     let urls = [
       fixture.server.url("/jpeg-exif.jpg"), fixture.server.url("/page.jpg"),
       fixture.server.url("/status/500"),
     ]
-    let result = try CLI.run(["fetch", "--quiet"] + fixture.freshCache() + urls)
+    let result = try await CLI.run(["fetch", "--quiet"] + fixture.freshCache() + urls)
     #expect(result.status == 1)
     #expect(result.stdout.isEmpty)
     let lines = result.stderr.split(separator: "\n").map(String.init)
@@ -109,7 +110,7 @@ struct CLIOptionTests {
   }
 
   @Test("--json: stdout is JSON lines only, one per input in order; the summary goes to stderr")
-  func pureJSONLines() throws {
+  func pureJSONLines() async throws {
     let fixture = try Fixture()
     defer { fixture.stop() }
     let urls = [
@@ -118,7 +119,7 @@ struct CLIOptionTests {
       "not a url",
     ]
     let list = urls.joined(separator: "\n") + "\n"
-    let result = try CLI.run(["prefetch", "--json"] + fixture.freshCache() + ["-"], stdin: list)
+    let result = try await CLI.run(["prefetch", "--json"] + fixture.freshCache() + ["-"], stdin: list)
     #expect(result.status == 1)
     let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
     #expect(lines.count == urls.count, "\(result.stdout)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the built `attachkit` binary (it sits next to the test bundle) as a child process.
 enum CLI {
@@ -25,9 +26,18 @@ enum CLI {
 
   static var attachkit: String { binaryDirectory + "/attachkit" }
 
-  /// Runs `attachkit` with arguments and optional standard input; waits for it.
+  /// Runs `attachkit` with arguments and optional standard input; waits for it on a thread of
+  /// its own (the pipes' reads and the wait never hold a thread of the cooperative pool).
   static func run(
     _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
+  ) async throws -> Result {
+    try await onOwnThread { () throws -> Result in
+      try blockingRun(arguments, stdin: stdin, environment: environment)
+    }
+  }
+
+  private static func blockingRun(
+    _ arguments: [String], stdin: String?, environment: [String: String]
   ) throws -> Result {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: attachkit)
@@ -46,12 +56,56 @@ enum CLI {
     try process.run()
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try input.fileHandleForWriting.close()
+    let errReader = PendingRead(err.fileHandleForReading)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let errData = errReader.wait()
+    process.blockUntilExit()
     return Result(
       status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
       stderr: String(decoding: errData, as: UTF8.self))
+  }
+}
+
+extension Process {
+  /// Waits for the process to exit, suspended between looks (every 2 ms); its termination
+  /// status. Foundation's `waitUntilExit()` is not used: it spins its run loop at full speed
+  /// until the child exits, taking a whole core (of two) from every other test meanwhile.
+  @discardableResult
+  func exitStatus() async -> Int32 {
+    while isRunning { try? await Task.sleep(for: .milliseconds(2)) }
+    return terminationStatus
+  }
+
+  /// Blocks until the process exits, sleeping 1 ms between looks: `waitUntilExit()` without
+  /// its spin, for code already on a thread of its own.
+  func blockUntilExit() {
+    while isRunning { usleep(1000) }
+  }
+}
+
+/// A handle read to its end on a thread of its own, so that two pipes cannot block each
+/// other (a child filling its stderr pipe while the reader waits on stdout).
+final class PendingRead: @unchecked Sendable {
+  private let condition = NSCondition()
+  private var data: Data?  // guarded by `condition`
+
+  init(_ handle: FileHandle) {
+    Thread { [self] in finish(handle.readDataToEndOfFile()) }.start()
+  }
+
+  private func finish(_ data: Data) {
+    condition.lock()
+    self.data = data
+    condition.broadcast()
+    condition.unlock()
+  }
+
+  /// Blocks until the read is done: call it only off the cooperative pool.
+  func wait() -> Data {
+    condition.lock()
+    defer { condition.unlock() }
+    while data == nil { condition.wait() }
+    return data ?? Data()
   }
 }
 

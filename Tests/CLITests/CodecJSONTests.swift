@@ -6,9 +6,9 @@ import Testing
 @Suite("attachkit validate: codecs in the JSON result")
 struct CodecJSONTests {
   @Test("accepted files list their codecs; a refused codec is a rejection naming it")
-  func codecs() throws {
+  func codecs() async throws {
     let files = ["mp4-h264-dts.mp4", "m4a-dts.mp4", "jpeg-baseline.jpg"].map { Media.directory + "/" + $0 }
-    let result = try CLI.run(["validate", "--json"] + files)
+    let result = try await CLI.run(["validate", "--json"] + files)
     #expect(result.status == 1)
     let lines = result.jsonLines
     try #require(lines.count == 3)

@@ -98,7 +98,7 @@ struct CrashConsistencyTests {
   @Test(
     "kill -9 at 50 moments chosen by bytes sent or a record appearing: every kill mid-flight, verify clean after each, true bytes after"
   )
-  func killNine() throws {
+  func killNine() async throws {
     // Given a server whose bodies go out in paced 2 KiB chunks, counting what it has sent
     let server = try TestHTTPServer.start()
     defer { server.stop() }
@@ -145,28 +145,31 @@ struct CrashConsistencyTests {
       let process = try CLI.spawn(
         ["prefetch", "--json", "--concurrency", "8", "--cache-dir", cache, list],
         stdout: scratch.path + "/out")
-      var waited = 0
-      func reached() -> Bool {
-        byRecord ? Self.recordCount(cache) > entries : sent.withLock { $0 } - before >= target
+      // Watched, and killed, from a thread of its own: every 0.5 ms, whatever the pool's load.
+      let entriesBefore = entries
+      let (killedMidFlight, progress) = await onOwnThread { [process] () -> (Bool, Int) in
+        func reached() -> Bool {
+          byRecord ? Self.recordCount(cache) > entriesBefore : sent.withLock { $0 } - before >= target
+        }
+        let bound = ContinuousClock.now + .seconds(10)  // only stops a broken test
+        while !reached() && process.isRunning && ContinuousClock.now < bound { usleep(500) }
+        let progress = sent.withLock { $0 } - before
+        let midFlight = process.isRunning && reached() && progress < roundBytes
+        kill(process.processIdentifier, SIGKILL)
+        return (midFlight, progress)
       }
-      while !reached() && process.isRunning && waited < 20_000 {
-        usleep(500)
-        waited += 1
-      }
-      let progress = sent.withLock { $0 } - before
-      if process.isRunning && reached() && progress < roundBytes {
+      if killedMidFlight {
         midFlight += 1
       } else {
         Issue.record(
           "round \(round): not killed mid-flight (sent \(progress) of \(roundBytes), target \(byRecord ? "a record" : "\(target) B"))"
         )
       }
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+      await process.exitStatus()
 
       // Then verify, before anything could repair it, finds nothing corrupt and leaves no
       // temporary file
-      let verify = try CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
+      let verify = try await CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
       let report = try #require(verify.jsonLines.first, "round \(round): \(verify.stderr)")
       #expect(report["corrupt"] as? Int == 0, "round \(round): \(report)")
       #expect(report["temporaryFiles"] as? Int == 0, "round \(round): \(report)")
@@ -189,13 +192,13 @@ struct CrashConsistencyTests {
     paced.withLock { $0 = false }
     let list = scratch.path + "/all.txt"
     try bodies.keys.sorted().joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
-    let final = try CLI.run(["prefetch", "--json", "--concurrency", "16", "--cache-dir", cache, list])
+    let final = try await CLI.run(["prefetch", "--json", "--concurrency", "16", "--cache-dir", cache, list])
     #expect(final.status == 0)
     Self.checkAnswers(final.jsonLines, bodies: bodies)
   }
 
   @Test("4 processes × concurrency 16 over the same 200 URLs and one cache: every result correct")
-  func concurrentProcesses() throws {
+  func concurrentProcesses() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try Scratch()
@@ -210,13 +213,13 @@ struct CrashConsistencyTests {
         ["prefetch", "--json", "--concurrency", "16", "--cache-dir", cache, list],
         stdout: scratch.path + "/out\(index)")
     }
-    for process in processes { process.waitUntilExit() }
+    for process in processes { await process.exitStatus() }
 
     for (index, process) in processes.enumerated() {
       #expect(process.terminationStatus == 0)
       Self.checkAnswers(CLI.jsonLines(ofFile: scratch.path + "/out\(index)"), bodies: bodies)
     }
-    let verify = try CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
+    let verify = try await CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
     let report = try #require(verify.jsonLines.first)
     #expect(report["entries"] as? Int == 200)
     #expect(report["corrupt"] as? Int == 0)

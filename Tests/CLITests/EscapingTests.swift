@@ -11,11 +11,13 @@ struct EscapingTests {
   private static let hostileContentType: [UInt8] =
     Array("text/html\u{1B}[31m;x=\u{85}\u{202E}".utf8) + [0xFF, 0x41]
 
-  private static func rawOutputs(_ arguments: [String], _ scratch: Scratch) throws -> (out: Data, err: Data) {
+  private static func rawOutputs(_ arguments: [String], _ scratch: Scratch) async throws -> (
+    out: Data, err: Data
+  ) {
     let out = scratch.path + "/out"
     let err = scratch.path + "/err"
     let process = try CLI.spawn(arguments, stdout: out, stderr: err)
-    process.waitUntilExit()
+    await process.exitStatus()
     return (
       try Data(contentsOf: URL(fileURLWithPath: out)), try Data(contentsOf: URL(fileURLWithPath: err))
     )
@@ -30,7 +32,7 @@ struct EscapingTests {
   }
 
   @Test("JSON: a server's Content-Type with ESC, C1, a bidi override and invalid UTF-8 is escaped and valid")
-  func jsonEscapesServerText() throws {
+  func jsonEscapesServerText() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     server.route("/bad") { _, writer in
@@ -40,7 +42,7 @@ struct EscapingTests {
     }
     let scratch = try Scratch()
     defer { scratch.remove() }
-    let (out, err) = try Self.rawOutputs(
+    let (out, err) = try await Self.rawOutputs(
       ["fetch", "--json", "--cache-dir", scratch.path + "/cache", server.url("/bad")], scratch)
     Self.expectClean(out, "stdout")
     Self.expectClean(err, "stderr")
@@ -53,7 +55,7 @@ struct EscapingTests {
   }
 
   @Test("table and --quiet: a hostile URL and file name print escaped", arguments: [false, true])
-  func tableAndQuietEscape(quiet: Bool) throws {
+  func tableAndQuietEscape(quiet: Bool) async throws {
     let scratch = try Scratch()
     defer { scratch.remove() }
     let list = scratch.path + "/list.txt"
@@ -62,12 +64,12 @@ struct EscapingTests {
     let file = scratch.path + "/x\u{1B}[2J\u{202E}.jpg"
     try Data("not an image".utf8).write(to: URL(fileURLWithPath: file))
     let flags = quiet ? ["--quiet"] : []
-    let prefetch = try Self.rawOutputs(
+    let prefetch = try await Self.rawOutputs(
       ["prefetch"] + flags + ["--cache-dir", scratch.path + "/c", list], scratch)
     Self.expectClean(prefetch.out, "prefetch stdout")
     Self.expectClean(prefetch.err, "prefetch stderr")
     #expect(String(decoding: prefetch.out + prefetch.err, as: UTF8.self).contains("\\u{1b}]0;pwned"))
-    let validate = try Self.rawOutputs(["validate"] + flags + [file], scratch)
+    let validate = try await Self.rawOutputs(["validate"] + flags + [file], scratch)
     Self.expectClean(validate.out, "validate stdout")
     Self.expectClean(validate.err, "validate stderr")
     #expect(String(decoding: validate.out + validate.err, as: UTF8.self).contains("x\\u{1b}[2J\\u{202e}.jpg"))

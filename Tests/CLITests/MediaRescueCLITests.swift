@@ -9,7 +9,7 @@ struct MediaRescueCLITests {
   @Test(
     "with --rescue, an accepted video, an image rescue and a hit map no FFmpeg; a WebM maps it and is delivered as MP4"
   )
-  func ffmpegOnlyForMedia() throws {
+  func ffmpegOnlyForMedia() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try Scratch()
@@ -20,10 +20,10 @@ struct MediaRescueCLITests {
     let fetch = ["fetch", "--json", "--rescue", "--cache-dir", scratch.path + "/c"]
     // The loader's log goes to files (libvips alone logs more than a pipe holds).
     var run = 0
-    func loaded(_ arguments: [String]) throws -> (CLI.Result, String) {
+    func loaded(_ arguments: [String]) async throws -> (CLI.Result, String) {
       run += 1
       let log = scratch.path + "/ld-\(run)"
-      let result = try CLI.run(arguments, environment: ["LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": log])
+      let result = try await CLI.run(arguments, environment: ["LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": log])
       let files = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []
       let text = files.filter { $0.hasPrefix("ld-\(run).") }.compactMap {
         try? String(contentsOfFile: scratch.path + "/" + $0, encoding: .utf8)
@@ -31,12 +31,12 @@ struct MediaRescueCLITests {
       return (result, text.joined())
     }
 
-    let (plain, plainLog) = try loaded(fetch + [server.url("/clip.mp4"), server.url("/photo.webp")])
+    let (plain, plainLog) = try await loaded(fetch + [server.url("/clip.mp4"), server.url("/photo.webp")])
     #expect(plain.status == 0, "\(plain.stdout)")
     #expect(plainLog.contains("libvips"))  // the log works: the WebP was rescued with libvips
     #expect(!plainLog.contains("libavformat"), "an accepted video or an image rescue loaded FFmpeg")
 
-    let (media, mediaLog) = try loaded(fetch + [server.url("/clip.webm")])
+    let (media, mediaLog) = try await loaded(fetch + [server.url("/clip.webm")])
     #expect(media.status == 0, "\(media.stdout)")
     #expect(mediaLog.contains("libavformat.so"))
     let line = media.stdout.split(separator: "\n").first.map(String.init) ?? ""
@@ -48,14 +48,16 @@ struct MediaRescueCLITests {
     #expect(rescued["from"] as? String == "video/webm")
     #expect(rescued["actions"] as? [String] == ["transcoded"])
 
-    let (hit, hitLog) = try loaded(fetch + [server.url("/clip.webm")])
+    let (hit, hitLog) = try await loaded(fetch + [server.url("/clip.webm")])
     #expect(hit.status == 0)
     #expect(hit.stdout.contains("\"source\":\"cache\""), "\(hit.stdout)")
     #expect(!hitLog.isEmpty && !hitLog.contains("libavformat"), "a hit of a rescued video loaded FFmpeg")
     #expect(server.requestCount(path: "/clip.webm") == 1)
 
     // Without --rescue the derivative is never served: the original's refusal, from the record.
-    let off = try CLI.run(["fetch", "--json", "--cache-dir", scratch.path + "/c", server.url("/clip.webm")])
+    let off = try await CLI.run([
+      "fetch", "--json", "--cache-dir", scratch.path + "/c", server.url("/clip.webm"),
+    ])
     #expect(off.status == 1)
     #expect(off.stdout.contains("unsupported_type"), "\(off.stdout)")
     #expect(server.requestCount(path: "/clip.webm") == 1)

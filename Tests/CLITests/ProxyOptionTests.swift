@@ -6,7 +6,7 @@ import Testing
 @Suite("attachkit and proxies", .serialized)
 struct CLIProxyTests {
   @Test("proxy variables in the environment are ignored: the fetch goes direct")
-  func environmentProxiesIgnored() throws {
+  func environmentProxiesIgnored() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     server.serve("/ok.jpg", body: try Media.bytes("jpeg-exif.jpg"))
@@ -18,7 +18,7 @@ struct CLIProxyTests {
       "http_proxy": dead, "HTTP_PROXY": dead, "https_proxy": dead, "HTTPS_PROXY": dead, "ALL_PROXY": dead,
       "all_proxy": dead, "no_proxy": "", "NO_PROXY": "",
     ]
-    let result = try CLI.run(
+    let result = try await CLI.run(
       ["fetch", "--json", "--cache-dir", scratch.path + "/cache", server.url("/ok.jpg")],
       environment: environment)
     #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
@@ -27,7 +27,7 @@ struct CLIProxyTests {
   }
 
   @Test("--proxy carries the fetch; without --proxy-unchecked (and the guard on) it is a usage error")
-  func explicitProxy() throws {
+  func explicitProxy() async throws {
     let proxy = try TestHTTPServer.start()
     defer { proxy.stop() }
     proxy.serve("/ok.jpg", body: try Media.bytes("jpeg-exif.jpg"))
@@ -35,13 +35,13 @@ struct CLIProxyTests {
     defer { scratch.remove() }
     let url = "http://media.example.invalid/ok.jpg"
     let guarded = ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "0"]
-    let refused = try CLI.run(
+    let refused = try await CLI.run(
       ["fetch", "--cache-dir", scratch.path + "/c", "--proxy", proxy.baseURL, url], environment: guarded)
     #expect(refused.status == 2)
     #expect(refused.stderr.contains("--proxy-unchecked"))
     #expect(proxy.totalConnections == 0)
 
-    let accepted = try CLI.run(
+    let accepted = try await CLI.run(
       [
         "fetch", "--json", "--cache-dir", scratch.path + "/c", "--proxy", proxy.baseURL, "--proxy-unchecked",
         url,
@@ -50,7 +50,7 @@ struct CLIProxyTests {
     #expect(accepted.status == 0, "\(accepted.stdout) \(accepted.stderr)")
     #expect(proxy.requests(path: "/ok.jpg").map(\.target) == [url])
 
-    let blocked = try CLI.run(
+    let blocked = try await CLI.run(
       [
         "fetch", "--json", "--cache-dir", scratch.path + "/c", "--proxy", proxy.baseURL, "--proxy-unchecked",
         "http://169.254.169.254/latest/meta-data",

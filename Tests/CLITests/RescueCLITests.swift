@@ -6,12 +6,14 @@ import Testing
 @Suite("CLI: rescue")
 struct RescueCLITests {
   @Test("rescue FILE --output OUT: a WebP with alpha becomes a PNG, with a rescued object")
-  func rescueFile() throws {
+  func rescueFile() async throws {
     let scratch = try Scratch()
     defer { scratch.remove() }
     let output = scratch.path + "/out.png"
 
-    let result = try CLI.run(["rescue", "--json", Media.directory + "/webp-alpha.webp", "--output", output])
+    let result = try await CLI.run([
+      "rescue", "--json", Media.directory + "/webp-alpha.webp", "--output", output,
+    ])
 
     #expect(result.status == 0)
     let line = try #require(result.jsonLines.first)
@@ -23,18 +25,18 @@ struct RescueCLITests {
     #expect(rescued["actions"] as? [String] == ["converted"])
     #expect(rescued["originalWidth"] as? Int == 64)
     // and what it wrote validates as the PNG it describes
-    let check = try CLI.run(["validate", "--json", output])
+    let check = try await CLI.run(["validate", "--json", output])
     #expect(check.status == 0)
     #expect(check.jsonLines.first?["sha256"] as? String == line["sha256"] as? String)
   }
 
   @Test("rescue refuses an SVG as validate does, exits 1 and writes nothing")
-  func rescueRefuses() throws {
+  func rescueRefuses() async throws {
     let scratch = try Scratch()
     defer { scratch.remove() }
     let output = scratch.path + "/out"
 
-    let result = try CLI.run(["rescue", "--json", Media.directory + "/svg-image.svg", "-o", output])
+    let result = try await CLI.run(["rescue", "--json", Media.directory + "/svg-image.svg", "-o", output])
 
     #expect(result.status == 1)
     let error = try #require(result.jsonLines.first?["error"] as? [String: Any])
@@ -44,12 +46,12 @@ struct RescueCLITests {
   }
 
   @Test("rescue copies an acceptable file unchanged, with no rescued object")
-  func rescueAcceptable() throws {
+  func rescueAcceptable() async throws {
     let scratch = try Scratch()
     defer { scratch.remove() }
     let output = scratch.path + "/copy.jpg"
 
-    let result = try CLI.run(["rescue", "--json", Media.directory + "/jpeg-baseline.jpg", "-o", output])
+    let result = try await CLI.run(["rescue", "--json", Media.directory + "/jpeg-baseline.jpg", "-o", output])
 
     #expect(result.status == 0)
     #expect(result.jsonLines.first?["rescued"] == nil)
@@ -57,7 +59,7 @@ struct RescueCLITests {
   }
 
   @Test("fetch --rescue converts a WebP and maps libvips; without --rescue it is refused and maps none")
-  func fetchRescue() throws {
+  func fetchRescue() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try Scratch()
@@ -66,10 +68,10 @@ struct RescueCLITests {
     let url = server.url("/w")
 
     // (the loader's log goes to files: libvips' is too long for a pipe read after stdout)
-    let plain = try CLI.run(
+    let plain = try await CLI.run(
       ["fetch", "--json", "--cache-dir", scratch.path + "/a", url],
       environment: ["LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": scratch.path + "/plain"])
-    let rescued = try CLI.run(
+    let rescued = try await CLI.run(
       ["fetch", "--json", "--rescue", "--cache-dir", scratch.path + "/b", url],
       environment: ["LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": scratch.path + "/rescued"])
     let plainLog = try Self.log(scratch.path, prefix: "plain")

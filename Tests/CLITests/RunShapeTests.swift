@@ -13,7 +13,7 @@ struct RunShapeTests {
       ["--max-image-bytes", "lots"],
       ["--proxy-unchecked"],
     ])
-  func optionsJudgedBeforeAnswering(bad: [String]) throws {
+  func optionsJudgedBeforeAnswering(bad: [String]) async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     server.serve("/a.png", body: try Media.bytes("png-rgba.png"))
@@ -21,18 +21,18 @@ struct RunShapeTests {
     defer { scratch.remove() }
     let cache = ["--cache-dir", scratch.path + "/c"]
     let url = server.url("/a.png")
-    let miss = try CLI.run(["fetch"] + bad + cache + [url])
+    let miss = try await CLI.run(["fetch"] + bad + cache + [url])
     #expect(miss.status == 2, "miss: \(miss.stderr)")
     #expect(server.requestCount(path: "/a.png") == 0)
 
-    #expect(try CLI.run(["fetch"] + cache + [url]).status == 0)  // now it is cached
-    let hit = try CLI.run(["fetch"] + bad + cache + [url])
+    #expect(try await CLI.run(["fetch"] + cache + [url]).status == 0)  // now it is cached
+    let hit = try await CLI.run(["fetch"] + bad + cache + [url])
     #expect(hit.status == 2, "hit: \(hit.stdout) \(hit.stderr)")
     #expect(hit.stdout.isEmpty)
   }
 
   @Test("the summary's wall time is never below its p50 or p99, on a hit and on a miss")
-  func wallCoversTheRun() throws {
+  func wallCoversTheRun() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     server.serve("/a.png", body: try Media.bytes("png-rgba.png"))
@@ -41,7 +41,7 @@ struct RunShapeTests {
     defer { scratch.remove() }
     let arguments = ["fetch", "--cache-dir", scratch.path + "/c", server.url("/a.png"), server.url("/b.gif")]
     for pass in ["miss", "hit"] {
-      let result = try CLI.run(arguments)
+      let result = try await CLI.run(arguments)
       #expect(result.status == 0)
       let summary = try #require(result.stdout.split(separator: "\n").last.map(String.init))
       let wall = try #require(Self.microseconds(after: "wall ", in: summary), "\(pass): \(summary)")

@@ -7,8 +7,16 @@ import Testing
 @Suite("attachkit at a terminal", .serialized)
 struct TerminalTests {
   /// Runs a shell command line under `script`, which gives it a pseudo-terminal, and returns
-  /// everything it wrote to the terminal.
-  static func runOnTerminal(_ command: String, environment: [String: String]) throws -> String {
+  /// everything it wrote to the terminal (waiting on a thread of its own).
+  static func runOnTerminal(_ command: String, environment: [String: String]) async throws -> String {
+    try await onOwnThread { () throws -> String in
+      try blockingRunOnTerminal(command, environment: environment)
+    }
+  }
+
+  private static func blockingRunOnTerminal(_ command: String, environment: [String: String]) throws
+    -> String
+  {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
     process.arguments = ["-qfec", command, "/dev/null"]
@@ -22,12 +30,12 @@ struct TerminalTests {
     process.standardInput = FileHandle.nullDevice
     try process.run()
     let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    process.blockUntilExit()
     return String(decoding: data, as: UTF8.self)
   }
 
   @Test("prefetch draws a progress bar on a terminal, in colour unless NO_COLOR, and none on a pipe")
-  func progressBar() throws {
+  func progressBar() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try Scratch()
@@ -42,19 +50,19 @@ struct TerminalTests {
 
     var colour = env
     colour["NO_COLOR"] = nil
-    let terminal = try Self.runOnTerminal(
+    let terminal = try await Self.runOnTerminal(
       "\(base)1' '\(list)'", environment: colour.merging(["TERM": "xterm"]) { $1 })
     #expect(terminal.contains("\r\u{1B}[2K"))  // redrawn in place
     #expect(terminal.contains("4/4"))
     #expect(terminal.contains("ETA"))
     #expect(terminal.contains("\u{1B}[36m"))
 
-    let plain = try Self.runOnTerminal(
+    let plain = try await Self.runOnTerminal(
       "\(base)2' '\(list)'", environment: env.merging(["NO_COLOR": "1"]) { $1 })
     #expect(plain.contains("4/4"))
     #expect(!plain.contains("\u{1B}[36m"))
 
-    let piped = try CLI.run(["prefetch", "--cache-dir", scratch.path + "/c3", list])
+    let piped = try await CLI.run(["prefetch", "--cache-dir", scratch.path + "/c3", list])
     #expect(!piped.stderr.contains("\u{1B}"))
     #expect(!piped.stdout.contains("\u{1B}"))
     #expect(piped.stdout.contains("4 accepted"))
@@ -62,7 +70,7 @@ struct TerminalTests {
 
   @Test(
     "Ctrl-C stops prefetch cleanly: in-flight downloads cancelled, summary printed, exit 130, no temp files")
-  func interrupt() throws {
+  func interrupt() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let scratch = try Scratch()
@@ -76,11 +84,28 @@ struct TerminalTests {
     let process = try CLI.spawn(
       ["prefetch", "--json", "--deadline", "20", "--cache-dir", cache, list], stdout: scratch.path + "/out",
       stderr: scratch.path + "/err")
-    usleep(800_000)  // the trickles are mid-body by now
-    let interruptedAt = Date()
-    kill(process.processIdentifier, SIGINT)
-    process.waitUntilExit()
-    let took = Date().timeIntervalSince(interruptedAt)
+    // Observed, not assumed: the fast file is answered, and the six trickles are mid-body (the
+    // server has their requests and the child holds a body file open for each). The bound
+    // only stops a broken test.
+    let pid = process.processIdentifier
+    let midBody = ContinuousClock.now + .seconds(15)
+    while ContinuousClock.now < midBody, process.isRunning,
+      CLI.jsonLines(ofFile: scratch.path + "/out").isEmpty
+        || server.requestCount(path: "/fault/trickle") < 6
+        || Self.openBodyFiles(of: pid, in: cache).count < 6
+    {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    try #require(process.isRunning, "prefetch ended before the interrupt")
+    try #require(server.requestCount(path: "/fault/trickle") == 6)
+    try #require(Self.openBodyFiles(of: pid, in: cache).count >= 6, "the trickles never reached their bodies")
+    // Interrupted, and waited for, from a thread of its own (the exit is timed there)
+    let took = await onOwnThread { [process] () -> Double in
+      let interruptedAt = Date()
+      kill(pid, SIGINT)
+      process.blockUntilExit()
+      return Date().timeIntervalSince(interruptedAt)
+    }
 
     #expect(process.terminationStatus == 130)
     #expect(took < 1.0)
@@ -88,7 +113,19 @@ struct TerminalTests {
     #expect(lines.first?["outcome"] as? String == "accepted")
     let summary = (try? String(contentsOfFile: scratch.path + "/err", encoding: .utf8)) ?? ""
     #expect(summary.contains("interrupted"))
-    let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/v2/tmp")) ?? []
+    // The cache's temporary directory exists (the run made it) and holds nothing.
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v2/tmp")
     #expect(leftovers.isEmpty, "\(leftovers)")
+  }
+
+  /// The descriptors process `pid` holds open on files in `cache`'s temporary directory,
+  /// anonymous (`O_TMPFILE`) body files included.
+  static func openBodyFiles(of pid: pid_t, in cache: String) -> [String] {
+    let directory = cache + "/v2/tmp/"
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return descriptors.compactMap {
+      try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/" + $0)
+    }
+    .filter { $0.hasPrefix(directory) }
   }
 }

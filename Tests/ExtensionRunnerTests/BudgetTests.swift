@@ -7,7 +7,7 @@ import Testing
 
 /// The budget: time-will-expire delivers the best attempt, nothing is delivered after the budget,
 /// and something is always delivered.
-@Suite("Budget and time-will-expire", .serialized)
+@Suite("Budget and time-will-expire", .serialized, .threadOfItsOwn)
 struct BudgetTests {
   /// The headroom every deadline gets in these tests (README: "deadline + 250 ms").
   static let headroom = Duration.milliseconds(250)

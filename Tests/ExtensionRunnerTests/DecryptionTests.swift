@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// AES-256-GCM `encrypted_data`: the decryptor on its own, and the critical step in a run.
-@Suite("Decryption of encrypted_data")
+@Suite("Decryption of encrypted_data", .cpuBound)
 struct DecryptionTests {
   @Test("the committed sample key opens the committed encrypted payload")
   func committedSample() throws {

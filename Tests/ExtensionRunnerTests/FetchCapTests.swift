@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// The runner's fan-out caps: attachments taken from one payload, and fetches at once.
-@Suite("Attachment and concurrent-fetch caps")
+@Suite("Attachment and concurrent-fetch caps", .threadOfItsOwn)
 struct FetchCapTests {
   /// What the paced route saw: requests in flight now, at most, and in all.
   struct Flight: Sendable {

@@ -4,7 +4,8 @@ import Testing
 @testable import ExtensionRunnerCore
 
 /// Reading `.strings` files and string catalogs, and filling `loc-args` in as iOS does.
-@Suite("Localization: strings files, catalogs and loc-args")
+/// On the worker thread for CPU-bound tests (`.cpuBound`): the hostile files and catalogs are parsed for up to a second.
+@Suite("Localization: strings files, catalogs and loc-args", .cpuBound)
 struct LocalizationTests {
   // MARK: - .strings files
 

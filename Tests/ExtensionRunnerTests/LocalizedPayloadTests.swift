@@ -5,7 +5,7 @@ import Testing
 
 /// `loc-key` alerts through the runner: `--strings` and `--locale`, the sample files, and the
 /// failures that must never lose the notification.
-@Suite("Localized alerts through the runner")
+@Suite("Localized alerts through the runner", .cpuBound)
 struct LocalizedPayloadTests {
   static let englishTitle = "New photo from Ana"
   static let englishSubtitle = "Album: \"Lisbon trip\""

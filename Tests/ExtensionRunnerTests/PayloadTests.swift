@@ -4,7 +4,7 @@ import Testing
 @testable import ExtensionRunnerCore
 
 /// Reading payloads without trusting them, finding attachments, and reading the command line.
-@Suite("Payloads, attachment keys and arguments")
+@Suite("Payloads, attachment keys and arguments", .threadOfItsOwn)
 struct PayloadTests {
   /// Parses JSON text that the test knows is an object.
   func payload(_ text: String) throws -> NotificationPayload {

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The extension runner rescues near-miss images by default: showing something is its job.
-@Suite("Runner: rescue on by default")
+@Suite("Runner: rescue on by default", .threadOfItsOwn)
 struct RescueRunnerTests {
   static let payload =
     #"{"aps": {"alert": "photo", "mutable-content": 1}, "attachments": [{"url": "{BASE}/media/heic-still.heic", "id": "photo"}]}"#

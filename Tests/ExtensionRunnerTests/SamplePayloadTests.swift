@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// Every sample payload through the real `extension-runner` binary against the test server.
-@Suite("Sample payloads through the extension-runner binary")
+@Suite("Sample payloads through the extension-runner binary", .cpuBound)
 struct SamplePayloadTests {
   /// One attachment a sample payload should deliver.
   struct ExpectedAttachment: Sendable {

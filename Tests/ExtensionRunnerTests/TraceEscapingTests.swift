@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// What came from a payload, a server or a URL never reaches the terminal raw.
-@Suite("Trace escaping")
+@Suite("Trace escaping", .cpuBound)
 struct TraceEscapingTests {
   /// Whether `bytes` hold a terminal control: ESC, another C0 control but newline, DEL, a C1
   /// control (U+0080–U+009F), or bytes that are not UTF-8 at all.

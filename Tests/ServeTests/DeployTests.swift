@@ -11,60 +11,66 @@ struct DeployTests {
   @Test(
     "nginx proxy_cache answers the second request itself (X-Cache HIT, no serve request); one instance per URL"
   )
-  func cdnTier() throws {
+  func cdnTier() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
     defer { workspace.remove() }
     let jpeg = try Media.bytes("jpeg-baseline.jpg")
     for index in 0..<10 { origin.serve("/m/\(index).jpg", body: jpeg, contentType: "image/jpeg") }
-    let first = try ServeProcess(workspace: workspace, ["--cache-dir", workspace.path + "/cache-1"])
-    defer { first.terminate() }
-    let second = try ServeProcess(workspace: workspace, ["--cache-dir", workspace.path + "/cache-2"])
-    defer { second.terminate() }
-    let nginx = try NginxTier(directory: workspace.path + "/nginx", backends: [first.port, second.port])
+    let first = try await ServeProcess(workspace: workspace, ["--cache-dir", workspace.path + "/cache-1"])
+    defer { first.stop() }
+    let second = try await ServeProcess(workspace: workspace, ["--cache-dir", workspace.path + "/cache-2"])
+    defer { second.stop() }
+    let nginx = try await NginxTier(
+      directory: workspace.path + "/nginx", backends: [first.port, second.port])
     defer { nginx.stop() }
-    func attachmentRequests() throws -> Double {
-      try [first, second].reduce(0) { sum, serve in
-        let text = String(decoding: try Curl.get(serve.url("/metrics")).body, as: UTF8.self)
-        return sum
-          + text.split(separator: "\n").filter {
-            $0.hasPrefix("attachkit_requests_total{route=\"attachment\"")
-          }
-          .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+    func attachmentRequests() async throws -> Double {
+      var sum = 0.0
+      for serve in [first, second] {
+        let text = String(decoding: try await Curl.get(serve.url("/metrics")).body, as: UTF8.self)
+        sum += text.split(separator: "\n").filter {
+          $0.hasPrefix("attachkit_requests_total{route=\"attachment\"")
+        }
+        .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
       }
+      return sum
     }
 
-    let path = try first.signed(origin.url("/m/0.jpg"), keyFile: workspace.keyFile)
-    let miss = try Curl.get(nginx.url(path))
+    let path = try await first.signed(origin.url("/m/0.jpg"), keyFile: workspace.keyFile)
+    let miss = try await Curl.get(nginx.url(path))
     #expect(miss.status == 200)
     #expect(miss.header("X-Cache") == "MISS")
     #expect(Array(miss.body) == jpeg)
-    let hit = try Curl.get(nginx.url(path))
+    let hit = try await Curl.get(nginx.url(path))
     #expect(hit.status == 200)
     #expect(hit.header("X-Cache") == "HIT")
     #expect(Array(hit.body) == jpeg)
     #expect(hit.header("ETag") == miss.header("ETag"))
     #expect(hit.header("X-Attachment-Type-Hint") == "public.jpeg")
-    #expect(try attachmentRequests() == 1)  // the HIT never reached AttachmentKit
-    let revalidated = try Curl.get(nginx.url(path), ["-H", "If-None-Match: \(miss.header("ETag") ?? "")"])
+    #expect(try await attachmentRequests() == 1)  // the HIT never reached AttachmentKit
+    let revalidated = try await Curl.get(
+      nginx.url(path), ["-H", "If-None-Match: \(miss.header("ETag") ?? "")"])
     #expect(revalidated.status == 304)
-    #expect(try attachmentRequests() == 1)
+    #expect(try await attachmentRequests() == 1)
 
     // Refusals are no-store: nginx does not keep them.
     let bad = "/v1/a/" + String(repeating: "0", count: 64) + "/" + path.split(separator: "/")[3]
-    #expect(try Curl.get(nginx.url(bad)).status == 403)
-    #expect(try Curl.get(nginx.url(bad)).header("X-Cache") == "MISS")
+    #expect(try await Curl.get(nginx.url(bad)).status == 403)
+    #expect(try await Curl.get(nginx.url(bad)).header("X-Cache") == "MISS")
 
     // Without the CDN cache, each URL still lands on one instance every time: 10 URLs asked
     // twice make 10 upstream fetches in all, and both instances take a share.
     for _ in 0..<2 {
       for index in 0..<10 {
-        let signed = try first.signed(origin.url("/m/\(index).jpg"), keyFile: workspace.keyFile)
-        #expect(try Curl.get(nginx.directURL(signed)).status == 200)
+        let signed = try await first.signed(origin.url("/m/\(index).jpg"), keyFile: workspace.keyFile)
+        #expect(try await Curl.get(nginx.directURL(signed)).status == 200)
       }
     }
-    let upstream = try [first, second].map { try $0.metric("attachkit_upstream_requests_total") ?? -1 }
+    var upstream: [Double] = []
+    for serve in [first, second] {
+      upstream.append(try await serve.metric("attachkit_upstream_requests_total") ?? -1)
+    }
     #expect(upstream.reduce(0, +) == 10)
     #expect(upstream.allSatisfy { $0 > 0 })
     for index in 0..<10 { #expect(origin.requestCount(path: "/m/\(index).jpg") == 1) }
@@ -82,7 +88,7 @@ final class NginxTier {
   let port: Int
   let directPort: Int
 
-  init(directory: String, backends: [Int]) throws {
+  init(directory: String, backends: [Int]) async throws {
     guard let executable = Self.executable else { throw TierError.missing }
     try FileManager.default.createDirectory(atPath: directory + "/temp", withIntermediateDirectories: true)
     port = try Loopback.freePort()
@@ -131,7 +137,7 @@ final class NginxTier {
     process = try SpawnedProcess(
       [executable, "-p", directory + "/", "-c", directory + "/nginx.conf", "-e", directory + "/error.log"])
     let port = port
-    guard eventually(within: 10, { RawConnection(port: port) != nil }) else {
+    guard await eventually(within: 10, { RawConnection(port: port) != nil }) else {
       stop()
       throw TierError.didNotListen(
         (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "")
@@ -147,5 +153,6 @@ final class NginxTier {
 
   func directURL(_ path: String) -> String { "http://127.0.0.1:\(directPort)\(path)" }
 
-  func stop() { process.terminate() }
+  /// Stops nginx without waiting (for a `defer`); a thread of its own reaps it.
+  func stop() { process.stop() }
 }

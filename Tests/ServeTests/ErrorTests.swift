@@ -6,7 +6,7 @@ import Testing
 @Suite("attachkit serve errors", .serialized)
 struct ErrorTests {
   @Test("bad signatures are 403 bad_signature; rotated keys verify; malformed paths are 400; others 404/405")
-  func signaturesAndPaths() throws {
+  func signaturesAndPaths() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
@@ -15,19 +15,19 @@ struct ErrorTests {
     // The server verifies with B (new, signs) and A (old); C was retired.
     let serverKeys = workspace.path + "/server-keys"
     try workspace.writeKeys([Workspace.keyB, Workspace.keyA], to: serverKeys)
-    let serve = try ServeProcess(workspace: workspace, ["--key-file", serverKeys])
-    defer { serve.terminate() }
+    let serve = try await ServeProcess(workspace: workspace, ["--key-file", serverKeys])
+    defer { serve.stop() }
     let target = origin.url("/a.gif")
     let keysB = workspace.path + "/b"
     let keysC = workspace.path + "/c"
     try workspace.writeKeys([Workspace.keyB], to: keysB)
     try workspace.writeKeys([Workspace.keyC], to: keysC)
 
-    let withOld = try serve.signed(target, keyFile: workspace.keyFile)
-    let withNew = try serve.signed(target, keyFile: keysB)
-    #expect(try Curl.get(serve.url(withOld)).status == 200)
-    #expect(try Curl.get(serve.url(withNew)).status == 200)
-    let retired = try Curl.get(serve.url(try serve.signed(target, keyFile: keysC)))
+    let withOld = try await serve.signed(target, keyFile: workspace.keyFile)
+    let withNew = try await serve.signed(target, keyFile: keysB)
+    #expect(try await Curl.get(serve.url(withOld)).status == 200)
+    #expect(try await Curl.get(serve.url(withNew)).status == 200)
+    let retired = try await Curl.get(serve.url(try await serve.signed(target, keyFile: keysC)))
     #expect(retired.status == 403)
     #expect(retired.errorCode == "bad_signature")
     #expect(retired.header("Content-Type") == "application/json")
@@ -45,42 +45,70 @@ struct ErrorTests {
       "/v1/a/\(parts[2].dropLast())/\(parts[3])",
       "/v1/info/\(String(flipped))/\(parts[3])", "/v1/u/\(parts[3])",
     ] {
-      let answer = try Curl.get(serve.url(path))
+      let answer = try await Curl.get(serve.url(path))
       #expect(answer.status == 403, "\(path)")
       #expect(answer.errorCode == "bad_signature", "\(path)")
     }
     for path in [
       "/v1/a/\(parts[2])/not*base64", "/v1/a/\(parts[2])/\(parts[3])=", "/v1/a/\(parts[2])", "/v1/x/y/z",
     ] {
-      let answer = try Curl.get(serve.url(path))
+      let answer = try await Curl.get(serve.url(path))
       #expect(answer.status == 400, "\(path)")
       #expect(answer.errorCode == "bad_request", "\(path)")
     }
     // A signed URL that is not http(s): the library's own code, 400.
-    let ftp = try Curl.get(serve.url(try serve.signed("ftp://127.0.0.1/a.gif", keyFile: keysB)))
+    let ftp = try await Curl.get(serve.url(try await serve.signed("ftp://127.0.0.1/a.gif", keyFile: keysB)))
     #expect(ftp.status == 400)
     #expect(ftp.errorCode == "unsupported_scheme")
-    #expect(try Curl.get(serve.url("/nothing")).errorCode == "not_found")
-    let post = try Curl.get(serve.url(withNew), ["-X", "POST", "-d", "x=1"])
+    #expect(try await Curl.get(serve.url("/nothing")).errorCode == "not_found")
+    let post = try await Curl.get(serve.url(withNew), ["-X", "POST", "-d", "x=1"])
     #expect(post.status == 405)
     #expect(post.header("Allow") == "GET, HEAD")
     #expect(origin.requestCount(path: "/a.gif") == 1)
   }
 
+  @Test(
+    "the whole MAC is compared: its first, a middle and its last byte changed, or its last bit, are 403 each"
+  )
+  func everyMACByteCounts() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    origin.serve("/a.gif", body: try Media.bytes("gif-static.gif"), contentType: "image/gif")
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let parts = try await serve.signed(origin.url("/a.gif"), keyFile: workspace.keyFile)
+      .split(separator: "/").map(String.init)  // v1, a, sig, enc
+    try #require(parts.count == 4 && parts[2].count == 64)
+
+    // A comparison of fewer than all 32 bytes (or of the first hex digits only) lets one through.
+    for (byte, mask) in SignatureTampering.cases {
+      let tampered = try #require(SignatureTampering.flip(parts[2], byte: byte, mask: mask))
+      let answer = try await Curl.get(serve.url("/v1/a/\(tampered)/\(parts[3])"))
+      #expect(answer.status == 403, "byte \(byte) ^ \(mask)")
+      #expect(answer.errorCode == "bad_signature", "byte \(byte) ^ \(mask)")
+    }
+    // And the untouched signature is served, so the 403s were the signature's.
+    #expect(try await Curl.get(serve.url("/v1/a/\(parts[2])/\(parts[3])")).status == 200)
+    #expect(origin.requestCount(path: "/a.gif") == 1)
+  }
+
   @Test("422 for refused files, 502 for upstream failures, 504 at X-Deadline-Ms; nothing is cached")
-  func refusalsAndFailures() throws {
+  func refusalsAndFailures() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
     defer { workspace.remove() }
     origin.serve("/page.jpg", body: try Media.bytes("html-error-page.html"), contentType: "image/jpeg")
-    let serve = try ServeProcess(workspace: workspace)
-    defer { serve.terminate() }
-    func get(_ path: String, _ options: [String] = []) throws -> CurlAnswer {
-      try Curl.get(serve.url(try serve.signed(origin.url(path), keyFile: workspace.keyFile)), options)
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    func get(_ path: String, _ options: [String] = []) async throws -> CurlAnswer {
+      try await Curl.get(
+        serve.url(try await serve.signed(origin.url(path), keyFile: workspace.keyFile)), options)
     }
 
-    let html = try get("/page.jpg")
+    let html = try await get("/page.jpg")
     #expect(html.status == 422)
     #expect(html.errorCode == "unsupported_type")
     #expect((html.json?["error"] as? [String: Any])?["detected"] as? String == "text/html")
@@ -88,34 +116,36 @@ struct ErrorTests {
     // checked in unsignedRoute).
     let withSecret = origin.url("/status/404").replacingOccurrences(
       of: "http://", with: "http://user:s3cret@")
-    #expect(try Curl.get(serve.url(try serve.signed(withSecret, keyFile: workspace.keyFile))).status == 502)
-    let missing = try get("/status/404")
+    #expect(
+      try await Curl.get(serve.url(try await serve.signed(withSecret, keyFile: workspace.keyFile))).status
+        == 502)
+    let missing = try await get("/status/404")
     #expect(missing.status == 502)
     #expect(missing.errorCode == "http_status")
-    let cut = try get("/fault/short-body")
+    let cut = try await get("/fault/short-body")
     #expect(cut.status == 502)
     #expect(cut.errorCode == "truncated")
-    let closed = try Curl.get(
-      serve.url(try serve.signed("http://127.0.0.1:1/a.jpg", keyFile: workspace.keyFile)))
+    let closed = try await Curl.get(
+      serve.url(try await serve.signed("http://127.0.0.1:1/a.jpg", keyFile: workspace.keyFile)))
     #expect(closed.status == 502)
     #expect(closed.errorCode == "connect_failed")
 
     let start = Date()
-    let late = try get("/fault/never", ["-H", "X-Deadline-Ms: 300"])
+    let late = try await get("/fault/never", ["-H", "X-Deadline-Ms: 300"])
     let elapsed = Date().timeIntervalSince(start)
     #expect(late.status == 504)
     #expect(late.errorCode == "deadline_exceeded")
     #expect(elapsed < 0.3 + 0.25 + 0.1)  // the deadline + 250 ms, and curl's own start
-    #expect(try get("/fault/never", ["-H", "X-Deadline-Ms: soon"]).errorCode == "bad_request")
+    #expect(try await get("/fault/never", ["-H", "X-Deadline-Ms: soon"]).errorCode == "bad_request")
 
     // The info route answers a failure with the record and the failure's status.
-    let info = try Curl.get(
-      serve.url(try serve.signed(origin.url("/page.jpg"), keyFile: workspace.keyFile, route: "info")))
+    let info = try await Curl.get(
+      serve.url(try await serve.signed(origin.url("/page.jpg"), keyFile: workspace.keyFile, route: "info")))
     #expect(info.status == 422)
     #expect(info.json?["outcome"] as? String == "rejected")
     #expect((info.json?["error"] as? [String: Any])?["code"] as? String == "unsupported_type")
 
-    serve.terminate()
+    await serve.terminate()
     #expect(serve.log.contains("http://***@127.0.0.1"))
     #expect(!serve.log.contains("s3cret"))
     #expect(workspace.cacheFiles().filter { $0.contains("content/") }.isEmpty)
@@ -123,40 +153,42 @@ struct ErrorTests {
   }
 
   @Test("the private-network guard is on by default: a loopback origin is 403 blocked_address")
-  func privateNetworkGuard() throws {
+  func privateNetworkGuard() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
     defer { workspace.remove() }
     origin.serve("/a.png", body: try Media.bytes("png-gray.png"), contentType: "image/png")
-    let serve = try ServeProcess(workspace: workspace, allowPrivate: false)
-    defer { serve.terminate() }
-    let answer = try Curl.get(serve.url(try serve.signed(origin.url("/a.png"), keyFile: workspace.keyFile)))
+    let serve = try await ServeProcess(workspace: workspace, allowPrivate: false)
+    defer { serve.stop() }
+    let answer = try await Curl.get(
+      serve.url(try await serve.signed(origin.url("/a.png"), keyFile: workspace.keyFile)))
     #expect(answer.status == 403)
     #expect(answer.errorCode == "blocked_address")
     #expect(origin.requestCount(path: "/a.png") == 0)
   }
 
   @Test("--unsigned accepts /v1/u/<base64url(url)> and warns at start")
-  func unsignedRoute() throws {
+  func unsignedRoute() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
     defer { workspace.remove() }
     let png = try Media.bytes("png-gray.png")
     origin.serve("/a.png", body: png, contentType: "image/png")
-    let serve = try ServeProcess(workspace: workspace, ["--unsigned"])
-    defer { serve.terminate() }
+    let serve = try await ServeProcess(workspace: workspace, ["--unsigned"])
+    defer { serve.stop() }
     #expect(serve.events.contains { $0["event"] as? String == "warning" })
-    let encoded = try serve.signed(origin.url("/a.png"), keyFile: workspace.keyFile).split(separator: "/")[3]
-    let answer = try Curl.get(serve.url("/v1/u/\(encoded)"))
+    let encoded = try await serve.signed(origin.url("/a.png"), keyFile: workspace.keyFile).split(
+      separator: "/")[3]
+    let answer = try await Curl.get(serve.url("/v1/u/\(encoded)"))
     #expect(answer.status == 200)
     #expect(Array(answer.body) == png)
     let withSecret = origin.url("/a.png").replacingOccurrences(of: "http://", with: "http://user:s3cret@")
-    let secretPath = try serve.signed(withSecret, keyFile: workspace.keyFile)
-    #expect(try Curl.get(serve.url(secretPath)).status == 200)
-    #expect(try Curl.get(serve.url(secretPath)).status == 200)  // a hit
-    serve.terminate()
+    let secretPath = try await serve.signed(withSecret, keyFile: workspace.keyFile)
+    #expect(try await Curl.get(serve.url(secretPath)).status == 200)
+    #expect(try await Curl.get(serve.url(secretPath)).status == 200)  // a hit
+    await serve.terminate()
     #expect(serve.events.filter { $0["status"] as? Int == 200 }.count == 3)
     #expect(!serve.log.contains("s3cret"))
   }
@@ -167,17 +199,17 @@ struct ErrorTests {
 struct ServeRescueTests {
   @Test(
     "with --rescue a WebP is answered as JPEG with X-Attachment-Rescued; without it, 422 unsupported_type")
-  func rescuedWebP() throws {
+  func rescuedWebP() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     origin.serve("/photo.webp", body: try Media.bytes("webp-lossy.webp"), contentType: "image/webp")
     for rescue in [false, true] {
       let workspace = try Workspace()
       defer { workspace.remove() }
-      let serve = try ServeProcess(workspace: workspace, rescue ? ["--rescue"] : [])
-      defer { serve.terminate() }
-      let answer = try Curl.get(
-        serve.url(try serve.signed(origin.url("/photo.webp"), keyFile: workspace.keyFile)))
+      let serve = try await ServeProcess(workspace: workspace, rescue ? ["--rescue"] : [])
+      defer { serve.stop() }
+      let answer = try await Curl.get(
+        serve.url(try await serve.signed(origin.url("/photo.webp"), keyFile: workspace.keyFile)))
       if rescue {
         #expect(answer.status == 200)
         #expect(answer.header("Content-Type") == "image/jpeg")
@@ -194,16 +226,16 @@ struct ServeRescueTests {
   @Test(
     "with --rescue a WebM is answered as MP4 with X-Attachment-Rescued, and a device can play it (ISO brand, H.264)"
   )
-  func rescuedWebM() throws {
+  func rescuedWebM() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     origin.serve("/clip.webm", body: try Media.bytes("webm-vp9.webm"), contentType: "video/webm")
     let workspace = try Workspace()
     defer { workspace.remove() }
-    let serve = try ServeProcess(workspace: workspace, ["--rescue"])
-    defer { serve.terminate() }
-    let answer = try Curl.get(
-      serve.url(try serve.signed(origin.url("/clip.webm"), keyFile: workspace.keyFile)))
+    let serve = try await ServeProcess(workspace: workspace, ["--rescue"])
+    defer { serve.stop() }
+    let answer = try await Curl.get(
+      serve.url(try await serve.signed(origin.url("/clip.webm"), keyFile: workspace.keyFile)))
     #expect(answer.status == 200)
     #expect(answer.header("Content-Type") == "video/mp4")
     #expect(answer.header("X-Attachment-Rescued") == "video/webm")

@@ -6,7 +6,7 @@ import Testing
 @Suite("attachkit serve under load", .serialized)
 struct LoadTests {
   @Test("200 concurrent requests for a new URL make 1 upstream request, and all get the file")
-  func fanIn() throws {
+  func fanIn() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
@@ -17,9 +17,9 @@ struct LoadTests {
       guard gate.wait(writer) else { return }
       writer.respond(status: 200, headers: [("Content-Type", "image/jpeg")], body: jpeg)
     }
-    let serve = try ServeProcess(workspace: workspace)
-    defer { serve.terminate() }
-    let url = serve.url(try serve.signed(origin.url("/held.jpg"), keyFile: workspace.keyFile))
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let url = serve.url(try await serve.signed(origin.url("/held.jpg"), keyFile: workspace.keyFile))
 
     let clients = Process()
     clients.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
@@ -31,22 +31,20 @@ struct LoadTests {
     clients.standardOutput = output
     try clients.run()
     // Release the origin only once all 200 requests are inside the server (plus this one).
-    let arrived = try eventually { (try serve.metric("attachkit_inflight_requests") ?? 0) >= 201 }
+    let arrived = try await eventually { (try await serve.metric("attachkit_inflight_requests") ?? 0) >= 201 }
     gate.release()
-    let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      .split(separator: "\n")
-    clients.waitUntilExit()
+    let lines = await clients.output(of: output).split(separator: "\n")
 
     #expect(arrived)
     #expect(lines.count == 200)
     #expect(lines.allSatisfy { $0 == "200 \(jpeg.count)" })
     #expect(origin.requestCount(path: "/held.jpg") == 1)
-    #expect(try serve.metric("attachkit_upstream_requests_total") == 1)
-    #expect(try serve.metric("attachkit_upstream_bytes_total") == Double(jpeg.count))
+    #expect(try await serve.metric("attachkit_upstream_requests_total") == 1)
+    #expect(try await serve.metric("attachkit_upstream_bytes_total") == Double(jpeg.count))
   }
 
   @Test("over --max-fetches distinct URLs, and over --max-connections, the answer is 503 overloaded at once")
-  func limits() throws {
+  func limits() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
@@ -58,10 +56,11 @@ struct LoadTests {
       writer.respond(status: 200, headers: [("Content-Type", "image/gif")], body: gif)
     }
     origin.serve("/other.gif", body: gif, contentType: "image/gif")
-    let serve = try ServeProcess(workspace: workspace, ["--max-fetches", "1", "--max-connections", "4"])
-    defer { serve.terminate() }
-    let held = serve.url(try serve.signed(origin.url("/held.gif"), keyFile: workspace.keyFile))
-    let other = serve.url(try serve.signed(origin.url("/other.gif"), keyFile: workspace.keyFile))
+    let serve = try await ServeProcess(
+      workspace: workspace, ["--max-fetches", "1", "--max-connections", "4"])
+    defer { serve.stop() }
+    let held = serve.url(try await serve.signed(origin.url("/held.gif"), keyFile: workspace.keyFile))
+    let other = serve.url(try await serve.signed(origin.url("/other.gif"), keyFile: workspace.keyFile))
 
     let waiting = Process()
     waiting.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
@@ -69,10 +68,10 @@ struct LoadTests {
     let waitingOutput = Pipe()
     waiting.standardOutput = waitingOutput
     try waiting.run()
-    #expect(eventually { origin.requestCount(path: "/held.gif") == 1 })
+    #expect(await eventually { origin.requestCount(path: "/held.gif") == 1 })
 
     // One URL is being fetched: another URL is refused, the same URL would join.
-    let refused = try Curl.get(other)
+    let refused = try await Curl.get(other)
     #expect(refused.status == 503)
     #expect(refused.errorCode == "overloaded")
     #expect(refused.header("Connection") == "close")
@@ -82,30 +81,28 @@ struct LoadTests {
     let idle = (0..<3).compactMap { _ in RawConnection(port: serve.port) }
     for connection in idle {
       connection.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-      #expect(connection.readResponse().hasPrefix("HTTP/1.1 200"))
+      #expect(await connection.readResponse().hasPrefix("HTTP/1.1 200"))
     }
-    let fifth = try Curl.get(serve.url("/healthz"))
+    let fifth = try await Curl.get(serve.url("/healthz"))
     #expect(fifth.status == 503)
     #expect(fifth.errorCode == "overloaded")
 
     gate.release()
-    waiting.waitUntilExit()
-    #expect(
-      String(decoding: waitingOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
-    #expect(try eventually { try Curl.get(other).status == 200 })
+    #expect(await waiting.output(of: waitingOutput) == "200")
+    #expect(try await eventually { try await Curl.get(other).status == 200 })
   }
 
   @Test("a slow client is cut at --idle-timeout; an oversized request head is refused and closed")
-  func slowAndHugeClients() throws {
+  func slowAndHugeClients() async throws {
     let workspace = try Workspace()
     defer { workspace.remove() }
-    let serve = try ServeProcess(workspace: workspace, ["--idle-timeout", "1"])
-    defer { serve.terminate() }
+    let serve = try await ServeProcess(workspace: workspace, ["--idle-timeout", "1"])
+    defer { serve.stop() }
 
     let slow = try #require(RawConnection(port: serve.port))
     slow.send("GET /healthz HTTP/1.1\r\nHost: t\r\n")
     let start = Date()
-    let cut = slow.readUntilClosed(idleSeconds: 5)
+    let cut = await slow.readUntilClosed(idleSeconds: 5)
     let elapsed = Date().timeIntervalSince(start)
     #expect(cut.closed)
     #expect(elapsed >= 0.9)
@@ -115,19 +112,19 @@ struct LoadTests {
     huge.send(
       "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Filler: " + String(repeating: "x", count: 64 * 1024) + "\r\n\r\n"
     )
-    let refused = huge.readUntilClosed(idleSeconds: 5)
+    let refused = await huge.readUntilClosed(idleSeconds: 5)
     #expect(refused.closed)
     #expect(refused.text.hasPrefix("HTTP/1.1 431"), "\(refused.text.prefix(40))")
     let long = try #require(RawConnection(port: serve.port))
     long.send("GET /" + String(repeating: "x", count: 40 * 1024) + " HTTP/1.1\r\nHost: t\r\n\r\n")
-    let tooLong = long.readUntilClosed(idleSeconds: 5)
+    let tooLong = await long.readUntilClosed(idleSeconds: 5)
     #expect(tooLong.closed)
     #expect(tooLong.text.hasPrefix("HTTP/1.1 414"), "\(tooLong.text.prefix(40))")
-    #expect(try Curl.get(serve.url("/healthz")).status == 200)
+    #expect(try await Curl.get(serve.url("/healthz")).status == 200)
   }
 
   @Test("SIGTERM: no new connections, the request in flight gets its file, exit 0, no temporary file")
-  func drainOnSIGTERM() throws {
+  func drainOnSIGTERM() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
@@ -138,25 +135,24 @@ struct LoadTests {
       guard gate.wait(writer) else { return }
       writer.respond(status: 200, headers: [("Content-Type", "image/png")], body: png)
     }
-    let serve = try ServeProcess(workspace: workspace)
-    let url = serve.url(try serve.signed(origin.url("/held.png"), keyFile: workspace.keyFile))
+    let serve = try await ServeProcess(workspace: workspace)
+    let url = serve.url(try await serve.signed(origin.url("/held.png"), keyFile: workspace.keyFile))
     let inFlight = Process()
     inFlight.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
     inFlight.arguments = ["-s", "-o", workspace.path + "/got.png", "-w", "%{http_code}", url]
     let output = Pipe()
     inFlight.standardOutput = output
     try inFlight.run()
-    #expect(eventually { origin.requestCount(path: "/held.png") == 1 })
+    #expect(await eventually { origin.requestCount(path: "/held.png") == 1 })
 
     kill(serve.process.processIdentifier, SIGTERM)
-    #expect(eventually { serve.events.contains { $0["event"] as? String == "draining" } })
-    #expect(eventually { RawConnection(port: serve.port) == nil })  // the listener is closed
+    #expect(await eventually { serve.events.contains { $0["event"] as? String == "draining" } })
+    #expect(await eventually { RawConnection(port: serve.port) == nil })  // the listener is closed
     #expect(serve.process.isRunning)
     gate.release()
-    inFlight.waitUntilExit()
-    serve.process.waitUntilExit()
+    #expect(await inFlight.output(of: output) == "200")
+    await serve.process.exitStatus()
 
-    #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
     #expect(Array(try Data(contentsOf: URL(fileURLWithPath: workspace.path + "/got.png"))) == png)
     #expect(serve.process.terminationReason == .exit)
     #expect(serve.process.terminationStatus == 0)
@@ -171,7 +167,7 @@ struct LoadTests {
 @Suite("attachkit serve deadlines", .serialized)
 struct SharedDeadlineTests {
   @Test("a request with X-Deadline-Ms: 300 gets 504; one sharing its fetch without it still gets the file")
-  func shortDeadlineDoesNotCutSharedFetch() throws {
+  func shortDeadlineDoesNotCutSharedFetch() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
@@ -182,29 +178,28 @@ struct SharedDeadlineTests {
       guard gate.wait(writer) else { return }
       writer.respond(status: 200, headers: [("Content-Type", "image/png")], body: png)
     }
-    let serve = try ServeProcess(workspace: workspace)
-    defer { serve.terminate() }
-    let url = serve.url(try serve.signed(origin.url("/held.png"), keyFile: workspace.keyFile))
-    func start(_ extra: [String]) throws -> (Process, Pipe) {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-      process.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}"] + extra + [url]
-      let output = Pipe()
-      process.standardOutput = output
-      try process.run()
-      return (process, output)
-    }
-
-    let (hasty, hastyOutput) = try start(["-H", "X-Deadline-Ms: 300"])
-    #expect(eventually { origin.requestCount(path: "/held.png") == 1 })
-    let (patient, patientOutput) = try start([])
-    #expect(try eventually { (try serve.metric("attachkit_inflight_requests") ?? 0) >= 3 })
-    hasty.waitUntilExit()
-    #expect(String(decoding: hastyOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "504")
-    gate.release()
-    patient.waitUntilExit()
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let path = try await serve.signed(origin.url("/held.png"), keyFile: workspace.keyFile)
+    // Both clients are connected beforehand, and every request goes over a raw connection: the
+    // patient one joins within milliseconds of the hasty one's fetch reaching the origin, with
+    // no client process to start inside the hasty one's 300 ms.
+    let hasty = try #require(RawConnection(port: serve.port))
+    let patient = try #require(RawConnection(port: serve.port))
+    hasty.send("GET \(path) HTTP/1.1\r\nHost: t\r\nX-Deadline-Ms: 300\r\nConnection: close\r\n\r\n")
+    #expect(await eventually { origin.requestCount(path: "/held.png") == 1 })
+    patient.send("GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    // Both are seen in flight (with the metrics request itself: 3), asked over raw connections too
     #expect(
-      String(decoding: patientOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "200")
+      await eventually(within: 5) {
+        guard let metrics = RawConnection(port: serve.port) else { return false }
+        metrics.send("GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        return await metrics.readUntilClosed(idleSeconds: 5).text.split(separator: "\n")
+          .contains("attachkit_inflight_requests 3")
+      })
+    #expect(await hasty.readUntilClosed(idleSeconds: 5).text.hasPrefix("HTTP/1.1 504"))
+    gate.release()
+    #expect(await patient.readUntilClosed(idleSeconds: 5).text.hasPrefix("HTTP/1.1 200"))
     #expect(origin.requestCount(path: "/held.png") == 1)
   }
 }

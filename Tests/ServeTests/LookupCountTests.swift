@@ -11,7 +11,7 @@ import Testing
 @Suite("attachkit serve: one cache lookup per request", .serialized)
 struct ServeLookupCountTests {
   @Test("a miss and an info request each read the URL's record once; a hit at most once")
-  func oneLookupPerRequest() throws {
+  func oneLookupPerRequest() async throws {
     let strace = "/usr/bin/strace"
     try #require(
       FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
@@ -23,15 +23,15 @@ struct ServeLookupCountTests {
     origin.serve("/a.gif", body: gif, contentType: "image/gif")
     origin.serve("/i.gif", body: gif, contentType: "image/gif")
     origin.serve("/h.gif", body: gif, contentType: "image/gif")
-    let serve = try ServeProcess(workspace: workspace)
-    defer { serve.terminate() }
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
     let fileURL = origin.url("/a.gif")
     let infoURL = origin.url("/i.gif")
-    let filePath = try serve.signed(fileURL, keyFile: workspace.keyFile)
-    let infoPath = try serve.signed(infoURL, keyFile: workspace.keyFile, route: "info")
+    let filePath = try await serve.signed(fileURL, keyFile: workspace.keyFile)
+    let infoPath = try await serve.signed(infoURL, keyFile: workspace.keyFile, route: "info")
     let hitURL = origin.url("/h.gif")
-    let hitPath = try serve.signed(hitURL, keyFile: workspace.keyFile)
-    #expect(try Curl.get(serve.url(hitPath)).status == 200)  // cached before the count starts
+    let hitPath = try await serve.signed(hitURL, keyFile: workspace.keyFile)
+    #expect(try await Curl.get(serve.url(hitPath)).status == 200)  // cached before the count starts
 
     // Given strace attached to every thread of the server (observed: the kernel names a tracer)
     let log = workspace.path + "/strace.log"
@@ -41,18 +41,18 @@ struct ServeLookupCountTests {
       strace, "-f", "-qq", "-o", log, "-e", "trace=open,openat", "-p",
       String(serve.process.processIdentifier),
     ])
-    defer { tracer.terminate() }
+    defer { tracer.stop() }
     let attached = ContinuousClock.now + .seconds(10)
     while Self.tracerPID(serve.process.processIdentifier) == 0, ContinuousClock.now < attached {
-      usleep(5000)
+      try await Task.sleep(for: .milliseconds(5))
     }
     try #require(Self.tracerPID(serve.process.processIdentifier) != 0, "strace did not attach")
 
     // When a new URL is asked for, an info request for another, and a cached one (a hit)
-    #expect(try Curl.get(serve.url(filePath)).status == 200)
-    #expect(try Curl.get(serve.url(infoPath)).status == 200)
-    #expect(try Curl.get(serve.url(hitPath)).header("X-Attachment-Source") == "cache")
-    tracer.terminate()  // detaches and flushes its log; the server goes on
+    #expect(try await Curl.get(serve.url(filePath)).status == 200)
+    #expect(try await Curl.get(serve.url(infoPath)).status == 200)
+    #expect(try await Curl.get(serve.url(hitPath)).header("X-Attachment-Source") == "cache")
+    await tracer.terminate()  // detaches and flushes its log; the server goes on
 
     // Then the miss and the info request read their records once each (the handler's lookup
     // is the pipeline's), and the hit at most once (the hit memo may answer it unread)

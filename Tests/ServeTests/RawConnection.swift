@@ -2,8 +2,9 @@ import Foundation
 import TestSupport
 
 /// A raw TCP connection to loopback, for clients that misbehave on purpose (slowloris, huge
-/// headers, idle connections holding a slot).
-final class RawConnection {
+/// headers, idle connections holding a slot). Its reads block, so they run on a thread of
+/// their own.
+final class RawConnection: Sendable {
   private let fd: Int32
 
   init?(port: Int) {
@@ -22,7 +23,11 @@ final class RawConnection {
 
   /// Reads until the peer closes or `seconds` pass with nothing to read; returns what came and
   /// whether the peer closed.
-  func readUntilClosed(idleSeconds seconds: Double) -> (text: String, closed: Bool) {
+  func readUntilClosed(idleSeconds seconds: Double) async -> (text: String, closed: Bool) {
+    await onOwnThread { [self] in blockingReadUntilClosed(idleSeconds: seconds) }
+  }
+
+  private func blockingReadUntilClosed(idleSeconds seconds: Double) -> (text: String, closed: Bool) {
     var out: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
@@ -37,7 +42,11 @@ final class RawConnection {
   }
 
   /// Reads one response head and body of `Content-Length` bytes (keep-alive use).
-  func readResponse() -> String {
+  func readResponse() async -> String {
+    await onOwnThread { [self] in blockingReadResponse() }
+  }
+
+  private func blockingReadResponse() -> String {
     var out: [UInt8] = []
     var byte: UInt8 = 0
     while !out.suffix(4).elementsEqual(Array("\r\n\r\n".utf8)) {

@@ -54,7 +54,8 @@ struct Workspace {
   }
 }
 
-/// Runs a command to completion and captures its output.
+/// Runs a command to completion and captures its output, on a thread of its own (the wait
+/// for the child and the reads of its pipes never hold a thread of the cooperative pool).
 struct Run {
   let status: Int32
   let stdout: Data
@@ -63,7 +64,13 @@ struct Run {
   var text: String { String(decoding: stdout, as: UTF8.self) }
 
   @discardableResult
-  static func process(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws
+  static func process(_ path: String, _ arguments: [String], environment: [String: String] = [:])
+    async throws -> Run
+  {
+    try await onOwnThread { () throws -> Run in try run(path, arguments, environment: environment) }
+  }
+
+  private static func run(_ path: String, _ arguments: [String], environment: [String: String]) throws
     -> Run
   {
     let process = Process()
@@ -80,7 +87,7 @@ struct Run {
     try process.run()
     let errReader = Thread.detachedRead(err.fileHandleForReading)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    process.blockUntilExit()
     return Run(
       status: process.terminationStatus, stdout: outData,
       stderr: String(decoding: errReader.wait(), as: UTF8.self))
@@ -130,10 +137,10 @@ struct CurlAnswer {
 
 /// curl, the real client.
 enum Curl {
-  static func get(_ url: String, _ options: [String] = []) throws -> CurlAnswer {
+  static func get(_ url: String, _ options: [String] = []) async throws -> CurlAnswer {
     let headerFile = FileManager.default.temporaryDirectory.path + "/h-" + UUID().uuidString
     defer { try? FileManager.default.removeItem(atPath: headerFile) }
-    let run = try Run.process("/usr/bin/curl", ["-s", "-D", headerFile, "-o", "-"] + options + [url])
+    let run = try await Run.process("/usr/bin/curl", ["-s", "-D", headerFile, "-o", "-"] + options + [url])
     let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
     // The last response's head (curl writes every head it gets).
     let head = headerText.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }.last ?? ""
@@ -155,7 +162,7 @@ enum Urllib {
   /// Requests `url` with `headers`; returns status, headers (lower-cased) and the body's length.
   static func get(
     _ url: String, method: String = "GET", headers: [String: String] = [:]
-  ) throws -> (status: Int, headers: [String: String], bytes: Int) {
+  ) async throws -> (status: Int, headers: [String: String], bytes: Int) {
     let script = """
       import json, sys, urllib.request, urllib.error
       request = urllib.request.Request(sys.argv[1], headers=json.loads(sys.argv[2]), method=sys.argv[3])
@@ -167,7 +174,7 @@ enum Urllib {
       print(json.dumps({"status": status, "headers": {k.lower(): v for k, v in head.items()}, "bytes": len(body)}))
       """
     let headerJSON = String(decoding: try JSONSerialization.data(withJSONObject: headers), as: UTF8.self)
-    let run = try Run.process("/usr/bin/python3", ["-c", script, url, headerJSON, method])
+    let run = try await Run.process("/usr/bin/python3", ["-c", script, url, headerJSON, method])
     let object = (try? JSONSerialization.jsonObject(with: run.stdout)) as? [String: Any] ?? [:]
     return (
       object["status"] as? Int ?? 0, object["headers"] as? [String: String] ?? [:],
@@ -187,7 +194,7 @@ final class ServeProcess {
   init(
     workspace: Workspace, _ arguments: [String] = [], allowPrivate: Bool = true,
     environment: [String: String] = [:]
-  ) throws {
+  ) async throws {
     stderrPath = workspace.path + "/serve-\(UUID().uuidString.prefix(6)).log"
     _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
     process = Process()
@@ -211,7 +218,7 @@ final class ServeProcess {
       {
         port = Int(text) ?? 0
       } else {
-        usleep(5000)
+        try? await Task.sleep(for: .milliseconds(5))
       }
     }
     self.port = port
@@ -235,14 +242,14 @@ final class ServeProcess {
   func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
   /// The signed path of `url` from `attachkit sign`.
-  func signed(_ url: String, keyFile: String, route: String = "a") throws -> String {
-    try Run.process(Binaries.attachkit, ["sign", "--key-file", keyFile, "--route", route, url]).text
+  func signed(_ url: String, keyFile: String, route: String = "a") async throws -> String {
+    try await Run.process(Binaries.attachkit, ["sign", "--key-file", keyFile, "--route", route, url]).text
       .trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
   /// One metric's value from `/metrics` (the first line that starts with `prefix`).
-  func metric(_ prefix: String) throws -> Double? {
-    let text = String(decoding: try Curl.get(url("/metrics")).body, as: UTF8.self)
+  func metric(_ prefix: String) async throws -> Double? {
+    let text = String(decoding: try await Curl.get(url("/metrics")).body, as: UTF8.self)
     guard
       let line = text.split(separator: "\n").first(where: {
         $0.hasPrefix(prefix + " ") || $0.hasPrefix(prefix + "{") && $0.contains("} ")
@@ -253,10 +260,15 @@ final class ServeProcess {
 
   /// Sends SIGTERM and waits for the exit status.
   @discardableResult
-  func terminate() -> Int32 {
+  func terminate() async -> Int32 {
+    stop()
+    return await process.exitStatus()
+  }
+
+  /// Sends SIGTERM and does not wait: for a `defer`, which cannot await. Foundation reaps the
+  /// child when it exits.
+  func stop() {
     if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-    process.waitUntilExit()
-    return process.terminationStatus
   }
 }
 
@@ -275,14 +287,42 @@ final class Gate: Sendable {
   }
 }
 
-/// Polls `condition` until it holds or `seconds` pass; the bound only stops a broken test.
-func eventually(within seconds: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
+/// Polls `condition` every 5 ms until it holds or `seconds` pass; the bound only stops a
+/// broken test. It suspends between looks, holding no thread.
+func eventually(within seconds: Double = 20, _ condition: () async throws -> Bool) async rethrows -> Bool {
   let end = Date().addingTimeInterval(seconds)
   while Date() < end {
-    if try condition() { return true }
-    usleep(5000)
+    if try await condition() { return true }
+    try? await Task.sleep(for: .milliseconds(5))
   }
-  return try condition()
+  return try await condition()
+}
+
+extension Process {
+  /// Waits for the process to exit, suspended between looks (every 2 ms); its termination
+  /// status. Foundation's `waitUntilExit()` is not used: it spins its run loop at full speed
+  /// until the child exits, taking a whole core (of two) from every other test meanwhile.
+  @discardableResult
+  func exitStatus() async -> Int32 {
+    while isRunning { try? await Task.sleep(for: .milliseconds(2)) }
+    return terminationStatus
+  }
+
+  /// Blocks until the process exits, sleeping 1 ms between looks: `waitUntilExit()` without
+  /// its spin, for code already on a thread of its own.
+  func blockUntilExit() {
+    while isRunning { usleep(1000) }
+  }
+
+  /// Waits, on a thread of its own, until `pipe` is read to its end and the process has
+  /// exited; what the pipe carried, as text.
+  func output(of pipe: Pipe) async -> String {
+    await onOwnThread { [self] in
+      let data = pipe.fileHandleForReading.readDataToEndOfFile()
+      blockUntilExit()
+      return String(decoding: data, as: UTF8.self)
+    }
+  }
 }
 
 /// Media samples in the repository.
@@ -297,11 +337,11 @@ enum Media {
 
 /// SHA-256 from coreutils' sha256sum, independent of the product's libcrypto calls.
 enum SHA256Text {
-  static func of(_ bytes: [UInt8]) -> String {
+  static func of(_ bytes: [UInt8]) async -> String {
     let file = FileManager.default.temporaryDirectory.path + "/sha-" + UUID().uuidString
     defer { try? FileManager.default.removeItem(atPath: file) }
     guard FileManager.default.createFile(atPath: file, contents: Data(bytes)),
-      let run = try? Run.process("/usr/bin/sha256sum", [file])
+      let run = try? await Run.process("/usr/bin/sha256sum", [file])
     else { return "" }
     return String(run.text.prefix(64))
   }
@@ -324,12 +364,25 @@ final class SpawnedProcess {
 
   enum SpawnError: Error { case failed(Int32) }
 
-  /// Sends SIGTERM and reaps the child.
-  func terminate() {
+  /// Sends SIGTERM and reaps the child (waiting on a thread of its own).
+  func terminate() async {
     guard !reaped else { return }
+    reaped = true
     kill(pid, SIGTERM)
+    await onOwnThread { [pid] in Self.reap(pid) }
+  }
+
+  /// Sends SIGTERM and leaves the reaping to a thread of its own: for a `defer`, which cannot
+  /// await.
+  func stop() {
+    guard !reaped else { return }
+    reaped = true
+    kill(pid, SIGTERM)
+    Thread { [pid] in Self.reap(pid) }.start()
+  }
+
+  private static func reap(_ pid: pid_t) {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    reaped = true
   }
 }

@@ -6,19 +6,19 @@ import Testing
 @Suite("signed proxy URLs")
 struct SigningTests {
   /// The path Python computes for `url` with the hex `key`.
-  private func pythonPath(_ url: String, key: String) throws -> String {
+  private func pythonPath(_ url: String, key: String) async throws -> String {
     let script = """
       import base64, hashlib, hmac, sys
       url = sys.argv[1].encode()
       sig = hmac.new(bytes.fromhex(sys.argv[2]), url, hashlib.sha256).hexdigest()
       print("/v1/a/%s/%s" % (sig, base64.urlsafe_b64encode(url).decode().rstrip("=")))
       """
-    return try Run.process("/usr/bin/python3", ["-c", script, url, key]).text
+    return try await Run.process("/usr/bin/python3", ["-c", script, url, key]).text
       .trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
   @Test("attachkit sign and URLSigner print what Python's hmac and base64 compute, for any URL length")
-  func matchesPython() throws {
+  func matchesPython() async throws {
     let workspace = try Workspace()
     defer { workspace.remove() }
     // Lengths 0, 1 and 2 mod 3 exercise every padding case; non-ASCII exercises UTF-8.
@@ -28,20 +28,21 @@ struct SigningTests {
     ]
     let signer = try URLSigner(keyFile: workspace.keyFile)
     for url in urls {
-      let expected = try pythonPath(url, key: Workspace.keyA)
+      let expected = try await pythonPath(url, key: Workspace.keyA)
       #expect(try signer.path(for: url) == expected)
-      let printed = try Run.process(Binaries.attachkit, ["sign", "--key-file", workspace.keyFile, url])
+      let printed = try await Run.process(Binaries.attachkit, ["sign", "--key-file", workspace.keyFile, url])
       #expect(printed.status == 0)
       #expect(printed.text == expected + "\n")
     }
-    let full = try Run.process(
+    let full = try await Run.process(
       Binaries.attachkit,
       ["sign", "--key-file", workspace.keyFile, "--base", "https://media.example.com/", urls[0]])
-    #expect(full.text == "https://media.example.com" + (try pythonPath(urls[0], key: Workspace.keyA)) + "\n")
+    let python = try await pythonPath(urls[0], key: Workspace.keyA)
+    #expect(full.text == "https://media.example.com" + python + "\n")
   }
 
   @Test("the first key signs and every key verifies; a changed signature, URL or key does not verify")
-  func rotationAndTampering() throws {
+  func rotationAndTampering() async throws {
     let old = try URLSigner(keyFileText: Workspace.keyA)
     let rotated = try URLSigner(
       keyFileText: "\(Workspace.keyB)\n\n# old key, kept to verify\n\(Workspace.keyA)\n")
@@ -59,6 +60,24 @@ struct SigningTests {
     #expect(!rotated.verify(signature: oldSignature.uppercased() + "0", for: url))
     #expect(!rotated.verify(signature: String(oldSignature.dropLast()), for: url))
     #expect(rotated.verify(signature: oldSignature.uppercased(), for: url))
+  }
+
+  @Test(
+    "every byte of the MAC is compared: the first, a middle and the last byte, and the last bit",
+    arguments: SignatureTampering.cases)
+  func everyMACByteCounts(byte: Int, mask: UInt8) throws {
+    let signer = try URLSigner(
+      keyFileText: "\(Workspace.keyB)\n\n# old key, kept to verify\n\(Workspace.keyA)\n")
+    let url = "https://cdn.example.com/push/1.jpg"
+    // Under the signing key and under the old one: each key's comparison is whole.
+    for signature in [
+      try signer.signature(for: url), try URLSigner(keyFileText: Workspace.keyA).signature(for: url),
+    ] {
+      #expect(signer.verify(signature: signature, for: url))
+      let tampered = try #require(SignatureTampering.flip(signature, byte: byte, mask: mask))
+      #expect(tampered != signature)
+      #expect(!signer.verify(signature: tampered, for: url), "byte \(byte) ^ \(mask) of \(signature)")
+    }
   }
 
   @Test("key files: no key, a short key or a non-hex line are invalid_configuration")
@@ -87,5 +106,35 @@ struct SigningTests {
     #expect(Base64URL.decode("a") == nil)
     #expect(Base64URL.decode("aGk") == Array("hi".utf8))
     #expect(Base64URL.decode("aGl") == nil)  // "hi" with a stray low bit: a second spelling
+  }
+}
+
+/// Changes to one byte of a hex MAC: the first, a middle and the last byte (all bits), and
+/// the last bit alone. A comparison that skips any byte, or looks only at the leading hex
+/// digits, lets at least one of them through.
+enum SignatureTampering {
+  /// (byte index, XOR mask) pairs.
+  static let cases: [(Int, UInt8)] = [(0, 0xFF), (15, 0xFF), (16, 0xFF), (31, 0xFF), (31, 0x01)]
+
+  /// `signature` (64 hex digits) with byte `byte` XORed with `mask`, in lowercase hex; nil
+  /// when it is not 64 hex digits.
+  static func flip(_ signature: String, byte: Int, mask: UInt8) -> String? {
+    let digits = Array(signature.utf8)
+    guard digits.count == 64, (0..<32).contains(byte) else { return nil }
+    var bytes: [UInt8] = []
+    for index in stride(from: 0, to: 64, by: 2) {
+      guard let pair = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+        return nil
+      }
+      bytes.append(pair)
+    }
+    bytes[byte] ^= mask
+    return bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String {
+    String(repeating: "0", count: max(0, width - count)) + self
   }
 }

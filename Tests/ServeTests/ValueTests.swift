@@ -105,13 +105,13 @@ struct ValueTests {
 @Suite("attachkit serve usage")
 struct ServeUsageTests {
   @Test("no key file, a bad key file, a bad --listen, a port in use: exit 2 with a message")
-  func usageErrors() throws {
+  func usageErrors() async throws {
     let workspace = try Workspace()
     defer { workspace.remove() }
     let badKeys = workspace.path + "/bad"
     try "not hex\n".write(toFile: badKeys, atomically: true, encoding: .utf8)
-    let running = try ServeProcess(workspace: workspace)
-    defer { running.terminate() }
+    let running = try await ServeProcess(workspace: workspace)
+    defer { running.stop() }
     let cases: [([String], String)] = [
       (["serve"], "--key-file"),
       (["serve", "--key-file", badKeys], "not a hex key"),
@@ -122,7 +122,7 @@ struct ServeUsageTests {
     ]
     for (arguments, message) in cases {
       let cache = arguments[0] == "serve" ? ["--cache-dir", workspace.cache] : []
-      let run = try Run.process(Binaries.attachkit, arguments + cache)
+      let run = try await Run.process(Binaries.attachkit, arguments + cache)
       #expect(run.status == 2, "\(arguments)")
       #expect(run.stderr.contains(message), "\(arguments): \(run.stderr)")
     }

@@ -6,7 +6,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The cache never serves a wrong byte: damage is found, dropped and refetched.
-@Suite("Cache integrity and maintenance")
+@Suite("Cache integrity and maintenance", .threadOfItsOwn)
 struct CacheIntegrityTests {
   typealias Fixture = PipelineTests.Fixture
 
@@ -151,7 +151,7 @@ struct CacheIntegrityTests {
       try await group.waitForAll()
       return 40
     }
-    let sweeps = try await offThePool { () -> [(before: Int, after: Int, evicted: Int)] in
+    let sweeps = try await onOwnThread { () -> [(before: Int, after: Int, evicted: Int)] in
       var sweeps: [(before: Int, after: Int, evicted: Int)] = []
       var seen = 0
       while seen < 40 {

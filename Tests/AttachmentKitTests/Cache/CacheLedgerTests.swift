@@ -7,7 +7,7 @@ import Testing
 
 /// The size ledger in the lock file: a run ends at or under the limit, the ledger never
 /// undercounts what a run leaves, and an unknown or torn ledger is recounted, never trusted.
-@Suite("Cache size ledger")
+@Suite("Cache size ledger", .threadOfItsOwn)
 struct CacheLedgerTests {
   typealias Fixture = PipelineTests.Fixture
 

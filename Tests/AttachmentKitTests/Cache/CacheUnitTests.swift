@@ -3,7 +3,7 @@ import Testing
 
 @testable import AttachmentKit
 
-@Suite("Cache building blocks")
+@Suite("Cache building blocks", .cpuBound)
 struct CacheUnitTests {
   @Test("URL keys: scheme and host lower-cased, default port and fragment dropped, path kept")
   func urlKeys() {

@@ -10,8 +10,15 @@ import Testing
   .enabled(
     if: TmpfsMount.isAvailable,
     "skipped: a tmpfs cannot be mounted here (needs root or CAP_SYS_ADMIN); the disk-full path is then untested"
-  ))
+  ), .threadOfItsOwn)
 struct DiskFullTests {
+
+  /// The bytes in use on the file system at `path` (statvfs), or `Int.max` when it cannot say.
+  static func usedBytes(_ path: String) -> Int {
+    var info = statvfs()
+    guard statvfs(path, &info) == 0 else { return .max }
+    return Int(info.f_blocks - info.f_bfree) * Int(info.f_frsize)
+  }
 
   /// A valid 16-bit mono PCM WAV of `dataBytes` bytes of samples.
   static func wav(dataBytes: Int) -> [UInt8] {
@@ -31,44 +38,40 @@ struct DiskFullTests {
     defer { scratch.remove() }
     let mountPoint = scratch.path + "/small"
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-    let mount = Process()
-    mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-    mount.arguments = ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", mountPoint]
-    mount.standardError = FileHandle.nullDevice
-    try mount.run()
-    mount.waitUntilExit()
-    try #require(mount.terminationStatus == 0, "cannot mount a tmpfs here (needs root)")
-    defer {
-      let umount = Process()
-      umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-      umount.arguments = [mountPoint]
-      try? umount.run()
-      umount.waitUntilExit()
-    }
-    let server = try TestHTTPServer.start()
-    defer { server.stop() }
-    server.serve("/big.wav", body: Self.wav(dataBytes: 2_000_000), contentType: "audio/wav")
-    server.serve("/small.wav", body: Self.wav(dataBytes: 100_000), contentType: "audio/wav")
-    var configuration = PipelineConfiguration(cacheDirectory: mountPoint + "/cache")
-    configuration.downloader.allowPrivateNetworks = true
-    let pipeline = try AttachmentPipeline(configuration: configuration)
+    try await TmpfsMount.with(at: mountPoint, options: "size=1m,mode=0700") {
+      let server = try TestHTTPServer.start()
+      defer { server.stop() }
+      server.serve("/big.wav", body: Self.wav(dataBytes: 2_000_000), contentType: "audio/wav")
+      server.serve("/small.wav", body: Self.wav(dataBytes: 100_000), contentType: "audio/wav")
+      var configuration = PipelineConfiguration(cacheDirectory: mountPoint + "/cache")
+      configuration.downloader.allowPrivateNetworks = true
+      let pipeline = try AttachmentPipeline(configuration: configuration)
+      let usedBefore = Self.usedBytes(mountPoint)
 
-    // When a body larger than the disk arrives
-    do {
-      _ = try await pipeline.attachment(for: server.url("/big.wav"), timeout: .seconds(5))
-      Issue.record("expected io_error")
-    } catch {
-      // Then it fails with io_error and leaves nothing behind
-      #expect(error.code == .ioError, "\(error)")
-    }
-    #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cache/v2/tmp").isEmpty)
+      // When a body larger than the disk arrives
+      do {
+        _ = try await pipeline.attachment(for: server.url("/big.wav"), timeout: .seconds(5))
+        Issue.record("expected io_error")
+      } catch {
+        // Then it fails with io_error and leaves nothing behind
+        #expect((error as? AttachmentError)?.code == .ioError, "\(error)")
+      }
+      #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cache/v2/tmp").isEmpty)
+      // (the body is an O_TMPFILE, which no listing shows: the file system's used blocks do,
+      // until its last descriptor closes; the downloader's closes just after the answer)
+      let freed = ContinuousClock.now + .seconds(5)
+      while Self.usedBytes(mountPoint) > usedBefore, ContinuousClock.now < freed {
+        try await Task.sleep(for: .milliseconds(5))
+      }
+      #expect(Self.usedBytes(mountPoint) <= usedBefore, "the refused body's blocks are still in use")
 
-    // And with the space back, the cache works
-    let small = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
-    #expect(small.source == .network)
-    let again = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
-    #expect(again.source == .cache)
-    #expect(try pipeline.cache.verify().corrupt == 0)
+      // And with the space back, the cache works
+      let small = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
+      #expect(small.source == .network)
+      let again = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
+      #expect(again.source == .cache)
+      #expect(try pipeline.cache.verify().corrupt == 0)
+    }
   }
 }
 
@@ -85,14 +88,33 @@ enum TmpfsMount {
     return run("/bin/umount", [scratch.path]) == 0
   }()
 
-  /// Runs a program and returns its exit status (-1 when it cannot start).
+  /// Mounts a tmpfs with `options` at `mountPoint`, runs `body`, and unmounts it before
+  /// returning or rethrowing; `mount` and `umount` are waited for on a thread of their own.
+  static func with(at mountPoint: String, options: String, _ body: () async throws -> Void) async throws {
+    let mounted = await onOwnThread {
+      run("/bin/mount", ["-t", "tmpfs", "-o", options, "tmpfs", mountPoint])
+    }
+    try #require(mounted == 0, "cannot mount a tmpfs here (needs root)")
+    let result: Result<Void, any Error>
+    do {
+      try await body()
+      result = .success(())
+    } catch {
+      result = .failure(error)
+    }
+    _ = await onOwnThread { run("/bin/umount", [mountPoint]) }
+    try result.get()
+  }
+
+  /// Runs a program and returns its exit status (-1 when it cannot start). It blocks until
+  /// the program exits.
   static func run(_ program: String, _ arguments: [String]) -> Int32 {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program)
     process.arguments = arguments
     process.standardError = FileHandle.nullDevice
     guard (try? process.run()) != nil else { return -1 }
-    process.waitUntilExit()
+    process.blockUntilExit()
     return process.terminationStatus
   }
 }

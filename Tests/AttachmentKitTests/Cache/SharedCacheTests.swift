@@ -8,7 +8,7 @@ import Testing
 /// The cache shared between processes: its layout (two inodes per entry, no directory per
 /// entry, old formats ignored), ownership of bodies in flight without process ids, hits
 /// that never wait for a lock, and re-checked writes.
-@Suite("Shared cache: layout, ownership, locking", .serialized)
+@Suite("Shared cache: layout, ownership, locking", .serialized, .threadOfItsOwn)
 struct SharedCacheTests {
   typealias Fixture = PipelineTests.Fixture
 
@@ -30,14 +30,14 @@ struct SharedCacheTests {
   /// lines.
   static func tracedPrefetch(
     count: Int, scratch: ScratchDirectory, trace: String, options: [String] = []
-  ) throws -> (urls: [String], cache: String, status: Int32, lines: [Substring]) {
+  ) async throws -> (urls: [String], cache: String, status: Int32, lines: [Substring]) {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     let urls = try serveWAVs(server, count: count)
     let list = scratch.path + "/urls.txt"
     try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
     let cache = scratch.path + "/cache"
-    let (status, lines) = try straceAttachkit(
+    let (status, lines) = try await straceAttachkit(
       trace, ["prefetch", "--json", "-j", "4", "--cache-dir", cache] + options + [list],
       log: scratch.path + "/strace.log")
     return (urls, cache, status, lines)
@@ -48,12 +48,12 @@ struct SharedCacheTests {
   @Test(
     "an entry costs at most two inodes; directories are the 32 fan-out ones, each made once on first use: every inode-creating call of a prefetch, counted"
   )
-  func inodesPerEntry() throws {
+  func inodesPerEntry() async throws {
     let scratch = try ScratchDirectory("inodes")
     defer { scratch.remove() }
 
     // When a prefetch of 80 entries into a new cache runs under strace
-    let (urls, cache, status, lines) = try Self.tracedPrefetch(
+    let (urls, cache, status, lines) = try await Self.tracedPrefetch(
       count: 80, scratch: scratch,
       trace: "open,openat,creat,mkdir,mkdirat,mknod,mknodat,link,linkat,symlink,symlinkat")
     #expect(status == 0)
@@ -98,12 +98,12 @@ struct SharedCacheTests {
   }
 
   @Test("a new entry's record is linked straight to its name: no temporary record name, no rename")
-  func newRecordLinkedDirectly() throws {
+  func newRecordLinkedDirectly() async throws {
     let scratch = try ScratchDirectory("direct")
     defer { scratch.remove() }
 
     // When a prefetch of 20 new entries runs under strace
-    let (urls, cache, status, lines) = try Self.tracedPrefetch(
+    let (urls, cache, status, lines) = try await Self.tracedPrefetch(
       count: 20, scratch: scratch, trace: "link,linkat,rename,renameat,renameat2")
     #expect(status == 0)
 
@@ -168,11 +168,11 @@ struct SharedCacheTests {
     let pipeline = fixture.pipeline
     let url = fixture.server.url("/slow.wav")
     async let fetched = pipeline.attachment(for: url, timeout: .seconds(10))
-    // When the body is in flight (the server has sent some of it)
-    var spins = 0
-    while sent.withLock({ $0 }) < 2 && spins < 500 {
-      usleep(10_000)
-      spins += 1
+    // When the body is in flight (the server has sent some of it; the bound only stops a
+    // broken test)
+    let inFlight = ContinuousClock.now + .seconds(5)
+    while sent.withLock({ $0 }) < 2 && ContinuousClock.now < inFlight {
+      try await Task.sleep(for: .milliseconds(10))
     }
     let live =
       FileManager.default.fileExists(atPath: abandoned)
@@ -189,7 +189,8 @@ struct SharedCacheTests {
     for name in live { #expect(FileManager.default.fileExists(atPath: temporary + "/" + name)) }
     let attachment = try await fetched
     #expect(try Data(contentsOf: URL(fileURLWithPath: attachment.path)) == Data(wav))
-    #expect(fixture.temporaryFiles().isEmpty)
+    let left = await fixture.leftBehind()
+    #expect(left.isEmpty, "left behind: \(left)")
   }
 
   // MARK: - Locking
@@ -217,14 +218,10 @@ struct SharedCacheTests {
     holder.standardInput = input
     holder.standardOutput = FileHandle.nullDevice
     try holder.run()
-    defer {
-      try? input.fileHandleForWriting.close()
-      holder.waitUntilExit()
-    }
-    var waited = 0
-    while cache.lock.withExclusiveLockIfFree({ true }) != nil && waited < 500 {
-      usleep(10_000)
-      waited += 1
+    defer { try? input.fileHandleForWriting.close() }  // `cat` then exits; Foundation reaps it
+    let locked = ContinuousClock.now + .seconds(5)  // only stops a broken test
+    while cache.lock.withExclusiveLockIfFree({ true }) != nil && ContinuousClock.now < locked {
+      try await Task.sleep(for: .milliseconds(10))
     }
     try #require(cache.lock.withExclusiveLockIfFree({ true }) == nil, "flock never took the lock")
 
@@ -244,7 +241,7 @@ struct SharedCacheTests {
     )
     #expect(cache.currentRecord(digest: oldKey.digest)?.lastAccess == 1_000)
     try input.fileHandleForWriting.close()
-    holder.waitUntilExit()
+    await holder.exitStatus()
     #expect(cache.lock.withExclusiveLockIfFree({ true }) == true)
 
     // And with the lock free, the next hit records its use
@@ -338,7 +335,7 @@ struct SharedCacheTests {
     if foreign { #expect(chown(paths[2], 65_534, 65_534) == 0) }
 
     let keys = try urls.map { try #require(URLKey($0)) }
-    let lookups = try await offThePool { keys.map { cache.entry(for: $0) == nil } }
+    let lookups = await onOwnThread { keys.map { cache.entry(for: $0) == nil } }
     #expect(lookups[0], "a symbolic link was followed")
     #expect(lookups[1], "a FIFO was read")
     if foreign { #expect(lookups[2], "another user's record was trusted") }
@@ -421,13 +418,13 @@ enum CLIPath {
 }
 
 /// `durable`: every publish reaches the disk before it is answered.
-@Suite("Durable publishing", .serialized)
+@Suite("Durable publishing", .serialized, .threadOfItsOwn)
 struct DurableTests {
   /// The `fsync`/`fdatasync` calls a `prefetch` of `count` new entries makes, counted by strace.
-  private static func syncCalls(durable: Bool, count: Int) throws -> Int {
+  private static func syncCalls(durable: Bool, count: Int) async throws -> Int {
     let scratch = try ScratchDirectory("durable")
     defer { scratch.remove() }
-    let (_, _, status, lines) = try SharedCacheTests.tracedPrefetch(
+    let (_, _, status, lines) = try await SharedCacheTests.tracedPrefetch(
       count: count, scratch: scratch, trace: "fsync,fdatasync,syncfs,sync_file_range",
       options: durable ? ["--durable"] : [])
     #expect(status == 0)
@@ -435,18 +432,19 @@ struct DurableTests {
   }
 
   @Test("--durable syncs each new body, its record and their directories; without it nothing is synced")
-  func durableSyncs() throws {
+  func durableSyncs() async throws {
     let count = 5
-    #expect(try Self.syncCalls(durable: false, count: count) == 0)
+    #expect(try await Self.syncCalls(durable: false, count: count) == 0)
     // At least the body and the record of each entry (directories come on top)
-    let synced = try Self.syncCalls(durable: true, count: count)
+    let synced = try await Self.syncCalls(durable: true, count: count)
     #expect(synced >= 2 * count, "\(synced) sync calls for \(count) entries")
   }
 }
 
 /// Runs the built `attachkit` with `arguments` under strace (following threads), tracing the
 /// system calls in `trace`; returns its exit status and strace's lines.
-func straceAttachkit(_ trace: String, _ arguments: [String], log: String) throws -> (Int32, [Substring]) {
+func straceAttachkit(_ trace: String, _ arguments: [String], log: String) async throws -> (Int32, [Substring])
+{
   let strace = "/usr/bin/strace"
   try #require(
     FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
@@ -464,7 +462,7 @@ func straceAttachkit(_ trace: String, _ arguments: [String], log: String) throws
   process.standardOutput = FileHandle.nullDevice
   process.standardError = FileHandle.nullDevice
   try process.run()
-  process.waitUntilExit()
+  await process.exitStatus()
   let directory = (log as NSString).deletingLastPathComponent
   let prefix = (log as NSString).lastPathComponent + "."
   var lines: [Substring] = []

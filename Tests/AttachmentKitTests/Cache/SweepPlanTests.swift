@@ -4,7 +4,7 @@ import Testing
 
 /// A sweep's decisions as a value: what it read in, the removals out, with no file touched.
 /// (`CacheMaintenanceTests`, `CrashConsistencyTests` and `SharedCacheTests` apply real plans.)
-@Suite("The sweep plan")
+@Suite("The sweep plan", .cpuBound)
 struct SweepPlanTests {
   static let layout = CacheLayout(root: "/c")
 

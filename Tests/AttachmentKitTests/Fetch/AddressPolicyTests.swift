@@ -5,7 +5,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The private-network guard: on by default, checked on the address actually connected to.
-@Suite("Private-network guard")
+@Suite("Private-network guard", .threadOfItsOwn)
 struct AddressPolicyTests {
   @Test("loopback, private, link-local, metadata and unspecified addresses are refused; public ones pass")
   func classification() {

@@ -6,7 +6,7 @@ import Testing
 
 /// A URL checked once: the check, the cache key and the redacted text computed together, and
 /// the value carried through the pipeline and the downloader.
-@Suite("AttachmentURL")
+@Suite("AttachmentURL", .threadOfItsOwn)
 struct AttachmentURLTests {
   @Test("the same refusals as the downloader's own check, with the same codes")
   func refusals() {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AttachmentKit
@@ -6,7 +7,7 @@ import Testing
 /// The body's SHA-256 while it is written: inline for small bodies, read back on a background
 /// queue past 1 MiB, the same digest either way. Each test runs on its own thread, as the engine
 /// thread would (its waits must not hold Swift's cooperative threads other tests resume on).
-@Suite("Body digest")
+@Suite("Body digest", .cpuBound)
 struct BodyDigestTests {
   /// Writes `body` in `chunk`-byte pieces through a descriptor, as the transfer does, feeding
   /// each piece to a digest; returns the digest's answer and whether it left the engine thread.
@@ -36,7 +37,7 @@ struct BodyDigestTests {
       (1000, 1000), (1 << 20, 65_536), ((1 << 20) + 1, 65_536), (5 << 20, 16_384), (3_000_017, 99_991),
     ])
   func matchesOracle(size: Int, chunk: Int) async throws {
-    try await offThePool { try Self.matchesOracle(size: size, chunk: chunk) }
+    try await onOwnThread { try Self.matchesOracle(size: size, chunk: chunk) }
   }
 
   private static func matchesOracle(size: Int, chunk: Int) throws {
@@ -49,7 +50,7 @@ struct BodyDigestTests {
       unlink(path)
     }
     let (digest, offloaded) = Self.digest(of: body, chunk: chunk, descriptor: descriptor)
-    #expect(digest == (try sha256sum(body, in: scratch.path)))
+    #expect(digest == (try blockingSHA256sum(body, in: scratch.path)))
     #expect(offloaded == (size > BodyDigest.inlineBytes), "hashing left the engine thread only past 1 MiB")
   }
 
@@ -57,7 +58,7 @@ struct BodyDigestTests {
     "left to the caller, a small body is not hashed at all and a large one is read back from its start",
     arguments: [1000, 1 << 20, (1 << 20) + 1, 3_000_017])
   func leftToCaller(size: Int) async throws {
-    try await offThePool { try Self.leftToCaller(size: size) }
+    try await onOwnThread { try Self.leftToCaller(size: size) }
   }
 
   private static func leftToCaller(size: Int) throws {
@@ -75,13 +76,13 @@ struct BodyDigestTests {
       #expect(digest == nil && !offloaded, "a small body stays unhashed on the engine thread")
     } else {
       #expect(offloaded)
-      #expect(digest == (try sha256sum(body, in: scratch.path)), "the job hashed the first MiB too")
+      #expect(digest == (try blockingSHA256sum(body, in: scratch.path)), "the job hashed the first MiB too")
     }
   }
 
   @Test("a nameless O_TMPFILE body is read back through /proc and hashed right")
   func anonymousFile() async throws {
-    try await offThePool { try Self.anonymousFile() }
+    try await onOwnThread { try Self.anonymousFile() }
   }
 
   private static func anonymousFile() throws {
@@ -94,12 +95,12 @@ struct BodyDigestTests {
     let body = testBytes(count: 3 << 20, seed: 3)
     let (digest, offloaded) = Self.digest(of: body, chunk: 65_536, descriptor: descriptor)
     #expect(offloaded)
-    #expect(digest == (try sha256sum(body, in: scratch.path)))
+    #expect(digest == (try blockingSHA256sum(body, in: scratch.path)))
   }
 
   @Test("a body cut short under the reader gives no digest rather than a wrong one")
   func shortReadFails() async throws {
-    try await offThePool { try Self.shortReadFails() }
+    try await onOwnThread { try Self.shortReadFails() }
   }
 
   private static func shortReadFails() throws {
@@ -116,6 +117,6 @@ struct BodyDigestTests {
     }
     // Either the job had hashed everything before the cut (then the digest is right) or it
     // reads past the cut and fails: never a digest of other bytes.
-    if let digest { #expect(digest == (try sha256sum(body, in: scratch.path))) }
+    if let digest { #expect(digest == (try blockingSHA256sum(body, in: scratch.path))) }
   }
 }

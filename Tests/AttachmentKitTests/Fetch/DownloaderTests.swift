@@ -5,7 +5,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The downloader against a real server on 127.0.0.1 and real libcurl: successful transfers.
-@Suite("Downloader: successful transfers")
+@Suite("Downloader: successful transfers", .threadOfItsOwn)
 struct DownloaderTests {
   @Test("streams a body to a 0600 file with the right bytes, hash, headers and timings")
   func downloadsToFile() async throws {
@@ -127,7 +127,7 @@ struct DownloaderTests {
 
     // Then every one has the right bytes (its digest is the body's, by an independent tool),
     // over far fewer connections than requests
-    let expected = try sha256sum(body, in: scratch.path)
+    let expected = try await sha256sum(body, in: scratch.path)
     #expect(expected.count == 64)
     #expect(hashes.allSatisfy { $0 == expected }, "\(Set(hashes)) != \(expected)")
     #expect(server.requestCount(path: "/files/shared") == 64)

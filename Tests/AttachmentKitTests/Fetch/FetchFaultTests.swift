@@ -7,7 +7,7 @@ import Testing
 
 /// Every network fault gets its own error code, within the deadline plus 250 ms, and leaves no
 /// temporary file behind.
-@Suite("Downloader: faults")
+@Suite("Downloader: faults", .threadOfItsOwn)
 struct FetchFaultTests {
   /// One fault case: a path on the test server, the code it must give, and the deadline.
   struct Fault: CustomTestStringConvertible, Sendable {

@@ -6,7 +6,7 @@ import Testing
 
 /// Proxies only when asked, and what the address guard still refuses through one. The test
 /// server doubles as a forward proxy: it answers absolute-form request targets by their path.
-@Suite("Proxies")
+@Suite("Proxies", .threadOfItsOwn)
 struct ProxyTests {
   private func downloader(proxy: String, unchecked: Bool, allowPrivate: Bool = false) -> Downloader {
     var configuration = DownloaderConfiguration()

@@ -3,7 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The HTTP rules of a response as a value: no socket, no libcurl.
-@Suite("Response state machine")
+@Suite("Response state machine", .cpuBound)
 struct ResponseStateMachineTests {
   private static func rules(
     body: Int64 = 1000, headers: Int = 64 * 1024, conditional: Bool = false, checkHosts: Bool = false

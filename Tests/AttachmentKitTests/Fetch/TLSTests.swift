@@ -6,7 +6,7 @@ import Testing
 
 /// HTTPS against `openssl s_server -WWW` with a certificate made at test time: a trusted CA
 /// file works, an untrusted certificate fails with `tls_failed`.
-@Suite("Downloader: TLS", .serialized)
+@Suite("Downloader: TLS", .serialized, .threadOfItsOwn)
 struct TLSTests {
   /// A running `openssl s_server` over a scratch directory, with its self-signed certificate.
   final class TLSServer: @unchecked Sendable {
@@ -41,9 +41,9 @@ struct TLSTests {
       try waitUntilListening()
     }
 
+    /// Kills the server without waiting (a `defer` cannot await); Foundation reaps it.
     func stop() {
       kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
       scratch.remove()
     }
 
@@ -60,7 +60,7 @@ struct TLSTests {
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()
-      process.waitUntilExit()
+      process.blockUntilExit()
       guard process.terminationStatus == 0 else {
         throw SetUpError("\(tool) exited \(process.terminationStatus)")
       }
@@ -69,7 +69,7 @@ struct TLSTests {
 
   @Test("a certificate from the configured CA file is trusted")
   func trustedCA() async throws {
-    let server = try await offThePool { try TLSServer() }
+    let server = try await onOwnThread { try TLSServer() }
     defer { server.stop() }
     var configuration = DownloaderConfiguration.loopback
     configuration.certificateAuthorityFile = server.certificate
@@ -88,7 +88,7 @@ struct TLSTests {
 
   @Test("an untrusted certificate fails with tls_failed and leaves nothing")
   func untrusted() async throws {
-    let server = try await offThePool { try TLSServer() }
+    let server = try await onOwnThread { try TLSServer() }
     defer { server.stop() }
     let scratch = try ScratchDirectory("tls-bad")
     defer { scratch.remove() }
@@ -108,7 +108,7 @@ struct TLSTests {
   @Test("a trusted certificate for another host name fails with tls_failed: the host is verified")
   func hostnameMismatch() async throws {
     // Given a certificate the client trusts (it is in the CA file) but issued for another name
-    let server = try await offThePool { try TLSServer(subjectAltName: "DNS:media.example.com") }
+    let server = try await onOwnThread { try TLSServer(subjectAltName: "DNS:media.example.com") }
     defer { server.stop() }
     var configuration = DownloaderConfiguration.loopback
     configuration.certificateAuthorityFile = server.certificate

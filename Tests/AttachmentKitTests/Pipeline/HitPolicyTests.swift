@@ -7,7 +7,7 @@ import Testing
 /// A cache hit obeys its caller's policy: callers with different limits share one cache
 /// directory, and a hit the caller's policy refuses gets the download's refusal without a
 /// request.
-@Suite("Cache hits judged by the caller's policy")
+@Suite("Cache hits judged by the caller's policy", .threadOfItsOwn)
 struct HitPolicyTests {
   /// A pipeline over an existing cache directory with its own policy.
   static func pipeline(

@@ -7,7 +7,7 @@ import Testing
 /// One cache lookup per input, counted where it happens: every lookup reads the URL's record
 /// file (`ROOT/v2/index/D/DIGEST`), so strace's read-only opens of that file, per URL, are the
 /// lookups the command line made.
-@Suite("One cache lookup per input")
+@Suite("One cache lookup per input", .threadOfItsOwn)
 struct LookupCountTests {
   /// Read-only opens of each URL's record file in strace's `lines`, by URL.
   static func recordReads(_ lines: [Substring], cache: String, urls: [String]) -> [String: Int] {
@@ -21,7 +21,7 @@ struct LookupCountTests {
   }
 
   @Test("fetch: each URL is looked up once, on a miss (the fast path hands its lookup on) and on a hit")
-  func fetch() throws {
+  func fetch() async throws {
     let scratch = try ScratchDirectory("lookups-fetch")
     defer { scratch.remove() }
     let server = try TestHTTPServer.start()
@@ -30,9 +30,9 @@ struct LookupCountTests {
     let cache = scratch.path + "/cache"
 
     // When three URLs are fetched into a new cache, then fetched again (all hits)
-    let (missStatus, missLines) = try straceAttachkit(
+    let (missStatus, missLines) = try await straceAttachkit(
       "open,openat", ["fetch", "--json", "--cache-dir", cache] + urls, log: scratch.path + "/miss.log")
-    let (hitStatus, hitLines) = try straceAttachkit(
+    let (hitStatus, hitLines) = try await straceAttachkit(
       "open,openat", ["fetch", "--json", "--cache-dir", cache] + urls, log: scratch.path + "/hit.log")
 
     // Then each run read each record exactly once
@@ -47,10 +47,10 @@ struct LookupCountTests {
   }
 
   @Test("prefetch: each URL is looked up once")
-  func prefetch() throws {
+  func prefetch() async throws {
     let scratch = try ScratchDirectory("lookups-prefetch")
     defer { scratch.remove() }
-    let (urls, cache, status, lines) = try SharedCacheTests.tracedPrefetch(
+    let (urls, cache, status, lines) = try await SharedCacheTests.tracedPrefetch(
       count: 12, scratch: scratch, trace: "open,openat")
     #expect(status == 0)
     #expect(

@@ -6,7 +6,7 @@ import Testing
 
 /// `lookup` is the one cache lookup of a request, and `attachment(for:after:deadline:)`
 /// continues from it: each case of ``Lookup`` against a real cache and server.
-@Suite("The one lookup")
+@Suite("The one lookup", .threadOfItsOwn)
 struct LookupTests {
   @Test("miss, hit, stale and refused, each continued to the answer the plain call gives")
   func everyCase() async throws {

@@ -11,7 +11,11 @@ import Testing
 /// Each test holds a miss at a stage (through the pipeline's stage observer) until its deadline
 /// has passed or its caller has been cancelled, so the fault lands exactly where the test
 /// names, whatever the machine's speed.
-@Suite("Pipeline stages: deadline and cancellation after the download")
+///
+/// Serialized: a held miss holds one of the process-wide check queue's threads (the pipelines'
+/// `OffPoolWork` queue, about one thread per core on Linux) for up to its deadline; two held at
+/// once would leave the other tests' checks, theirs included, waiting for a thread.
+@Suite("Pipeline stages: deadline and cancellation after the download", .serialized, .threadOfItsOwn)
 struct PipelineStageTests {
   /// A server, a fresh cache and a pipeline whose misses report to `gate`.
   struct Fixture {
@@ -31,11 +35,13 @@ struct PipelineStageTests {
     }
 
     /// Nothing of the miss is left: no entry, no content, no temporary body.
-    func expectNothingPublished(_ url: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectNothingPublished(_ url: String, sourceLocation: SourceLocation = #_sourceLocation) async throws
+    {
       let stats = try pipeline.cache.stats()
       #expect(stats.entries == 0 && stats.contentFiles == 0, "\(stats)", sourceLocation: sourceLocation)
       #expect(pipeline.cachedAttachment(for: url) == nil, sourceLocation: sourceLocation)
-      #expect(base.temporaryFiles().isEmpty, "\(base.temporaryFiles())", sourceLocation: sourceLocation)
+      let left = await base.leftBehind()
+      #expect(left.isEmpty, "\(left)", sourceLocation: sourceLocation)
     }
   }
 
@@ -55,39 +61,40 @@ struct PipelineStageTests {
     "a deadline that passes before the complete-file check: answered at the deadline, the check stops, nothing published"
   )
   func deadlineBeforeValidation() async throws {
-    let deadline = ContinuousClock.now + .seconds(2)
-    let gate = StageGate(hold: .downloaded, until: .deadlinePassed(deadline))
+    let gate = StageGate(hold: .downloaded, until: .deadlinePassed)
     let fixture = try Fixture(gate: gate)
     defer { fixture.close() }
     fixture.server.serve("/photo.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
     let url = fixture.server.url("/photo.png")
 
+    // (the deadline counts from the request, not from the fixture's set-up)
+    let deadline = gate.startDeadline(in: .seconds(2))
     let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
 
     #expect(code == .deadlineExceeded)
     #expect(answered < deadline + .milliseconds(250))
     #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
     #expect(gate.stages == [.downloaded, .finished], "the check ran past its deadline")
-    try fixture.expectNothingPublished(url)
+    try await fixture.expectNothingPublished(url)
   }
 
   @Test("a deadline that passes after the check but before publishing: nothing published, no body left")
   func deadlineBeforePublishing() async throws {
-    let deadline = ContinuousClock.now + .seconds(2)
-    let gate = StageGate(hold: .validated, until: .deadlinePassed(deadline))
+    let gate = StageGate(hold: .validated, until: .deadlinePassed)
     let fixture = try Fixture(gate: gate)
     defer { fixture.close() }
     fixture.server.serve(
       "/photo.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
     let url = fixture.server.url("/photo.jpg")
 
+    let deadline = gate.startDeadline(in: .seconds(2))
     let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
 
     #expect(code == .deadlineExceeded)
     #expect(answered < deadline + .milliseconds(250))
     #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
     #expect(gate.stages == [.downloaded, .validated, .finished])
-    try fixture.expectNothingPublished(url)
+    try await fixture.expectNothingPublished(url)
   }
 
   @Test(
@@ -109,7 +116,7 @@ struct PipelineStageTests {
     #expect(code == .cancelled)
     #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
     #expect(gate.stages == [.downloaded, .finished], "the check ran for a caller that had gone")
-    try fixture.expectNothingPublished(url)
+    try await fixture.expectNothingPublished(url)
   }
 
   @Test("the complete-file check and publishing run outside any task: off the cooperative pool")
@@ -135,7 +142,8 @@ struct PipelineStageTests {
 final class StageGate: @unchecked Sendable {
   /// What a held miss waits for.
   enum Until {
-    case deadlinePassed(ContinuousClock.Instant)
+    /// Until the deadline given to ``startDeadline(in:)`` has passed.
+    case deadlinePassed
     case released
   }
 
@@ -143,6 +151,7 @@ final class StageGate: @unchecked Sendable {
   private var seen: [PipelineStage] = []
   private var seenInTask: [PipelineStage] = []
   private var isReleased = false
+  private var deadline = ContinuousClock.now
   private let holdStage: PipelineStage
   private let until: Until
   private let urlFilter: String?
@@ -168,12 +177,21 @@ final class StageGate: @unchecked Sendable {
       switch until {
       case .released:
         while !isReleased, condition.wait(until: limit) {}
-      case .deadlinePassed(let deadline):
+      case .deadlinePassed:
+        let deadline = self.deadline
         condition.unlock()
         while ContinuousClock.now < deadline + .milliseconds(20) { usleep(5_000) }
         condition.lock()
       }
     }
+  }
+
+  /// The request's deadline, `duration` from now, which a `.deadlinePassed` hold waits out.
+  func startDeadline(in duration: Duration) -> ContinuousClock.Instant {
+    condition.lock()
+    defer { condition.unlock() }
+    deadline = .now + duration
+    return deadline
   }
 
   /// Lets every held miss go on.
@@ -205,7 +223,7 @@ final class StageGate: @unchecked Sendable {
 }
 
 /// Calls that share one fetch keep their own deadlines.
-@Suite("Pipeline: shared fetches and their callers' deadlines")
+@Suite("Pipeline: shared fetches and their callers' deadlines", .threadOfItsOwn)
 struct SharedDeadlineTests {
   @Test(
     "a caller that joined a fetch started by a caller with an earlier deadline is not failed by that deadline"

@@ -3,6 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// Identify and inspect on hand-built MP3, ADTS, WAV and CAF files, and the ID3v2 length.
+@Suite(.cpuBound)
 struct AudioProbeTests {
   /// The whole-file result for `bytes` as `format`.
   private func inspect(_ bytes: [UInt8], as format: ProbedFormat) -> Result<ProbeReport, ProbeProblem> {

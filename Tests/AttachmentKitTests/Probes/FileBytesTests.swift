@@ -9,6 +9,7 @@ import Testing
 #endif
 
 /// `FileBytes` over a real descriptor and in memory, and `ByteReader`'s bounds and window.
+@Suite(.cpuBound)
 struct FileBytesTests {
   /// Writes `bytes` to a new temporary file and returns its path (the caller unlinks it).
   static func temporaryFile(_ bytes: [UInt8]) throws -> String {

@@ -4,6 +4,7 @@ import Testing
 
 /// Identify and inspect on hand-built MP4 / MOV files: brands, QuickTime without ftyp, tracks,
 /// duration, fragments, still-image brands, and broken box trees.
+@Suite(.cpuBound)
 struct ISOBMFFProbeTests {
   /// The whole-file result for `bytes`.
   private func inspect(_ bytes: [UInt8]) -> Result<ProbeReport, ProbeProblem> {

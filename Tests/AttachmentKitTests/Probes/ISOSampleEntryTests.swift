@@ -3,7 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The RFC 6381 strings read from sample entries' configuration boxes, one parsing path each.
-@Suite("ISO sample entry codecs strings")
+@Suite("ISO sample entry codecs strings", .cpuBound)
 struct ISOSampleEntryTests {
   typealias F = ProbeFixtures
 

@@ -3,6 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// Identify and inspect on hand-built JPEG, PNG, GIF and TIFF files, valid and broken.
+@Suite(.cpuBound)
 struct ImageProbeTests {
   /// Identify on a prefix array, inspect on the whole array.
   private func check(_ bytes: [UInt8], as format: ProbedFormat) -> (

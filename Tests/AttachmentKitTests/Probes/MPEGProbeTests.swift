@@ -3,6 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// Identify and inspect on hand-built MPEG program streams and video elementary streams.
+@Suite(.cpuBound)
 struct MPEGProbeTests {
   /// The whole-file result for `bytes` as `format`.
   private func inspect(_ bytes: [UInt8], as format: ProbedFormat) -> Result<ProbeReport, ProbeProblem> {

@@ -4,6 +4,7 @@ import Testing
 
 /// The entry points: `identify(prefix:)`, `identify(file:)`, `probe(file:)`, and a few
 /// tolerated deviations that real files have.
+@Suite(.cpuBound)
 struct MediaProbeTests {
   /// `identify(prefix:)` over a raw buffer agrees with the array form for every sample.
   @Test func prefixBufferAndArrayAgree() {

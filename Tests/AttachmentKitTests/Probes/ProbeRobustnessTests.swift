@@ -6,7 +6,8 @@ import Testing
 /// Nothing may crash or hang, identify never names a format the bytes are not, and every walk
 /// reaches a verdict within its work budget. Each walk runs under a deadline, so a hang fails
 /// the test (as an interrupted walk) instead of stalling CI; the suite has a time limit too.
-@Suite(.timeLimit(.minutes(2)))
+/// On the worker thread for CPU-bound tests (`.cpuBound`): each test probes thousands of generated files.
+@Suite(.timeLimit(.minutes(2)), .cpuBound)
 struct ProbeRobustnessTests {
   /// How long one walk of these small inputs may take before it counts as a hang.
   private static let walkLimit: Duration = .seconds(2)

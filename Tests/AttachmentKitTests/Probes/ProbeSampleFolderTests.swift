@@ -80,7 +80,7 @@ struct ProbeSampleRow: Sendable, CustomTestStringConvertible {
 /// manifest: accepted files identify as their format family and pass with the sizes, frames
 /// and durations the notes give; truncated files are reported truncated; refused files match
 /// no format (or, for limits, pass with the figure that breaks the limit).
-@Suite(.enabled(if: !ProbeSampleRow.all.isEmpty, "Samples/media/manifest.tsv not present"))
+@Suite(.enabled(if: !ProbeSampleRow.all.isEmpty, "Samples/media/manifest.tsv not present"), .cpuBound)
 struct ProbeSampleFolderTests {
   /// One manifest row: identify and inspect agree with what the manifest says.
   @Test(arguments: ProbeSampleRow.all)

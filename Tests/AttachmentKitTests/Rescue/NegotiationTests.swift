@@ -6,7 +6,7 @@ import Testing
 
 /// `Accept` negotiation against a real server that picks the format from the header, as image
 /// CDNs do: a JPEG when `Accept` names `image/jpeg` and not `image/webp`, WebP otherwise.
-@Suite("Rescue: Accept negotiation")
+@Suite("Rescue: Accept negotiation", .threadOfItsOwn)
 struct NegotiationTests {
   /// Serves the JPEG sample or the WebP sample at `path`, chosen from the request's `Accept`.
   static func negotiate(_ server: TestHTTPServer, path: String) throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// Callers with rescue on and off sharing one cache directory: each gets what its own policy
 /// asks, and a rescue-off caller is never served a rescued derivative as the original.
-@Suite("Rescue: shared cache policy")
+@Suite("Rescue: shared cache policy", .threadOfItsOwn)
 struct RescueCacheTests {
   /// A server and a cache directory shared by several pipelines.
   struct Fixture {
@@ -70,7 +70,8 @@ struct RescueCacheTests {
     // caller whose pixel ceiling accepts the original
     let fixture = try Fixture()
     defer { fixture.close() }
-    fixture.server.serveFile("/big", file: try LargeSamples.path("jpeg-24mp.jpg"), contentType: "image/jpeg")
+    fixture.server.serveFile(
+      "/big", file: try await LargeSamples.path("jpeg-24mp.jpg"), contentType: "image/jpeg")
     let url = fixture.server.url("/big")
     let rescuing = try fixture.pipeline { $0.rescue = RescueConfiguration() }
     let plain = try fixture.pipeline()
@@ -106,7 +107,8 @@ struct RescueCacheTests {
   func sourceLimitOnHit() async throws {
     let fixture = try Fixture()
     defer { fixture.close() }
-    fixture.server.serveFile("/big", file: try LargeSamples.path("jpeg-24mp.jpg"), contentType: "image/jpeg")
+    fixture.server.serveFile(
+      "/big", file: try await LargeSamples.path("jpeg-24mp.jpg"), contentType: "image/jpeg")
     let url = fixture.server.url("/big")
     let rescuing = try fixture.pipeline { $0.rescue = RescueConfiguration() }
     let strict = try fixture.pipeline {

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import AttachmentKit
@@ -5,7 +6,7 @@ import Testing
 /// When a rescue's first bytes already call for it, libvips starts on another core while the
 /// whole file is checked. The guess must be right for what it sees: a start for nothing costs
 /// a caller the wait for libvips, a missed start costs the overlap.
-@Suite("Rescue: starting libvips early")
+@Suite("Rescue: starting libvips early", .cpuBound)
 struct RescueLikelyTests {
   @Test(
     "the first bytes call for a rescue: over the pixel or byte limit, or a type the rescue converts",
@@ -15,39 +16,46 @@ struct RescueLikelyTests {
       ("jpeg-baseline.jpg", false), ("png-rgba.png", false),  // acceptable as they are
       ("mp4-avc1.mp4", false), ("html-error-page.html", false),  // not images: nothing to rescue
     ])
-  func guess(file: String, expected: Bool) {
-    #expect(Self.startsEarly(Samples.path(file), limits: ValidationLimits()) == expected)
+  func guess(file: String, expected: Bool) async {
+    #expect(await Self.startsEarly(Samples.path(file), limits: ValidationLimits()) == expected)
   }
 
-  /// Whether the image rescuer starts libvips for the file's first bytes (waiting for the start).
-  static func startsEarly(_ path: String, limits: ValidationLimits) -> Bool {
-    let preparation = ImageRescuer().prepare(for: ImageRescuer.evidence(ofFile: path), limits: limits)
-    preparation?.wait()
-    return preparation != nil
+  /// Whether the image rescuer starts libvips for the file's first bytes (waiting for the start
+  /// on a thread of its own).
+  static func startsEarly(_ path: String, limits: ValidationLimits) async -> Bool {
+    await onOwnThread {
+      let preparation = ImageRescuer().prepare(for: ImageRescuer.evidence(ofFile: path), limits: limits)
+      preparation?.wait()
+      return preparation != nil
+    }
   }
 
   @Test("an image over the caller's byte limit calls for a rescue; a missing file does not")
-  func byteLimit() {
+  func byteLimit() async {
     var limits = ValidationLimits()
     limits.maximumImageBytes = 100
-    #expect(Self.startsEarly(Samples.path("jpeg-baseline.jpg"), limits: limits))
-    #expect(!Self.startsEarly("/nonexistent/a.jpg", limits: ValidationLimits()))
+    #expect(await Self.startsEarly(Samples.path("jpeg-baseline.jpg"), limits: limits))
+    #expect(await !Self.startsEarly("/nonexistent/a.jpg", limits: ValidationLimits()))
   }
 
   @Test("a local rescue started early delivers the same file, and an accepted file is untouched")
-  func rescueStillDelivers() throws {
+  func rescueStillDelivers() async throws {
     let scratch = try ScratchDirectory("rescue-early")
     defer { scratch.remove() }
     let rescuer = ImageRescuer()
     let output = scratch.path + "/out"
-    let source = try LargeSamples.path("jpeg-24mp.jpg")  // 6000×4000: over the pixel limit
-    #expect(Self.startsEarly(source, limits: ValidationLimits()))
-    let rescued = try rescuer.attachment(fromFile: source, rescuingInto: output)
+    let source = try await LargeSamples.path("jpeg-24mp.jpg")  // 6000×4000: over the pixel limit
+    #expect(await Self.startsEarly(source, limits: ValidationLimits()))
+    // The rescues wait for the process-wide rescue lock and decode: on a thread of their own.
+    let rescued = try await onOwnThread { () throws(AttachmentError) -> Validation in
+      try rescuer.attachment(fromFile: source, rescuingInto: output)
+    }
     #expect(rescued.rescued != nil)
     let validated = try Validator().validate(file: output)
     #expect(validated.sha256 == rescued.sha256)
-    let accepted = try rescuer.attachment(
-      fromFile: Samples.path("jpeg-baseline.jpg"), rescuingInto: output + "2")
+    let accepted = try await onOwnThread { () throws(AttachmentError) -> Validation in
+      try rescuer.attachment(fromFile: Samples.path("jpeg-baseline.jpg"), rescuingInto: output + "2")
+    }
     #expect(accepted.rescued == nil)
   }
 }

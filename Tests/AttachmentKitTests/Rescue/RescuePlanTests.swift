@@ -3,7 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The rescue's arithmetic as values: the delivered format and the box an image must fit.
-@Suite("Rescue: plan")
+@Suite("Rescue: plan", .cpuBound)
 struct RescuePlanTests {
   let limits = ValidationLimits()
   let configuration = RescueConfiguration()

@@ -3,7 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The one place durations become numbers: exact at unit boundaries, rounding as documented.
-@Suite("Duration units")
+@Suite("Duration units", .cpuBound)
 struct DurationUnitsTests {
   @Test("seconds and milliseconds keep the fraction; whole units drop it; timeouts round up")
   func conversions() {

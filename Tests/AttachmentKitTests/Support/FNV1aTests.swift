@@ -3,7 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// The URL key hash: FNV-1a with 128 bits, checked against the reference's published values.
-@Suite("FNV-1a 128")
+@Suite("FNV-1a 128", .cpuBound)
 struct FNV1aTests {
   @Test(
     "the reference vectors",

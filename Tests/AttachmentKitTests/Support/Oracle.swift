@@ -1,8 +1,15 @@
 import Foundation
+import TestSupport
 
 /// The SHA-256 of `bytes` by coreutils' `sha256sum`: an oracle independent of the library's
-/// own hashing (libcrypto through `SHA256Hasher`).
-func sha256sum(_ bytes: [UInt8], in directory: String) throws -> String {
+/// own hashing (libcrypto through `SHA256Hasher`). Waits for the child on a thread of its own.
+func sha256sum(_ bytes: [UInt8], in directory: String) async throws -> String {
+  try await onOwnThread { () throws -> String in try blockingSHA256sum(bytes, in: directory) }
+}
+
+/// ``sha256sum(_:in:)`` for code already on a thread of its own (it blocks until the child
+/// exits).
+func blockingSHA256sum(_ bytes: [UInt8], in directory: String) throws -> String {
   let path = directory + "/oracle-\(UUID().uuidString.prefix(8)).bin"
   try Data(bytes).write(to: URL(fileURLWithPath: path))
   defer { unlink(path) }
@@ -13,6 +20,6 @@ func sha256sum(_ bytes: [UInt8], in directory: String) throws -> String {
   process.standardOutput = out
   try process.run()
   let data = out.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
+  process.blockUntilExit()
   return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
 }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import AttachmentKit
 
-@Suite("SHA-256 through libcrypto")
+@Suite("SHA-256 through libcrypto", .cpuBound)
 struct SHA256HasherTests {
   @Test("matches the FIPS 180-2 test vectors")
   func knownVectors() {

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 18 on real files: every sample whose manifest notes name its codecs is judged as the
 /// decodability table says, through the validator, the streaming sniffer and the cache record.
-@Suite("Codecs of the bundled samples")
+@Suite("Codecs of the bundled samples", .cpuBound)
 struct CodecSampleTests {
   /// The codecs strings at the end of a row's notes ("…, codecs avc1.64000A dtsc").
   static func codecs(_ entry: Samples.Entry) -> [String] {

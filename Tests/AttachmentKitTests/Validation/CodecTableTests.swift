@@ -3,7 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// Issue 18: the decodability table, row by row, and the rules that turn it into a verdict.
-@Suite("Codec decodability table and verdicts")
+@Suite("Codec decodability table and verdicts", .cpuBound)
 struct CodecTableTests {
   /// What a row's support is, without its caveat.
   enum Expected: String, Sendable {

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 13, item 3: a video's duration falls back to its tracks, fragments, time stamps or
 /// bit rate, and a video whose duration cannot be established is refused, never let through.
-@Suite("Video durations: fallbacks and unknown_duration")
+@Suite("Video durations: fallbacks and unknown_duration", .cpuBound)
 struct DurationTests {
   /// `bytes` with the timescale of the first mvhd (version 0 or 1) set to 0.
   static func zeroingMovieTimescale(_ bytes: [UInt8]) throws -> [UInt8] {

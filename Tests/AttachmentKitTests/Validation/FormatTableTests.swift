@@ -5,7 +5,7 @@ import Testing
 
 /// The format table (``ProbedFormat/row``) against the real samples and libmagic: the one place
 /// a format is added must be right on its own.
-@Suite("The format table")
+@Suite("The format table", .cpuBound)
 struct FormatTableTests {
   @Test("every media type comes from a row, or from the ISO BMFF rule (MP4, MOV, M4A)")
   func everyTypeHasASource() {

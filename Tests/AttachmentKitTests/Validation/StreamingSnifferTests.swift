@@ -3,7 +3,8 @@ import Testing
 @testable import AttachmentKit
 
 /// Sniffing while bytes stream: its cost follows the bytes, not the number of writes.
-@Suite("Streaming sniffer")
+/// On the worker thread for CPU-bound tests (`.cpuBound`): every sample is fed one byte a write.
+@Suite("Streaming sniffer", .cpuBound)
 struct StreamingSnifferTests {
   /// Feeds `body` to a fresh sniffer `chunk` bytes at a time; returns the verdict that stopped
   /// it (or `.more`), how many bytes it had seen then, and how many judgements it made.
@@ -65,7 +66,7 @@ struct StreamingSnifferTests {
 }
 
 /// One identification per transfer: the validator continues from the sniffer's verdict.
-@Suite("Sniffer to validator")
+@Suite("Sniffer to validator", .cpuBound)
 struct SniffVerdictTests {
   @Test("the sniffer's verdict goes to the validator, which neither identifies nor asks libmagic again")
   func validatorContinuesFromTheVerdict() throws {

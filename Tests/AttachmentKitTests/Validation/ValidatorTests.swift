@@ -4,7 +4,7 @@ import Testing
 @testable import AttachmentKit
 
 /// Every bundled sample through the validator: real files, real libmagic, real probes.
-@Suite("Validator on the bundled samples")
+@Suite("Validator on the bundled samples", .cpuBound)
 struct ValidatorTests {
   @Test("the manifest is there and covers every accepted type")
   func manifestCoversTypes() {

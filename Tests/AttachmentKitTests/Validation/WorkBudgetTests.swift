@@ -5,7 +5,8 @@ import Testing
 
 /// Issue 13, item 2: every probe's work is bounded by the file's size, an array is read once,
 /// and long walks stop at the deadline or on cancellation.
-@Suite("Work budgets, deadlines and cancellation in the probes")
+/// On the worker thread for CPU-bound tests (`.cpuBound`): the bombs keep a processor busy for up to a second each.
+@Suite("Work budgets, deadlines and cancellation in the probes", .cpuBound)
 struct WorkBudgetTests {
   /// Writes the issue's TIFF: one table of 4.88 million SHORTs (all 1: strip offset 1, one
   /// byte) and 4,096 IFDs whose StripOffsets and StripByteCounts both point at it; with
@@ -39,7 +40,7 @@ struct WorkBudgetTests {
   }
 
   @Test(
-    "the 10 MB TIFF bomb (4,096 IFDs sharing one table of SHORTs or LONGs) is answered within its 1 s deadline",
+    "the 10 MB TIFF bomb (4,096 IFDs sharing one table of SHORTs or LONGs) is accepted within its work budget",
     arguments: [false, true])
   func tiffBombSharedTable(long: Bool) throws {
     let scratch = try ScratchDirectory("tiff-bomb")
@@ -47,13 +48,12 @@ struct WorkBudgetTests {
     let path = scratch.path + "/bomb.tiff"
     try Self.writeBomb(to: path, long: long, shift: false)
     let start = ContinuousClock.now
-    let deadline = start + .seconds(1)
-    // The shared table is read once: the file is accepted (every strip lies inside it), long
-    // before the deadline, which would otherwise answer deadline_exceeded.
-    let validation = try Validator().validate(
-      file: path, sha256: String(repeating: "0", count: 64), deadline: deadline)
+    // The shared table is read once: the file is accepted (every strip lies inside it). Read
+    // once per IFD, its 4,096 × 4.9 million values would pass the reader's work budget (16
+    // units a byte) long before the end, and the file would be refused. Work is what this
+    // pins, not time: no deadline, whose margin would only measure the machine's load.
+    let validation = try Validator().validate(file: path, sha256: String(repeating: "0", count: 64))
     #expect(validation.type == .tiff && validation.frames == 4_096)
-    #expect(ContinuousClock.now < deadline + .milliseconds(250))
     print("TIFF bomb (shared table) answered in \(ContinuousClock.now - start)")
   }
 
@@ -64,16 +64,14 @@ struct WorkBudgetTests {
     let path = scratch.path + "/bomb.tiff"
     try Self.writeBomb(to: path, shift: true)
     let start = ContinuousClock.now
-    let deadline = start + .seconds(1)
+    // Refused by the rule, not by the work budget or a deadline (either would say otherwise).
     do {
-      let validation = try Validator().validate(
-        file: path, sha256: String(repeating: "0", count: 64), deadline: deadline)
+      let validation = try Validator().validate(file: path, sha256: String(repeating: "0", count: 64))
       Issue.record("accepted: \(validation)")
     } catch {
       #expect(error.code == .unsupportedType, "\(error)")
       #expect(error.message.contains("strip/tile tables add up"), "\(error)")
     }
-    #expect(ContinuousClock.now < deadline + .milliseconds(250))
     print("TIFF bomb (shifted tables) answered in \(ContinuousClock.now - start)")
   }
 

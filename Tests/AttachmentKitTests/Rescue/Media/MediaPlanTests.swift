@@ -3,7 +3,7 @@ import Testing
 @testable import AttachmentKit
 
 /// ``MediaPlan`` as a value: the cheapest action for each kind of source, without FFmpeg.
-@Suite("Media rescue: the plan")
+@Suite("Media rescue: the plan", .cpuBound)
 struct MediaPlanTests {
   private static func video(_ codec: String, _ width: Int, _ height: Int) -> MediaSource.Stream {
     MediaSource.Stream(

@@ -6,7 +6,7 @@ import Testing
 /// The media rescue on long and hostile sources: a cut within the limit by stream copy, the
 /// deadline honoured mid-transcode, declared budgets refused before decoding, and files that
 /// only pretend to be media keeping their refusal.
-@Suite("Media rescue: long and hostile sources")
+@Suite("Media rescue: long and hostile sources", .threadOfItsOwn)
 struct MediaRescueBoundsTests {
   private static func job(
     _ path: String, refusal: AttachmentError, output: String,
@@ -18,10 +18,10 @@ struct MediaRescueBoundsTests {
   }
 
   @Test("a 45 s H.264 MP4 with a keyframe every 2 s is cut by stream copy at 30 s, not past it")
-  func trimsByCopy() throws {
+  func trimsByCopy() async throws {
     let scratch = try ScratchDirectory("media-trim")
     defer { scratch.remove() }
-    let source = try LargeSamples.path("h264-aac-45s-gop2.mp4")
+    let source = try await LargeSamples.path("h264-aac-45s-gop2.mp4")
     let refusal = try #require(MediaRescuerTests.refusal(of: source))
     #expect(refusal.code == .tooLong)
     let output = scratch.path + "/out.mp4"
@@ -38,10 +38,10 @@ struct MediaRescueBoundsTests {
   }
 
   @Test("a 40 s clip with a single keyframe cannot be cut by copy: its video is re-encoded to 30 s")
-  func trimsByTranscodeWithoutKeyframes() throws {
+  func trimsByTranscodeWithoutKeyframes() async throws {
     let scratch = try ScratchDirectory("media-trim-one-gop")
     defer { scratch.remove() }
-    let source = try LargeSamples.path("h264-40s-one-gop.mp4")
+    let source = try await LargeSamples.path("h264-40s-one-gop.mp4")
     let refusal = try #require(MediaRescuerTests.refusal(of: source))
     let output = scratch.path + "/out.mp4"
     let rescue = try MediaRescuer().rescue(Self.job(source, refusal: refusal, output: output))
@@ -51,10 +51,10 @@ struct MediaRescueBoundsTests {
   }
 
   @Test("a deadline that passes mid-transcode is answered at the deadline with deadline_exceeded")
-  func deadlineMidTranscode() throws {
+  func deadlineMidTranscode() async throws {
     let scratch = try ScratchDirectory("media-deadline")
     defer { scratch.remove() }
-    let source = try LargeSamples.path("mpeg4-720p-45s.avi")
+    let source = try await LargeSamples.path("mpeg4-720p-45s.avi")
     let refusal = try #require(MediaRescuerTests.refusal(of: source))
     let output = scratch.path + "/out.mp4"
     // 30 s of 720p takes seconds to encode on this machine's cores; the deadline is at 1 s.

@@ -9,7 +9,7 @@ import Testing
 /// derivative is published with its provenance and served only to callers with the rescuer;
 /// a deadline mid-transcode leaves nothing behind; transcodes never hold up image rescues or
 /// hits.
-@Suite("Media rescue: pipeline")
+@Suite("Media rescue: pipeline", .threadOfItsOwn)
 struct MediaRescuePipelineTests {
   static func fixture(
     _ label: String, observer: StageObserver? = nil,
@@ -56,7 +56,7 @@ struct MediaRescuePipelineTests {
   func deadlineLeavesNothing() async throws {
     let fixture = try Self.fixture("media-pipeline-deadline")
     defer { fixture.close() }
-    let url = fixture.serve(try LargeSamples.path("mpeg4-720p-45s.avi"), name: "long")
+    let url = fixture.serve(try await LargeSamples.path("mpeg4-720p-45s.avi"), name: "long")
     let deadline = ContinuousClock.now + .seconds(2)
 
     let error = await #expect(throws: AttachmentError.self) {
@@ -65,8 +65,7 @@ struct MediaRescuePipelineTests {
 
     #expect(error?.code == .deadlineExceeded, "\(String(describing: error))")
     #expect(deadline.duration(to: .now) < .milliseconds(500))
-    #expect(fixture.settledTemporaryFiles().isEmpty)
-    #expect(fixture.temporaryFiles().isEmpty)
+    #expect(await fixture.leftBehind().isEmpty)
     guard case .miss = fixture.pipeline.lookup(try AttachmentURL(url)) else {
       Issue.record("a rescue stopped at its deadline was published")
       return
@@ -82,7 +81,7 @@ struct MediaRescuePipelineTests {
         if stage == .downloaded { downloaded.withLock { _ = $0.insert(url) } }
       })
     defer { fixture.close() }
-    let long = try LargeSamples.path("mpeg4-720p-45s.avi")
+    let long = try await LargeSamples.path("mpeg4-720p-45s.avi")
     let clips = [fixture.serve(long, name: "clip-a"), fixture.serve(long, name: "clip-b")]
     let photo = fixture.serve(Samples.path("webp-lossy.webp"), name: "photo")
     fixture.server.serve("/hit.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
