@@ -45,22 +45,14 @@ public final class Downloader: Sendable {
   public func download(
     _ request: DownloadRequest, deadline: ContinuousClock.Instant
   ) async throws(AttachmentError) -> Download {
-    if request.checkedURL?.text != request.url, let problem = URLCheck.problem(with: request.url) {
-      throw problem
-    }
-    if let problem = ProxyPolicy.configurationProblem(configuration) { throw problem }
-    if ProxyPolicy.checksHosts(configuration), let refusal = ProxyPolicy.refusal(url: request.url) {
-      throw refusal
-    }
-    if Task.isCancelled { throw AttachmentError.cancelledError() }
     let now = ContinuousClock.now
-    guard deadline > now else {
-      throw AttachmentError(.deadlineExceeded, "The deadline passed before the download started.")
-    }
-    guard let engine else {
-      throw AttachmentError(
-        .networkError,
-        "The download engine could not start: libcurl.so.4 could not be loaded (apt: libcurl4).")
+    let engine: CurlEngine
+    switch start(request, deadline: deadline, now: now) {
+    case .success(let started): engine = started
+    case .failure(let problem):
+      // Refused before it starts: the body file's descriptor it took over is closed here.
+      if let descriptor = request.bodyFile?.descriptor { close(descriptor) }
+      throw problem
     }
     let (path, descriptor): (String, Int32)
     if let bodyFile = request.bodyFile {
@@ -100,6 +92,31 @@ public final class Downloader: Sendable {
       }
     }
     return try result.get()
+  }
+
+  /// The engine to run `request` on, or why it must not start: its URL, the proxy settings,
+  /// cancellation, a passed deadline, or no libcurl.
+  private func start(
+    _ request: DownloadRequest, deadline: ContinuousClock.Instant, now: ContinuousClock.Instant
+  ) -> Result<CurlEngine, AttachmentError> {
+    if request.checkedURL?.text != request.url, let problem = URLCheck.problem(with: request.url) {
+      return .failure(problem)
+    }
+    if let problem = ProxyPolicy.configurationProblem(configuration) { return .failure(problem) }
+    if ProxyPolicy.checksHosts(configuration), let refusal = ProxyPolicy.refusal(url: request.url) {
+      return .failure(refusal)
+    }
+    if Task.isCancelled { return .failure(AttachmentError.cancelledError()) }
+    guard deadline > now else {
+      return .failure(AttachmentError(.deadlineExceeded, "The deadline passed before the download started."))
+    }
+    guard let engine else {
+      return .failure(
+        AttachmentError(
+          .networkError,
+          "The download engine could not start: libcurl.so.4 could not be loaded (apt: libcurl4)."))
+    }
+    return .success(engine)
   }
 
   /// Downloads `request` within `timeout` from now: a convenience for

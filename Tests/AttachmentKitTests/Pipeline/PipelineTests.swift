@@ -305,11 +305,7 @@ struct PipelineTests {
     #expect(ContinuousClock.now - start < .milliseconds(250))
     #expect(fixture.server.totalConnections == 0)
     let left = await fixture.leftBehind()
-    withKnownIssue(
-      "product leak, found by this check: Downloader.download throws before it takes over the body file's descriptor (deadline passed, URL or proxy refused, cancelled), and nobody closes it"
-    ) {
-      #expect(left.isEmpty, "left behind: \(left)")
-    }
+    #expect(left.isEmpty, "left behind: \(left)")
     #expect(fixture.pipeline.cachedAttachment(for: fixture.server.url("/late.png")) == nil)
   }
 
