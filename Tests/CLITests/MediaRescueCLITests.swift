@@ -62,4 +62,24 @@ struct MediaRescueCLITests {
     #expect(off.stdout.contains("unsupported_type"), "\(off.stdout)")
     #expect(server.requestCount(path: "/clip.webm") == 1)
   }
+
+  @Test("attachkit rescue hands files to the libraries by descriptor: brackets in a name are not options")
+  func bracketsInNames() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    // libvips reads "photo.webp[n=1]" as photo.webp with an option: a decoy of that name is there.
+    let animated = scratch.path + "/photo.webp[n=1]"
+    let clip = scratch.path + "/clip.webm[x]"
+    try Data(try Media.bytes("webp-animated.webp")).write(to: URL(fileURLWithPath: animated))
+    try Data(try Media.bytes("webp-lossy.webp")).write(to: URL(fileURLWithPath: scratch.path + "/photo.webp"))
+    try Data(try Media.bytes("webm-vp9.webm")).write(to: URL(fileURLWithPath: clip))
+
+    let image = try await CLI.run(["rescue", "--json", animated, "--output", scratch.path + "/out[0].gif"])
+    #expect(image.status == 0, "\(image.stdout)")
+    #expect(image.jsonLines.first?["type"] as? String == "gif")
+    #expect(image.jsonLines.first?["frames"] as? Int == 2)  // the animation named, not the decoy
+    let video = try await CLI.run(["rescue", "--json", clip, "--output", scratch.path + "/out[1].mp4"])
+    #expect(video.status == 0, "\(video.stdout)")
+    #expect(video.jsonLines.first?["type"] as? String == "mp4")
+  }
 }

@@ -92,31 +92,11 @@ public struct ImageRescuer: Sendable {
     file path: String, refusedWith refusal: AttachmentError, to output: String,
     deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
-    // libvips reads options from brackets in a file name ("a[n=-1].webp"), so it is given
-    // both files by descriptor, never by the caller's names.
-    let input = open(path, O_RDONLY | O_CLOEXEC)
-    var info = stat()
-    guard input >= 0, fstat(input, &info) == 0 else {
-      if input >= 0 { close(input) }
-      throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)).")
-    }
-    defer { close(input) }
-    let written = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard written >= 0 else {
-      throw AttachmentError(.ioError, "Cannot write \(Redaction.escapeControlCharacters(output)).")
-    }
-    defer { close(written) }
-    do {
-      let rescue = try convert(
+    try LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
+      (source, bytes, target) throws(AttachmentError) in
+      try convert(
         RescueJob(
-          source: "/proc/self/fd/\(input)", bytes: Int64(info.st_size), refusal: refusal,
-          output: "/proc/self/fd/\(written)", limits: limits, deadline: deadline))
-      var validation = try Validator(limits: limits).validate(file: output, deadline: deadline)
-      validation.rescued = rescue
-      return validation
-    } catch {
-      unlink(output)
-      throw error
+          source: source, bytes: bytes, refusal: refusal, output: target, limits: limits, deadline: deadline))
     }
   }
 

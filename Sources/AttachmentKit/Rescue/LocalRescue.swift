@@ -27,11 +27,41 @@ extension [any Rescuer] {
       refusal = error
     }
     guard let rescuer = rescuer(for: evidence.refused(with: refusal)) else { throw refusal }
-    do {
-      let rescue = try rescuer.rescue(
+    return try LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
+      (source, bytes, target) throws(AttachmentError) in
+      try rescuer.rescue(
         RescueJob(
-          source: path, bytes: evidence.bytes, refusal: refusal, output: output, limits: limits,
-          deadline: deadline))
+          source: source, bytes: bytes, refusal: refusal, output: target, limits: limits, deadline: deadline))
+    }
+  }
+}
+
+/// A rescue of a local file, the part every caller shares.
+enum LocalRescue {
+  /// Opens `path` and creates (or replaces) `output`, hands both to `body` by descriptor (a
+  /// rescuer's library may read options from a file name: libvips reads `a[n=-1].webp` as
+  /// `a` with an option), with the source's size in bytes, then validates what it wrote.
+  /// - Returns: the delivered file's validation, with ``Validation/rescued`` set.
+  /// - Throws: `io_error` when a file cannot be opened, or what `body` or the validator throws;
+  ///   `output` is removed on failure.
+  static func rescue(
+    _ path: String, into output: String, limits: ValidationLimits, deadline: ContinuousClock.Instant?,
+    _ body: (_ source: String, _ bytes: Int64, _ output: String) throws(AttachmentError) -> Rescue
+  ) throws(AttachmentError) -> Validation {
+    let input = open(path, O_RDONLY | O_CLOEXEC)
+    var info = stat()
+    guard input >= 0, fstat(input, &info) == 0 else {
+      if input >= 0 { close(input) }
+      throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)).")
+    }
+    defer { close(input) }
+    let written = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard written >= 0 else {
+      throw AttachmentError(.ioError, "Cannot write \(Redaction.escapeControlCharacters(output)).")
+    }
+    defer { close(written) }
+    do {
+      let rescue = try body("/proc/self/fd/\(input)", Int64(info.st_size), "/proc/self/fd/\(written)")
       var validation = try Validator(limits: limits).validate(file: output, deadline: deadline)
       validation.rescued = rescue
       return validation
