@@ -27,7 +27,7 @@ build_library_target() {
     -emit-module-path "$out/modules/PosixLock.swiftmodule" -c Sources/PosixLock/*.swift -o "$out/modules/PosixLock.o"
   # -package-name: the library declares package-access members (as SwiftPM builds it).
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentKit -package-name attachmentkit \
-    -I "$out/modules" -I Sources/CCurl -I Sources/CMagic -I Sources/CVips -ldl \
+    -I "$out/modules" -I Sources/CAV -I Sources/CCurl -I Sources/CMagic -I Sources/CVips -ldl \
     "${sources[@]}" "$entry" "$out/modules/PosixLock.o" -o "$out/fuzz-$name"
 }
 
