@@ -288,12 +288,14 @@ struct RescuePipelineTests {
         return (nil, .now)
       }
     }
-    // and its rescue is seen waiting for the lock, holding its body and its output
+    // and its rescue is seen waiting for the lock, holding its body and its output: two distinct
+    // files (the downloader's own descriptor of the body, closed just after its answer, names
+    // the same file and is not counted twice)
     let started = ContinuousClock.now
-    while fixture.openTemporaryFiles().count < 2, ContinuousClock.now - started < .seconds(5) {
+    while Set(fixture.openTemporaryFiles()).count < 2, ContinuousClock.now - started < .seconds(5) {
       try await Task.sleep(for: .milliseconds(5))
     }
-    #expect(fixture.openTemporaryFiles().count >= 2, "the rescue never started")
+    #expect(Set(fixture.openTemporaryFiles()).count >= 2, "the rescue never started")
     let (code, answered) = await request.value
     // Then the answer is deadline_exceeded, by the deadline + 250 ms, while the rescue still
     // waits
