@@ -67,8 +67,9 @@ enum MediaRescueScenario {
     ]
     for item in cases {
       let ours = [binary, "rescue", "--quiet", item.source, "--output", directory + "/ours"]
-      let (oursTime, theirsTime, oursPeak, theirsPeak) = try alternate(
-        ours, item.theirs, repetitions: item.repetitions)
+      let medians = try Alternation.measure(ours: ours, theirs: item.theirs, repetitions: item.repetitions)
+      let (oursTime, theirsTime) = (medians.oursMilliseconds, medians.theirsMilliseconds)
+      let (oursPeak, theirsPeak) = (medians.oursPeakBytes, medians.theirsPeakBytes)
       report.add(
         section, "\(item.name): attachkit rescue, median wall time", key: item.key + "_ms", value: oursTime,
         unit: .milliseconds)
@@ -91,43 +92,8 @@ enum MediaRescueScenario {
     }
   }
 
-  /// Median wall time (ms) and peak RSS (bytes) of each command over `repetitions` rounds, after
-  /// one warm-up round, alternating which goes first.
-  private static func alternate(
-    _ ours: [String], _ theirs: [String], repetitions: Int
-  ) throws -> (Double, Double, Double, Double) {
-    var times: (ours: [Duration], theirs: [Duration]) = ([], [])
-    var peaks: (ours: [Double], theirs: [Double]) = ([], [])
-    for repetition in 0..<(repetitions + 1) {
-      for isOurs in repetition % 2 == 0 ? [true, false] : [false, true] {
-        let run = try Subprocess.measurePeak(isOurs ? ours : theirs)
-        guard run.status == 0 else {
-          throw BenchError("\((isOurs ? ours : theirs).joined(separator: " ")) failed (status \(run.status))")
-        }
-        guard repetition > 0 else { continue }  // the first round warms the page cache
-        if isOurs {
-          times.ours.append(run.wall)
-          peaks.ours.append(run.peakBytes)
-        } else {
-          times.theirs.append(run.wall)
-          peaks.theirs.append(run.peakBytes)
-        }
-      }
-    }
-    return (
-      Distribution(times.ours).percentile(50), Distribution(times.theirs).percentile(50), median(peaks.ours),
-      median(peaks.theirs)
-    )
-  }
-
   private static func generate(_ path: String, _ arguments: [String]) throws {
     let made = try Subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y"] + arguments + [path])
     guard made.status == 0 else { throw BenchError("ffmpeg could not make \(path) (status \(made.status))") }
-  }
-
-  private static func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return 0 }
-    return sorted[sorted.count / 2]
   }
 }

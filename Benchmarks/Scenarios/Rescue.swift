@@ -47,26 +47,9 @@ enum RescueScenario {
         ? large + "/" + item.file.dropFirst(6) : root + "/Samples/media/" + item.file.dropFirst(6)
       let ours = [binary, "rescue", "--quiet", file, "--output", output + "/ours"]
       let theirs = ["vipsthumbnail", file, "--size", "4096x4096", "-o", output + "/theirs.jpg[Q=85,strip]"]
-      var times: (ours: [Duration], theirs: [Duration]) = ([], [])
-      var peaks: (ours: [Double], theirs: [Double]) = ([], [])
-      for repetition in 0..<(repetitions + 1) {
-        let order = repetition % 2 == 0 ? [true, false] : [false, true]
-        for isOurs in order {
-          let (elapsed, peak) = try timed(isOurs ? ours : theirs)
-          guard repetition > 0 else { continue }  // the first round warms the page cache
-          if isOurs {
-            times.ours.append(elapsed)
-            peaks.ours.append(peak)
-          } else {
-            times.theirs.append(elapsed)
-            peaks.theirs.append(peak)
-          }
-        }
-      }
-      let oursTime = Distribution(times.ours).percentile(50)
-      let theirsTime = Distribution(times.theirs).percentile(50)
-      let oursPeak = median(peaks.ours)
-      let theirsPeak = median(peaks.theirs)
+      let medians = try Alternation.measure(ours: ours, theirs: theirs, repetitions: repetitions)
+      let (oursTime, theirsTime) = (medians.oursMilliseconds, medians.theirsMilliseconds)
+      let (oursPeak, theirsPeak) = (medians.oursPeakBytes, medians.theirsPeakBytes)
       report.add(
         section, "\(item.name): attachkit rescue, median wall time", key: item.key + "_ms", value: oursTime,
         unit: .milliseconds)
@@ -87,21 +70,6 @@ enum RescueScenario {
         "rescue \(item.name) / vipsthumbnail (peak RSS)", key: item.key + "_rss_ratio_vips", ours: oursPeak,
         theirs: theirsPeak, goal: is24 ? 1.2 : nil, isMemory: true)
     }
-  }
-
-  /// Runs `arguments` once: its wall time and its peak resident set in bytes.
-  private static func timed(_ arguments: [String]) throws -> (Duration, Double) {
-    let run = try Subprocess.measurePeak(arguments)
-    guard run.status == 0 else {
-      throw BenchError("\(arguments.joined(separator: " ")) failed (status \(run.status))")
-    }
-    return (run.wall, run.peakBytes)
-  }
-
-  private static func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return 0 }
-    return sorted[sorted.count / 2]
   }
 
   /// The repository root, from this file's path (Benchmarks/Scenarios/Rescue.swift).
