@@ -139,6 +139,10 @@ extension AttachmentError.Code {
   public static let unknownDuration = Self("unknown_duration", kind: .rejection)
   /// An image's decoded size (width × height × 4 bytes) exceeds the configured ceiling.
   public static let tooManyPixels = Self("too_many_pixels", kind: .rejection)
+  /// A source for a rescue needs more decoding work than the rescue allows: more scans (a
+  /// progressive JPEG), frames (an animation) or bytes per pixel than its configuration's
+  /// bounds; the message names which.
+  public static let tooComplex = Self("too_complex", kind: .rejection)
 }
 
 extension AttachmentError {

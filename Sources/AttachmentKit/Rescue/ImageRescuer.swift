@@ -1,6 +1,5 @@
 import CVips
 import Glibc
-import PosixLock
 
 /// Turns a near-miss image into a valid notification attachment with libvips: WebP, HEIC/HEIF
 /// and AVIF converted to JPEG (PNG when the image has alpha; GIF for an animation), images over
@@ -10,7 +9,10 @@ import PosixLock
 /// Only an allowlist of libvips loaders is used (JPEG, PNG, GIF, TIFF, WebP, HEIF); every
 /// loader libvips marks untrusted (SVG, ImageMagick, PDF, …) is blocked process-wide as well.
 /// The decode budget is checked on the header before any pixel is decoded, so a pixel bomb
-/// costs a header read. Rescues run one at a time per process, to bound memory.
+/// costs a header read, and so are the bounds on work the pixel count misses (scans, frames,
+/// bytes per pixel: ``ImageWorkBounds``); libvips' evaluation is stopped at the deadline
+/// (``VipsDeadline``). Rescues run one at a time per process, to bound memory (``RescueGate``):
+/// a rescue waits for its turn until its own deadline at most.
 public struct ImageRescuer: Sendable {
   /// The rescue's own limits (source size, decode budget, longest side, JPEG quality).
   public var configuration: RescueConfiguration
@@ -42,10 +44,6 @@ public struct ImageRescuer: Sendable {
 
   /// This rescuer's ``Rescuer/name``, stored with every file it delivers.
   public static let name = "image"
-
-  /// One rescue at a time per process: libvips' error buffer is global, and two large
-  /// decodes at once would double the peak memory.
-  static let lock = Locked(())
 
   /// Validates a local file and, when the validator refuses it in a way a rescue can undo,
   /// rescues it into `output`.
@@ -82,10 +80,11 @@ public struct ImageRescuer: Sendable {
   ///   - path: the refused file.
   ///   - refusal: the validator's refusal (see ``canRescue(_:)``).
   ///   - output: where the delivered file goes.
-  ///   - deadline: checked between steps; libvips' own work is not interrupted.
+  ///   - deadline: checked between steps, and libvips' evaluation is stopped when it passes.
   /// - Returns: the validation of the delivered file, with ``Validation/rescued`` set.
   /// - Throws: `too_large` (a source over ``RescueConfiguration/maximumSourceBytes``),
-  ///   `too_many_pixels` (over the decode budget), `deadline_exceeded`, `io_error`, or
+  ///   `too_many_pixels` (over the decode budget), `too_complex` (over a bound on decoding
+  ///   work: scans, frames, bytes per pixel), `deadline_exceeded`, `io_error`, or
   ///   `refusal` itself when libvips is missing, no allowed loader reads the file, or it does
   ///   not decode (a truncated file among them). `output` is removed on failure.
   public func rescue(
@@ -101,7 +100,7 @@ public struct ImageRescuer: Sendable {
   }
 
   /// Decodes the job's source and writes the delivered file to its output, within the job's
-  /// limits. Runs libvips under the process-wide rescue lock.
+  /// limits. Runs libvips in the process's one image-rescue turn (``RescueGate/image``).
   func convert(_ job: RescueJob) throws(AttachmentError) -> Rescue {
     if job.bytes > configuration.maximumSourceBytes {
       throw AttachmentError(
@@ -112,7 +111,8 @@ public struct ImageRescuer: Sendable {
     guard let vips = Libvips.started(concurrency: configuration.concurrency) else {
       throw Self.unrescued(job.refusal, "libvips (libvips42) is not installed")
     }
-    return try Self.lock.withLock { (_: inout Void) throws(AttachmentError) -> Rescue in
+    return try RescueGate.image.run(limit: 1, deadline: job.deadline) {
+      () throws(AttachmentError) -> Rescue in
       try Self.checkTime(job.deadline)
       let header = try readHeader(vips, job)
       let plan = RescuePlan(
@@ -161,6 +161,12 @@ public struct ImageRescuer: Sendable {
         "The image is \(width)×\(height) pixels\(frames > 1 ? " × \(frames) frames" : ""), over the rescue's decode budget of \(configuration.maximumSourcePixels) pixels.",
         detected: job.refusal.detected ?? loaderMIME)
     }
+    try ImageWorkBounds(configuration: configuration).check(
+      ImageWorkBounds.Source(
+        path: job.source, loader: loaderName, width: Int64(width), height: Int64(height),
+        frames: Int64(frames),
+        bytes: job.bytes),
+      detected: job.refusal.detected ?? loaderMIME)
     return SourceHeader(
       width: width, height: height, frames: frames, hasAlpha: hasAlpha, loaderMIME: loaderMIME)
   }
@@ -174,7 +180,7 @@ public struct ImageRescuer: Sendable {
     var box = plan.box
     for _ in 0..<4 {
       try Self.checkTime(job.deadline)
-      try write(vips, source: job.source, output: job.output, box: box, plan: plan, refusal: job.refusal)
+      try write(vips, job, box: box, plan: plan)
       var written = stat()
       guard stat(job.output, &written) == 0 else {
         throw AttachmentError(.ioError, "The rescued file was not written.")
@@ -197,9 +203,8 @@ public struct ImageRescuer: Sendable {
   }
 
   /// One libvips pass: thumbnail into `box`, sRGB, save in the plan's format.
-  private func write(
-    _ vips: Libvips, source: String, output: String, box: Int, plan: RescuePlan, refusal: AttachmentError
-  ) throws(AttachmentError) {
+  private func write(_ vips: Libvips, _ job: RescueJob, box: Int, plan: RescuePlan) throws(AttachmentError) {
+    let (source, output, refusal) = (job.source, job.output, job.refusal)
     var thumbnail: OpaquePointer?
     // Every frame of an animation: the loader option in brackets after the path.
     let input = plan.output == .gif ? source + "[n=-1]" : source
@@ -214,12 +219,19 @@ public struct ImageRescuer: Sendable {
       throw Self.unrescued(refusal, "libvips cannot convert it to sRGB: \(vips.takeError())")
     }
     defer { vips.unref(image) }
-    let saved =
+    let quality = Int32(clamping: configuration.jpegQuality)
+    let (saved, stopped) = VipsDeadline.watching([thumbnail, image], in: vips, until: job.deadline) {
       switch plan.output {
-      case .jpeg: ak_vips_jpegsave(vips.jpegSave, image, output, Int32(clamping: configuration.jpegQuality))
+      case .jpeg: ak_vips_jpegsave(vips.jpegSave, image, output, quality)
       case .png: ak_vips_pngsave(vips.pngSave, image, output)
       case .gif: ak_vips_gifsave(vips.gifSave, image, output)
       }
+    }
+    if stopped {
+      vips.errorClear()
+      throw AttachmentError(
+        .deadlineExceeded, "The deadline passed while the image was rescued; libvips was stopped.")
+    }
     guard saved == 0 else {
       // Decoding happens here, as the saver pulls pixels: a truncated source fails now.
       throw Self.unrescued(refusal, "libvips cannot decode it: \(vips.takeError())")

@@ -29,6 +29,8 @@ struct Libvips: @unchecked Sendable {
   let pngSave: UnsafeMutableRawPointer
   let gifSave: UnsafeMutableRawPointer
   let hasAlpha: @convention(c) (OpaquePointer?) -> Int32
+  /// `vips_image_set_kill`: stops the computation of an image (its pipeline fails).
+  let setKill: @convention(c) (OpaquePointer?, Int32) -> Void
 
   private init?() {
     typealias Image = @convention(c) (OpaquePointer?) -> Int32
@@ -53,6 +55,9 @@ struct Libvips: @unchecked Sendable {
       let hasAlpha = library.function("vips_image_hasalpha", as: Image.self),
       // glib's, found through libvips' own dependencies.
       let unref = library.function("g_object_unref", as: (@convention(c) (OpaquePointer?) -> Void).self),
+      let setKill = library.function(
+        "vips_image_set_kill", as: (@convention(c) (OpaquePointer?, Int32) -> Void).self),
+
       let newFromFile = library.symbol("vips_image_new_from_file"),
       let thumbnail = library.symbol("vips_thumbnail"),
       let colourspace = library.symbol("vips_colourspace"),
@@ -73,6 +78,7 @@ struct Libvips: @unchecked Sendable {
     self.orientationSwaps = orientationSwaps
     self.hasAlpha = hasAlpha
     self.unref = unref
+    self.setKill = setKill
     self.newFromFile = newFromFile
     self.thumbnail = thumbnail
     self.colourspace = colourspace

@@ -15,6 +15,26 @@ public struct RescueConfiguration: Sendable, Equatable {
   /// cost of a header read. Default: 256 megapixels.
   public var maximumSourcePixels: Int64 = 256_000_000
 
+  /// The most frames an animated source may have; more is refused with `too_complex` before
+  /// any frame is decoded (each frame costs work of its own, whatever its size). Default: 2000.
+  public var maximumFrames: Int = 2000
+
+  /// The most scans a JPEG source may have; more is refused with `too_complex` before it is
+  /// decoded (every scan of a progressive JPEG is another pass over every coefficient, which
+  /// libjpeg makes in one call that cannot be interrupted). Default: 100 (encoders write about
+  /// 10).
+  public var maximumScans: Int = 100
+
+  /// The decode budget of a progressive JPEG, in pixels: its decoder holds every DCT
+  /// coefficient until the last scan (about 3.4 bytes a pixel), so more is refused with
+  /// `too_many_pixels`. Default: 50 megapixels (about 170 MiB).
+  public var maximumProgressivePixels: Int64 = 50_000_000
+
+  /// The most bytes a source over 8 MB may spend per decoded pixel (width × height × frames);
+  /// more is refused with `too_complex` (no image format needs it: uncompressed 16-bit RGBA is
+  /// 8). Default: 64.
+  public var maximumBytesPerPixel: Int64 = 64
+
   /// The longest side of a rescued image, in pixels; larger images are downscaled to it.
   /// Default: 4096 (a notification shows far fewer pixels; iOS itself decodes the file).
   public var maximumDimension: Int = 4096

@@ -7,9 +7,10 @@ import Testing
 /// Rescue end to end: the samples served by a real loopback server, real libcurl, libmagic and
 /// libvips, a real cache; the delivered files checked by the validator and by size.
 ///
-/// Serialized: every test here takes the process-wide rescue lock (`ImageRescuer.lock`), and
+/// Serialized: every test here takes the process's image-rescue turn (`RescueGate.image`), and
 /// `deadlineWhileRescuing` holds it on purpose; run beside it, the others' rescues would queue
-/// behind it and its own late rescue behind theirs.
+/// behind it and its own late rescue behind theirs (so does `stoppedAtDeadline`, in
+/// ImageRescueBombTests.swift, which needs the turn for the whole of its deadline).
 @Suite("Rescue: pipeline", .serialized, .threadOfItsOwn)
 struct RescuePipelineTests {
   /// A server and a pipeline with rescue on (default settings) over a fresh cache.
@@ -259,9 +260,12 @@ struct RescuePipelineTests {
     #expect(left.isEmpty, "left behind: \(left)")
   }
 
-  @Test("a rescue that cannot finish by the deadline is answered at the deadline, and leaves nothing")
+  @Test(
+    "a rescue waiting for another is answered at its deadline and gives up there, leaving nothing, while the other still runs"
+  )
   func deadlineWhileRescuing() async throws {
-    // Given another rescue holding the process's rescue lock (a thread that waits for a signal)
+    // Given another rescue holding the process's image-rescue turn (a thread that waits for a
+    // signal, with no deadline of its own)
     let fixture = try Self.rescueFixture()
     defer { fixture.close() }
     let url = fixture.serve(Samples.path("webp-lossy.webp"), name: "late")
@@ -269,12 +273,13 @@ struct RescuePipelineTests {
     let taken = Flag()
     let release = DispatchSemaphore(value: 0)
     Thread {
-      ImageRescuer.lock.withLock { _ in
+      _ = try? RescueGate.image.run(limit: 1, deadline: nil) { () -> Void in
         taken.set()
         release.wait()
       }
     }.start()
-    try #require(await taken.wait(upTo: .seconds(5)), "the holder never took the rescue lock")
+    defer { release.signal() }
+    try #require(await taken.wait(upTo: .seconds(5)), "the holder never took the rescue turn")
 
     // When a WebP is fetched with rescue on and a 1 s deadline
     let deadline = ContinuousClock.now + .seconds(1)
@@ -297,14 +302,12 @@ struct RescuePipelineTests {
     }
     #expect(Set(fixture.openTemporaryFiles()).count >= 2, "the rescue never started")
     let (code, answered) = await request.value
-    // Then the answer is deadline_exceeded, by the deadline + 250 ms, while the rescue still
-    // waits
+    // Then the answer is deadline_exceeded, by the deadline + 250 ms
     #expect(code == .deadlineExceeded)
     #expect(answered - deadline < .milliseconds(250))
-    #expect(!fixture.openTemporaryFiles().isEmpty, "the rescue still holds its body and output")
-    release.signal()
-    // and the rescue, once it gets the lock, gives up and removes its files (observed, 5 s bound)
-    #expect(await fixture.settledTemporaryFiles().isEmpty)
+    // and the rescue gave up at its deadline without waiting for the holder, which still runs:
+    // its files are removed (observed, 5 s bound) before the holder is released
+    #expect(await fixture.settledTemporaryFiles().isEmpty, "the waiting rescue still holds its files")
     let left = await fixture.leftBehind()
     #expect(left.isEmpty, "left behind: \(left)")
   }

@@ -70,7 +70,7 @@ extension MediaRescuer: Rescuer {
     guard let av = Libav.shared else {
       throw job.refusal.notRescued("FFmpeg's libraries (libavformat59, libavcodec59) are not installed")
     }
-    return try MediaRescueGate.shared.run(
+    return try RescueGate.media.run(
       limit: configuration.maximumConcurrentRescues, deadline: job.deadline
     ) {
       () throws(AttachmentError) -> Rescue in

@@ -1,17 +1,24 @@
 import Glibc
 
-/// Bounds the media rescues running at once in the process: a rescue waits for a slot until
-/// its deadline, then gives up with `deadline_exceeded`. Only media rescues pass through it;
-/// image rescues, hits and other misses never wait here.
-final class MediaRescueGate: @unchecked Sendable {
+/// Bounds the rescues of one kind running at once in the process: a rescue waits for a slot
+/// until its own deadline, then gives up with `deadline_exceeded`, so no rescue holds another
+/// up for longer than the waiter's deadline. Hits and ordinary misses never wait here.
+final class RescueGate: @unchecked Sendable {
   private var mutex = pthread_mutex_t()
   private var condition = pthread_cond_t()
   private var running = 0
 
-  /// The process's gate.
-  static let shared = MediaRescueGate()
+  /// What the waiter is told it waited for, in a `deadline_exceeded` message.
+  private let waitedFor: String
 
-  private init() {
+  /// The gate of media rescues (FFmpeg), as many at once as the configuration allows.
+  static let media = RescueGate(waitedFor: "the media rescue waited for a slot")
+  /// The gate of image rescues (libvips): one at a time, since libvips' error buffer is global
+  /// and two large decodes at once would double the peak memory.
+  static let image = RescueGate(waitedFor: "the image rescue waited for another rescue to finish")
+
+  private init(waitedFor: String) {
+    self.waitedFor = waitedFor
     pthread_mutex_init(&mutex, nil)
     var attributes = pthread_condattr_t()
     pthread_condattr_init(&attributes)
@@ -34,8 +41,7 @@ final class MediaRescueGate: @unchecked Sendable {
       let left = ContinuousClock.now.duration(to: deadline)
       guard left > .zero else {
         pthread_mutex_unlock(&mutex)
-        throw AttachmentError(
-          .deadlineExceeded, "The deadline passed while the media rescue waited for a slot.")
+        throw AttachmentError(.deadlineExceeded, "The deadline passed while \(waitedFor).")
       }
       var now = timespec()
       clock_gettime(CLOCK_MONOTONIC, &now)

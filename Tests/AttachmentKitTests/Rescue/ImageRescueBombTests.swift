@@ -1,0 +1,129 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// The security review's rescue bombs (issue #25, item 1), through the real image rescuer and
+/// libvips: work the pixel budget does not see is bounded before decoding, and a rescue that
+/// runs out of time stops libvips at its deadline.
+@Suite("Rescue: decode-work bombs", .threadOfItsOwn)
+struct ImageRescueBombTests {
+  /// A refusal the image rescuer undoes (an image over the byte limit): the bombs are handed
+  /// to it as the pipeline would hand a near-miss.
+  static let refusal = AttachmentError(.tooLarge, "The image is over the limit.", detected: "image/jpeg")
+
+  /// Rescues `bytes` (written to a scratch file) with `configuration`, answering the error code
+  /// (nil: rescued), its message, and the instant the rescue returned.
+  static func rescue(
+    _ bytes: [UInt8], name: String, configuration: RescueConfiguration = RescueConfiguration(),
+    deadline: ContinuousClock.Instant? = nil
+  ) throws -> (code: AttachmentError.Code?, message: String, returned: ContinuousClock.Instant) {
+    let scratch = try ScratchDirectory("bomb")
+    defer { scratch.remove() }
+    let source = scratch.path + "/" + name
+    try Data(bytes).write(to: URL(fileURLWithPath: source))
+    let refusal =
+      name.hasSuffix(".webp")
+      ? AttachmentError(.unsupportedType, "WebP is not accepted.", detected: "image/webp") : refusal
+    do {
+      _ = try ImageRescuer(configuration: configuration).rescue(
+        file: source, refusedWith: refusal, to: scratch.path + "/out", deadline: deadline)
+      return (nil, "", .now)
+    } catch {
+      return (error.code, error.message, .now)
+    }
+  }
+
+  /// A progressive JPEG made by libvips' own tool, `width` × `height`, its bytes.
+  static func progressiveJPEG(width: Int, height: Int) async throws -> [UInt8] {
+    let scratch = try ScratchDirectory("progressive")
+    defer { scratch.remove() }
+    let path = scratch.path + "/p.jpg"
+    let status = await ImageBombs.vips(["black", path + "[interlace,Q=80]", "\(width)", "\(height)"])
+    try #require(status == 0, "vips black failed with \(status)")
+    return try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+  }
+
+  @Test("a progressive JPEG whose last scan repeats past the scan bound is refused before libvips decodes it")
+  func repeatedScans() async throws {
+    // Given a real progressive JPEG (that rescues), and the same with its last scan repeated 150
+    // more times (libjpeg consumes all of them in one uninterruptible call: about 24 ms a scan
+    // at 225 MP in the review)
+    let jpeg = try await Self.progressiveJPEG(width: 640, height: 480)
+    let plain = try Self.rescue(jpeg, name: "plain.jpg")
+    #expect(plain.code == nil, "the plain progressive JPEG must still rescue: \(plain.message)")
+    let bomb = try #require(ImageBombs.repeatingLastScan(jpeg, extra: 150))
+
+    // When the bomb is rescued
+    let answer = try Self.rescue(bomb, name: "bomb.jpg")
+
+    // Then it is refused as too complex, naming the scan bound
+    #expect(answer.code == .tooComplex)
+    #expect(answer.message.contains("more than 100 scans"), "\(answer.message)")
+  }
+
+  @Test(
+    "a progressive JPEG over the progressive pixel budget is refused (its decoder holds every coefficient)")
+  func progressivePixels() async throws {
+    // Given a progressive JPEG of 4000 × 3000 and a progressive budget of 10 MP (the default
+    // is 50 MP: a source past it takes ~200 MiB to decode), and the same pixels baseline
+    let jpeg = try await Self.progressiveJPEG(width: 4000, height: 3000)
+    var configuration = RescueConfiguration()
+    configuration.maximumProgressivePixels = 10_000_000
+
+    // When it is rescued
+    let answer = try Self.rescue(jpeg, name: "big.jpg", configuration: configuration)
+
+    // Then it is refused with too_many_pixels naming the progressive budget
+    #expect(answer.code == .tooManyPixels)
+    #expect(answer.message.contains("progressive"), "\(answer.message)")
+  }
+
+  @Test("an animated WebP over the frame bound is refused before any frame is decoded")
+  func tooManyFrames() throws {
+    // Given the bundled animated WebP's frame (64 × 48) repeated 2,500 times: 7.7 MP in all,
+    // far under the pixel budget
+    let still = try Samples.bytes("webp-lossy.webp")
+    let bomb = try #require(ImageBombs.animatedWebP(still: still, width: 64, height: 48, frames: 2_500))
+
+    // When it is rescued
+    let answer = try Self.rescue(bomb, name: "frames.webp")
+
+    // Then it is refused as too complex, naming the frames
+    #expect(answer.code == .tooComplex)
+    #expect(answer.message.contains("2500 frames"), "\(answer.message)")
+  }
+}
+
+/// In the serialized rescue pipeline suite: it needs the process's image-rescue turn for the
+/// whole of its deadline (a holder there would make it wait instead of being stopped).
+extension RescuePipelineTests {
+  @Test(
+    "a rescue that runs past its deadline stops libvips there: answered seconds after it, not half a minute")
+  func stoppedAtDeadline() async throws {
+    // Given an animation within every bound that takes libvips several seconds to convert
+    // (1,900 frames of 256 × 256 noise to GIF: 37 s with `vips copy`, 124 MP and 34 MB, within
+    // the pixel, frame and source budgets)
+    let scratch = try ScratchDirectory("noise")
+    defer { scratch.remove() }
+    let frame = scratch.path + "/frame.webp"
+    try #require(await ImageBombs.vips(["gaussnoise", frame + "[Q=30]", "256", "256"]) == 0)
+    let still = try Array(Data(contentsOf: URL(fileURLWithPath: frame)))
+    let bomb = try #require(ImageBombs.animatedWebP(still: still, width: 256, height: 256, frames: 1_900))
+
+    // When it is rescued with a deadline 1.5 s away
+    let deadline = ContinuousClock.now + .seconds(1.5)
+    let answer = try ImageRescueBombTests.rescue(bomb, name: "slow.webp", deadline: deadline)
+
+    // Then it is stopped: deadline_exceeded with libvips named as stopped (the old rescue
+    // finished the conversion and delivered it), returned well before the 37 s the whole
+    // conversion takes (libvips sees the kill between the strips of its outer evaluation; a
+    // nested one it runs for the frames does not look: 4 ms to 6.4 s after the deadline measured
+    // on a loaded 2-core machine, so the bound is generous)
+    #expect(answer.code == .deadlineExceeded, "\(String(describing: answer.code)): \(answer.message)")
+    #expect(
+      answer.returned - deadline < .seconds(15), "returned \(answer.returned - deadline) after the deadline")
+    #expect(answer.message.contains("libvips was stopped"), "\(answer.message)")
+  }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `serve --rescue` against a rescue bomb (issue #25, item 1): after the request is answered at
+/// its deadline, the server stops spending CPU on it, measured from `/proc/PID/stat`.
+@Suite("serve --rescue: bombs")
+struct RescueBombTests {
+  /// User plus system CPU time of `pid` so far, in seconds (`/proc/PID/stat` fields 14 and 15,
+  /// in clock ticks).
+  static func cpuSeconds(_ pid: Int32) -> Double? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = text.lastIndex(of: ")")
+    else { return nil }
+    // Fields after the command name (which may hold spaces), from field 3 on.
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+      return nil
+    }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+  }
+
+  @Test(
+    "an animation that takes libvips half a minute gets 504 at the deadline, and serve's CPU then goes quiet")
+  func quietAfterDeadline() async throws {
+    // Given an animated WebP within every rescue budget that takes libvips about 37 s of CPU to
+    // convert (1,900 frames of 256 × 256 noise), served by the origin
+    let scratch = NSTemporaryDirectory() + "bomb-\(UUID().uuidString.prefix(6))"
+    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    try #require(await ImageBombs.vips(["gaussnoise", scratch + "/frame.webp[Q=30]", "256", "256"]) == 0)
+    let still = try Array(Data(contentsOf: URL(fileURLWithPath: scratch + "/frame.webp")))
+    let bomb = try #require(ImageBombs.animatedWebP(still: still, width: 256, height: 256, frames: 1_900))
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve("/slow.webp", body: bomb, contentType: "image/webp")
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let serve = try await ServeProcess(workspace: workspace, ["--rescue", "--deadline", "2"])
+    defer { serve.stop() }
+
+    // When it is requested
+    let answer = try await Curl.get(
+      serve.url(try await serve.signed(origin.url("/slow.webp"), keyFile: workspace.keyFile)))
+
+    // Then the answer is 504 deadline_exceeded
+    #expect(answer.status == 504)
+    #expect(answer.errorCode == "deadline_exceeded")
+    // and, once the rescue has stopped (within 5 s of the answer: libvips checks its kill flag
+    // between strips), the server spends under 0.2 s of CPU in the next second (a libvips still
+    // converting would spend about 1 s of it on each busy core)
+    let pid = serve.process.processIdentifier
+    var quiet = false
+    for _ in 0..<5 where !quiet {
+      let before = try #require(Self.cpuSeconds(pid))
+      try await Task.sleep(for: .seconds(1))
+      let after = try #require(Self.cpuSeconds(pid))
+      quiet = after - before < 0.2
+    }
+    #expect(quiet, "serve kept spending CPU for 5 s after the 504")
+  }
+}
