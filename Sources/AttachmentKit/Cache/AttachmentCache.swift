@@ -21,6 +21,8 @@ public final class AttachmentCache: Sendable {
   let anonymousRefused = Atomic<Bool>(false)
   /// What the last garbage collection read from the records, reused by the next.
   let scanMemory: RecordScanMemory
+  /// Names the index records (read from, or made in, the cache directory).
+  let recordKey: CacheRecordKey
 
   /// Opens (creating if needed) the cache in `configuration.directory`, and removes body files
   /// abandoned by writers that no longer run.
@@ -38,6 +40,7 @@ public final class AttachmentCache: Sendable {
         if CacheLedger.read(fd) == nil { CacheLedger.write(fd, 0) }
       }
     }
+    recordKey = try CacheRecordKey.load(layout, lock: lock, durable: configuration.durable)
     removeAbandonedBodyFiles()
   }
 
@@ -46,7 +49,7 @@ public final class AttachmentCache: Sendable {
   /// The file the record of `url` lives in (whether or not there is one now), or `nil` when
   /// `url` is not an absolute http(s) URL. For tools and tests; the format is the cache's own.
   public func recordPath(forURL url: String) -> String? {
-    URLKey(url).map { layout.recordPath(digest: $0.digest) }
+    URLKey(url).map { layout.recordPath(digest: recordKey.name(for: $0)) }
   }
 
   /// The content file of the entry of `url` when the cache holds a readable record whose
@@ -58,11 +61,14 @@ public final class AttachmentCache: Sendable {
   // MARK: - Reading (the hit path: no lock is waited for)
 
   /// The entry for a URL key if its record is readable and its content has the recorded
-  /// size. A damaged entry is a miss, never served: a record that does not parse or whose
-  /// content is missing is dropped (when the lock is free); a symbolic link, FIFO or another
-  /// user's file is ignored (`verify` removes it).
+  /// size and seal. A damaged entry is a miss, never served: a record that does not parse or
+  /// whose content is missing is dropped (when the lock is free); a symbolic link, FIFO or
+  /// another user's file is ignored (`verify` removes it). Content whose inode or change time
+  /// differs from the record's ``ContentSeal`` (written to since, or another file put there) is
+  /// re-hashed first: served (and the record resealed) when it still has its SHA-256, removed
+  /// with its record otherwise.
   func entry(for key: URLKey) -> CacheEntry? {
-    let digest = key.digest
+    let digest = recordKey.name(for: key)
     guard case .bytes(let bytes) = CacheFiles.readRecord(path: layout.recordPath(digest: digest)) else {
       return nil
     }
@@ -74,15 +80,46 @@ public final class AttachmentCache: Sendable {
     }
     let validation = record.validation
     let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
-    switch CacheFiles.findChecked(path: path) {
+    let (found, seal) = CacheFiles.findCheckedSealed(path: path)
+    switch found {
     case .file(let size, _) where size == validation.bytes:
-      return CacheEntry(record: record, path: path, digest: digest)
+      let entry = CacheEntry(record: record, path: path, digest: digest)
+      return seal == record.seal ? entry : resealed(entry, seal: seal, recordBytes: bytes)
     case .missing, .file:
       dropRecord(digest: digest, ifStill: bytes)
       return nil
     case .damaged:
       return nil
     }
+  }
+
+  /// An entry whose content's seal is not the record's: re-hashed (the only hit that loads
+  /// libcrypto, once per change), then served with its record resealed (when the lock is free)
+  /// if the bytes are still the recorded ones, else removed with its record and a miss.
+  private func resealed(_ entry: CacheEntry, seal: ContentSeal?, recordBytes: [UInt8]) -> CacheEntry? {
+    let sha256 = entry.record.validation.sha256
+    let hashed = SHA256Hasher.hashFile(atPath: entry.path, extraFlags: O_NOFOLLOW | O_NONBLOCK)
+    guard let hashed, hashed.digest == sha256, let seal, ContentSeal(path: entry.path) == seal else {
+      // Damage is rare: this waits for the lock (a sweep holds it in short slices), so the next
+      // publish of these bytes finds no damaged file of the right size to keep.
+      try? lock.withExclusiveLockedFile { lockFile in
+        // Only the file that was judged: a publish may have replaced it meanwhile.
+        if let seal, ContentSeal(path: entry.path) == seal, unlink(entry.path) == 0 {
+          _ = CacheLedger.add(lockFile, -entry.record.validation.bytes)
+        }
+        if CacheFiles.readRecord(path: layout.recordPath(digest: entry.digest)) == .bytes(recordBytes) {
+          unlink(layout.recordPath(digest: entry.digest))
+        }
+      }
+      return nil
+    }
+    var record = entry.record
+    record.seal = seal
+    _ = lock.withExclusiveLockIfFree {
+      guard currentRecord(digest: entry.digest) == entry.record else { return }
+      try? writeRecord(record, digest: entry.digest)
+    }
+    return CacheEntry(record: record, path: entry.path, digest: entry.digest)
   }
 
   /// Records a use of an entry for LRU, at most once a minute per entry (a write per hit

@@ -154,6 +154,16 @@ enum CacheFiles {
     return isSafeDirectory(containing: path) ? found : .damaged
   }
 
+  /// ``findChecked(path:)`` with the file's ``ContentSeal`` from the same `lstat` (`nil` unless
+  /// a file was found): the hit path's one look at the content.
+  static func findCheckedSealed(path: String) -> (found: Found, seal: ContentSeal?) {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return (errno == ENOENT ? .missing : .damaged, nil) }
+    let found = classify(info)
+    guard case .file = found else { return (found, nil) }
+    return isSafeDirectory(containing: path) ? (found, ContentSeal(info)) : (.damaged, nil)
+  }
+
   /// Whether the directory holding `path` is a directory of this user, not writable by
   /// others, and not a symbolic link.
   static func isSafeDirectory(containing path: String) -> Bool {

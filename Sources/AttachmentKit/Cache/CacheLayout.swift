@@ -1,14 +1,15 @@
 import Glibc
 
 /// Where everything lives under a cache directory. No path is ever derived from URL text:
-/// records are named by the FNV-1a-128 digest of the normalized URL (``URLKey/digest``), content
-/// by its own SHA-256.
+/// records are named by the keyed SipHash-2-4-128 of the normalized URL (``CacheRecordKey``),
+/// content by its own SHA-256.
 ///
 /// ```
 /// ROOT/v2/content/a/abcd…ef.jpg    immutable content, named by hash, canonical extension
 /// ROOT/v2/index/1/1234…89          one record per normalized URL
 /// ROOT/v2/tmp/                     named bodies in flight (only where O_TMPFILE is missing),
 ///                                  records being written, unindexed (no-store) files
+/// ROOT/v2/key                      the 16-byte secret that names the records (0600)
 /// ROOT/v2/lock                     the advisory lock for publishes, record writes and sweeps,
 ///                                  holding the size ledger (``CacheLedger``) in its first bytes
 /// ```
@@ -37,6 +38,8 @@ struct CacheLayout: Sendable {
   var temporary: String { versioned + "/tmp" }
   /// The lock file.
   var lockFile: String { versioned + "/lock" }
+  /// The record-naming key (``CacheRecordKey``).
+  var keyFile: String { versioned + "/key" }
 
   /// The fan-out directory names, `0` … `f`.
   static let shards: [String] = (0..<16).map { String($0, radix: 16) }
@@ -52,10 +55,10 @@ struct CacheLayout: Sendable {
     "\(contentDirectory(sha256: sha256))/\(Self.contentName(sha256: sha256, fileExtension: fileExtension))"
   }
 
-  /// The index directory of a URL key digest.
+  /// The index directory of a record name.
   func recordDirectory(digest: String) -> String { "\(index)/\(digest.prefix(1))" }
 
-  /// The record file of a URL key digest.
+  /// The record file of a record name.
   func recordPath(digest: String) -> String { "\(recordDirectory(digest: digest))/\(digest)" }
 
   /// Creates the directories (mode 0700) and checks that the root and every directory of the

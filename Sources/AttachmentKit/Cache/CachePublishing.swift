@@ -33,11 +33,11 @@ extension AttachmentCache {
   ) throws(AttachmentError) -> CacheEntry {
     defer { body.discard() }
     if configuration.durable { fsync(body.descriptor) }
-    let record = CacheRecord(
+    var record = CacheRecord(
       url: key.normalized, validation: validation, peer: peer, etag: validators.etag,
       lastModified: validators.lastModified, date: validators.date, fetchedAt: now,
       freshUntil: now + freshness.lifetime, lastAccess: now)
-    let digest = key.digest
+    let digest = recordKey.name(for: key)
     let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
     // Checked before the lock, to keep its hold short: a fan-out directory made once does not
     // change, and the checks are repeated (by failing) if it did.
@@ -49,7 +49,10 @@ extension AttachmentCache {
     defer { prepared?.discard() }
     let ledger = try lock.withExclusiveLockedFile { (lockFile) throws(AttachmentError) -> Int64? in
       let added = try placeContent(body, at: path, bytes: validation.bytes)
+      // The content's seal, read now that it is in place (linking and dating it changed it).
+      record.seal = ContentSeal(path: path)
       if let prepared {
+        try appendSeal(record.seal, to: prepared)
         try commitPrepared(prepared, digest: digest)
       } else {
         try writeRecord(record, digest: digest, checkDirectory: false)
@@ -107,6 +110,7 @@ extension AttachmentCache {
       record.fetchedAt = now
       record.freshUntil = now + freshness.lifetime
       record.lastAccess = now
+      record.seal = ContentSeal(path: entry.path)  // re-dating the content changed it
       try writeRecord(record, digest: entry.digest)
       return CacheEntry(record: record, path: entry.path, digest: entry.digest)
     }
@@ -209,6 +213,18 @@ extension AttachmentCache {
       throw AttachmentError(.ioError, "Cannot write a cache record: \(String(cString: strerror(failure))).")
     }
     return file
+  }
+
+  /// Appends the content's seal line to a record prepared without it (lock held, the content
+  /// in place): a few bytes into an inode that already exists.
+  /// - Throws: `io_error` when the write fails.
+  func appendSeal(_ seal: ContentSeal?, to prepared: CacheBodyFile) throws(AttachmentError) {
+    guard let seal else { return }
+    let line = Array("\(CacheRecord.sealKey) \(seal.recorded)\n".utf8)
+    let written = line.withUnsafeBytes { write(prepared.descriptor, $0.baseAddress, $0.count) }
+    guard written == line.count, !configuration.durable || fsync(prepared.descriptor) == 0 else {
+      throw AttachmentError(.ioError, "Cannot write a cache record: \(String(cString: strerror(errno))).")
+    }
   }
 
   /// Makes a prepared record the record of `digest` (lock held): linked into `tmp/` under a

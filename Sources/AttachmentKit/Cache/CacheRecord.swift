@@ -32,6 +32,9 @@ struct CacheRecord: Equatable, Sendable {
   var freshUntil: Double
   /// The last time a caller used the entry, in seconds since 1970 (the LRU clock).
   var lastAccess: Double
+  /// The content file's inode and change time when the record was written (`nil`: a record
+  /// from before seals, checked by hashing on its next hit).
+  var seal: ContentSeal?
 
   /// The record's text.
   func encoded() -> String {
@@ -44,6 +47,7 @@ struct CacheRecord: Equatable, Sendable {
     lines.append("fetched \(fetchedAt)")
     lines.append("fresh \(freshUntil)")
     lines.append("access \(lastAccess)")
+    if let seal { lines.append("\(Self.sealKey) \(seal.recorded)") }
     return lines.map(Self.singleLine).joined(separator: "\n") + "\n"
   }
 
@@ -72,12 +76,20 @@ struct CacheRecord: Equatable, Sendable {
     fetchedAt = fetched
     freshUntil = fresh
     lastAccess = access
+    if let text = lines.single[Self.sealKey[...]] {
+      guard let seal = ContentSeal(recorded: text) else { return nil }
+      self.seal = seal
+    }
   }
+
+  /// The key of the ``seal`` line. A prepared record gets it appended under the lock, once the
+  /// content is in place (``AttachmentCache/publish``).
+  static let sealKey = "seal"
 
   /// Makes a record.
   init(
     url: String, validation: Validation, peer: PeerAddressClass?, etag: String?, lastModified: String?,
-    date: String?, fetchedAt: Double, freshUntil: Double, lastAccess: Double
+    date: String?, fetchedAt: Double, freshUntil: Double, lastAccess: Double, seal: ContentSeal? = nil
   ) {
     self.url = url
     self.validation = validation
@@ -88,6 +100,7 @@ struct CacheRecord: Equatable, Sendable {
     self.fetchedAt = fetchedAt
     self.freshUntil = freshUntil
     self.lastAccess = lastAccess
+    self.seal = seal
   }
 
   // MARK: - The validation round trip (one place to add a field)

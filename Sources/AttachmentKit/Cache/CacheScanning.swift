@@ -54,7 +54,7 @@ extension AttachmentCache {
           case .missing: continue
           case .bytes(let bytes):
             if let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]),
-              URLKey(record.url)?.digest == name
+              URLKey(record.url).map({ recordKey.name(for: $0) }) == name
             {
               records.append((name, bytes, record))
               if let identity {

@@ -25,7 +25,7 @@ extension AttachmentCache {
           var record = source.record
           record.url = otherKey.normalized
           if let lastAccess { record.lastAccess = lastAccess }
-          try writeRecord(record, digest: otherKey.digest)
+          try writeRecord(record, digest: recordKey.name(for: otherKey))
           count += 1
         }
         return count

@@ -3,7 +3,9 @@
 /// Scheme and host are lower-cased, the default port (80 for http, 443 for https) is dropped,
 /// the fragment is dropped, and an empty path becomes `/`. Path and query are kept exactly
 /// (they are case-sensitive). The key is never used as a file name: the cache names its record
-/// by a hash of it (``digest``).
+/// by a keyed hash of it (``CacheRecordKey``). Equal keys are equal in their bytes: `==` compares
+/// the UTF-8 of ``normalized``, never Swift's canonical equivalence (`café` spelled with a
+/// combining accent is another URL, as it is to the origin).
 struct URLKey: Hashable, Sendable {
   /// The normalized URL text.
   let normalized: String
@@ -27,11 +29,13 @@ struct URLKey: Hashable, Sendable {
       port = ""
     }
     normalized = "\(scheme)://\(userInfo)\(authority.host.lowercased())\(port)\(pathAndQuery)"
-    digest = FNV1a128.hex(normalized.utf8)
   }
 
-  /// The FNV-1a-128 of the normalized URL, 32 hex digits: the index record's file name.
-  /// Computed once here, since a lookup and a publish for the same key both need it, and
-  /// without libcrypto, so a cache hit never loads it.
-  let digest: String
+  /// Whether two keys are the same bytes.
+  static func == (lhs: URLKey, rhs: URLKey) -> Bool { lhs.normalized.utf8.elementsEqual(rhs.normalized.utf8) }
+
+  /// Hashes the bytes, consistently with ``==``.
+  func hash(into hasher: inout Hasher) {
+    for byte in normalized.utf8 { hasher.combine(byte) }
+  }
 }

@@ -21,7 +21,9 @@ struct CacheUnitTests {
     }
     #expect(URLKey("ftp://example.com/a") == nil)
     #expect(URLKey("example.com/a") == nil)
-    #expect(URLKey("http://a/x")?.digest.count == 32)
+    // Keys are their bytes: the NFC and NFD spellings of café are two URLs (issue #25, item 4)
+    #expect(URLKey("http://a/caf\u{E9}.jpg") != URLKey("http://a/cafe\u{301}.jpg"))
+    #expect(Set([URLKey("http://a/caf\u{E9}.jpg"), URLKey("http://a/cafe\u{301}.jpg")]).count == 2)
   }
 
   @Test("HTTP dates parse in all three formats and format back")

@@ -12,9 +12,10 @@ struct LookupCountTests {
   /// Read-only opens of each URL's record file in strace's `lines`, by URL.
   static func recordReads(_ lines: [Substring], cache: String, urls: [String]) -> [String: Int] {
     var reads: [String: Int] = [:]
+    let opened = try? AttachmentCache(configuration: CacheConfiguration(directory: cache))
     for url in urls {
-      guard let digest = URLKey(url)?.digest else { continue }
-      let record = "\(cache)/v2/index/\(digest.prefix(1))/\(digest)\""
+      guard let path = opened?.recordPath(forURL: url) else { continue }
+      let record = "\(path)\""
       reads[url] = lines.filter { $0.contains(record) && $0.contains("O_RDONLY") }.count
     }
     return reads

@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// Records are named by a per-cache secret (issue #25, item 11): two URLs built to collide in
+/// one cache's index cannot be built without its key.
+@Suite("Cache: record names by a per-cache key", .threadOfItsOwn)
+struct RecordKeyTests {
+  typealias Fixture = PipelineTests.Fixture
+
+  @Test(
+    "a new cache makes a 16-byte key (0600); other caches name the same URL otherwise, the same cache alike")
+  func keyPerCache() throws {
+    let one = try ScratchDirectory("key-one")
+    let two = try ScratchDirectory("key-two")
+    defer {
+      one.remove()
+      two.remove()
+    }
+    let first = try AttachmentCache(configuration: CacheConfiguration(directory: one.path))
+    let other = try AttachmentCache(configuration: CacheConfiguration(directory: two.path))
+    let again = try AttachmentCache(configuration: CacheConfiguration(directory: one.path))
+    let url = "https://example.com/a.jpg"
+
+    var info = stat()
+    #expect(lstat(one.path + "/v2/key", &info) == 0)
+    #expect(info.st_size == 16)
+    #expect(info.st_mode & 0o777 == 0o600)
+    let name = try #require(first.recordPath(forURL: url))
+    #expect(again.recordPath(forURL: url) == name)
+    #expect(other.recordPath(forURL: url)?.split(separator: "/").last != name.split(separator: "/").last)
+    #expect(name.split(separator: "/").last?.count == 32)
+  }
+
+  @Test(
+    "a record under a name that is not its URL's (another key, or before keys) is a miss and the sweep removes it"
+  )
+  func foreignNameRemoved() async throws {
+    // Given a stored GIF whose record is moved to the name an unkeyed hash would have given it
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/k.gif", body: try Samples.bytes("gif-static.gif"), contentType: "image/gif")
+    let url = fixture.server.url("/k.gif")
+    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let record = try #require(fixture.pipeline.cache.recordPath(forURL: url))
+    let index = record.split(separator: "/").dropLast(2).joined(separator: "/")
+    let foreign = "/\(index)/6/6c62272e07bb014262b821756295c58d"
+    try FileManager.default.createDirectory(atPath: "/\(index)/6", withIntermediateDirectories: true)
+    try #require(rename(record, foreign) == 0)
+
+    // When the URL is asked for again, then the cache swept
+    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try fixture.pipeline.cache.collectGarbage()
+
+    // Then the foreign-named record was not read as the URL's (fetched again) and is gone
+    #expect(again.source == .network)
+    #expect(!FileManager.default.fileExists(atPath: foreign))
+    #expect(FileManager.default.fileExists(atPath: record))
+  }
+}
