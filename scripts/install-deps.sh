@@ -11,9 +11,10 @@ set -euo pipefail
 # time (GNU time): the benchmark's peak-RSS measurement of a child process.
 # libav*-dev, libsw*-dev: FFmpeg's libraries for the media rescue (loaded with dlopen); ffmpeg: the
 # media rescue tests make their long sources with it, and it is the media benchmark's peer.
+# zsh, fish: the completion tests load `attachkit completion zsh|fish` in them (a few MB).
 packages=(libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
   python3 libvips-dev libvips-tools imagemagick time
-  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg "$@")
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg zsh fish "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

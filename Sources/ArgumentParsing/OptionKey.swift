@@ -19,9 +19,10 @@ public struct OptionKey<Value: Sendable>: ArgumentKey {
   /// Declares the option `--long` that `convert` reads as `reading` describes.
   private init(
     long: String, short: Character?, valueName: String, help: String, reading: String,
-    convert: @escaping @Sendable (String) -> Result<Value, InvalidValue>
+    choices: [String] = [], convert: @escaping @Sendable (String) -> Result<Value, InvalidValue>
   ) {
-    spec = .option(long: long, short: short, valueName: valueName, help: help, reading: reading)
+    spec = .option(
+      long: long, short: short, valueName: valueName, help: help, reading: reading, choices: choices)
     self.convert = convert
   }
 }
@@ -115,7 +116,8 @@ extension OptionKey where Value: RawRepresentable & CaseIterable, Value.RawValue
     long: String, short: Character? = nil, valueName: String = "VALUE", help: String
   ) -> OptionKey {
     OptionKey(
-      long: long, short: short, valueName: valueName, help: help, reading: "choice \(Value.self)"
+      long: long, short: short, valueName: valueName, help: help, reading: "choice \(Value.self)",
+      choices: Value.allCases.map(\.rawValue)
     ) { text in
       if let value = Value(rawValue: text) { return .success(value) }
       let choices = Value.allCases.map(\.rawValue)

@@ -42,29 +42,10 @@ struct InstallDepsTests {
     func run(_ extra: [String]) async throws -> CLI.Result {
       let repository = URL(fileURLWithPath: Media.directory).deletingLastPathComponent()
         .deletingLastPathComponent().path
-      var environment = ProcessInfo.processInfo.environment
-      environment["PATH"] = scratch.path + "/bin:" + (environment["PATH"] ?? "/usr/bin:/bin")
-      environment["ATTACHKIT_INSTALL_LOG"] = log
-      let finalEnvironment = environment
-      return try await onOwnThread { () throws -> CLI.Result in
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [repository + "/scripts/install-deps.sh"] + extra
-        process.environment = finalEnvironment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let errReader = PendingRead(err.fileHandleForReading)
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = errReader.wait()
-        process.blockUntilExit()
-        return CLI.Result(
-          status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-          stderr: String(decoding: errData, as: UTF8.self))
-      }
+      let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+      return try await CLI.run(
+        program: "/bin/bash", [repository + "/scripts/install-deps.sh"] + extra,
+        environment: ["PATH": scratch.path + "/bin:" + path, "ATTACHKIT_INSTALL_LOG": log])
     }
   }
 
