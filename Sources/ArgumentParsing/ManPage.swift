@@ -67,6 +67,12 @@ struct ManPage {
     if !configuration.examples.isEmpty {
       lines += [".PP", "Examples:"] + Self.preformatted(configuration.examples)
     }
+    if let prefix = configuration.environmentPrefix, !node.options.isEmpty {
+      lines += [".PP", "Environment:"] + Self.paragraphs(EnvironmentHelp.lead)
+      for row in EnvironmentHelp.rows(node.options, prefix: prefix) {
+        lines += [".TP", "\\fB\(Self.escape(row.variable))\\fR", Self.escape(row.option)]
+      }
+    }
     for section in configuration.sections {
       lines +=
         [".PP", "\\fB\(Self.escape(section.title.uppercased()))\\fR"] + Self.preformatted([section.body])

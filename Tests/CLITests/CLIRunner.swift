@@ -139,12 +139,16 @@ enum Media {
 extension CLI {
   /// Starts `attachkit` with stdout and stderr going to files (no pipe can fill up), and
   /// returns the running process.
-  static func spawn(_ arguments: [String], stdout: String, stderr: String = "/dev/null") throws -> Process {
+  /// `environment` is added to the test's own.
+  static func spawn(
+    _ arguments: [String], stdout: String, stderr: String = "/dev/null", environment: [String: String] = [:]
+  ) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: attachkit)
     process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     env["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"  // the test server is on loopback
+    for (key, value) in environment { env[key] = value }
     process.environment = env
     _ = FileManager.default.createFile(atPath: stdout, contents: nil)
     if stderr != "/dev/null" { _ = FileManager.default.createFile(atPath: stderr, contents: nil) }
