@@ -11,18 +11,29 @@ set -euo pipefail
 # time (GNU time): the benchmark's peak-RSS measurement of a child process.
 # libav*-dev, libsw*-dev: FFmpeg's libraries for the media rescue (loaded with dlopen); ffmpeg: the
 # media rescue tests make their long sources with it, and it is the media benchmark's peer.
+# zsh, fish: the completion tests load `attachkit completion zsh|fish` in them (a few MB).
 packages=(libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
   python3 libvips-dev libvips-tools imagemagick time
-  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg "$@")
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg zsh fish "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then
-  echo "installing: ${missing[*]}"
+  # One line says what is installed; apt's and dpkg's progress (some 300 lines on a fresh
+  # machine) goes to a log of its own, which a failure points to.
+  log="${ATTACHKIT_INSTALL_LOG:-}"
+  [ -n "$log" ] || log="$(mktemp "${TMPDIR:-/tmp}/attachkit-install-deps.XXXXXX.log")"
+  echo "installing ${#missing[@]} Debian packages: ${missing[*]} (log: $log)"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # env passes DEBIAN_FRONTEND through sudo, which would reset it.
+  if ! { $sudo apt-get update -qq &&
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+    >"$log" 2>&1 </dev/null; then
+    echo "install-deps: apt-get failed; its log is $log. Its last lines:" >&2
+    tail -n 12 "$log" >&2
+    exit 1
+  fi
 fi
 command -v swift >/dev/null || { echo "swift is not on PATH (Swift 6.0 or later is needed)" >&2; exit 1; }

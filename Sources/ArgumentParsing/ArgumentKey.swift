@@ -55,14 +55,16 @@ public struct PositionalKey<Value: Sendable>: ArgumentKey {
 }
 
 extension PositionalKey where Value == String {
-  /// Declares a positional that takes one word; `optional` lets it take none.
+  /// Declares a positional that takes one word; `optional` lets it take none, and `choices`,
+  /// when given, are the only words it takes (anything else is a usage error that lists them).
   ///
   /// `valueName` defaults to the upper-cased name (`url` shows as `URL`).
   public static func positional(
-    name: String, valueName: String? = nil, help: String, optional: Bool = false
+    name: String, valueName: String? = nil, help: String, optional: Bool = false, choices: [String] = []
   ) -> PositionalKey {
     PositionalKey(
-      spec: .positional(name: name, valueName: valueName, help: help, repeating: false, optional: optional))
+      spec: .positional(
+        name: name, valueName: valueName, help: help, repeating: false, optional: optional, choices: choices))
   }
 }
 

@@ -11,6 +11,8 @@ struct ArgumentReader {
   let specs: [ArgumentSpec]
   /// Long options the router handles itself (`help`, `version`), offered as suggestions only.
   let builtInLongNames: [String]
+  /// Where options and flags not given take their values from, when the command has a prefix.
+  var environment: EnvironmentDefaults? = nil
 
   /// Reads `words`. Throws ``UsageError`` on an unknown option, a flag given a value, an option
   /// missing its value, a missing positional, or a word no positional takes.
@@ -44,10 +46,12 @@ struct ArgumentReader {
     }
     let assigned = try PositionalAssignment(specs: specs.filter(\.isPositional), commandPath: commandPath)
       .assign(loose)
+    var sources: [String: String] = [:]
+    try environment?.fill(specs, flags: &flags, options: &options, sources: &sources)
     return ParsedArguments(
       commandPath: commandPath,
       declared: Dictionary(specs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
-      flags: flags, options: options, positionalValues: assigned)
+      flags: flags, options: options, positionalValues: assigned, environmentSources: sources)
   }
 
   /// The spec `word` names, the option as typed (without any `=value`), and the inline value.

@@ -31,6 +31,9 @@ public struct ArgumentSpec: Sendable, Equatable {
   /// for the same name that read it differently are different declarations; empty for flags
   /// and positionals.
   var reading = ""
+  /// The values a choice option or positional accepts, in order (shell completion offers
+  /// them); empty for every other argument.
+  var choices: [String] = []
 
   /// Declares an option that takes a value: `--long VALUE`, `--long=VALUE`, or `-s VALUE`.
   ///
@@ -38,9 +41,12 @@ public struct ArgumentSpec: Sendable, Equatable {
   /// `--long=VALUE` form; otherwise parsing reports the value as missing.
   /// `reading` says how the key reads the value (see ``reading``).
   static func option(
-    long: String, short: Character? = nil, valueName: String = "VALUE", help: String, reading: String
+    long: String, short: Character? = nil, valueName: String = "VALUE", help: String, reading: String,
+    choices: [String] = []
   ) -> ArgumentSpec {
-    ArgumentSpec(kind: .option, name: long, short: short, valueName: valueName, help: help, reading: reading)
+    ArgumentSpec(
+      kind: .option, name: long, short: short, valueName: valueName, help: help, reading: reading,
+      choices: choices)
   }
 
   /// Declares a flag: `--long` or `-s`, true when present. Giving it a value is a usage error.
@@ -54,13 +60,14 @@ public struct ArgumentSpec: Sendable, Equatable {
   /// like to show something else. A `repeating` positional takes every word the positionals after
   /// it do not need (at least one unless `optional`), so `SOURCE... DEST` works; declare at most
   /// one. A missing required positional, or a word left over, is a usage error when parsing.
+  /// `choices`, when given, are the only words it takes.
   static func positional(
     name: String, valueName: String? = nil, help: String, repeating: Bool = false,
-    optional: Bool = false
+    optional: Bool = false, choices: [String] = []
   ) -> ArgumentSpec {
     ArgumentSpec(
       kind: .positional(repeating: repeating, optional: optional), name: name, short: nil,
-      valueName: valueName ?? name.uppercased(), help: help)
+      valueName: valueName ?? name.uppercased(), help: help, choices: choices)
   }
 
   /// Whether this spec is a positional (of any sort).

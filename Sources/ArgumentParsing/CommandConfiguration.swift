@@ -18,12 +18,19 @@ public struct CommandConfiguration: Sendable {
   public var examples: [String]
   /// Free-form sections (exit codes, environment, ...) shown last, in this order.
   public var sections: [HelpSection]
+  /// When set, every option and flag of the command can also come from an environment
+  /// variable: this prefix, then the long name in capitals with `-` as `_` (`"ATTACHKIT_"`
+  /// gives `--max-connections` the variable `ATTACHKIT_MAX_CONNECTIONS`). The command line wins;
+  /// an empty variable counts as unset; a flag's variable is `1`, `true`, `yes` or `on` (set) or
+  /// `0`, `false`, `no` or `off` (not set), in any case; a bad value is a usage error that
+  /// names the variable. Help lists the variables under ENVIRONMENT. `nil` (the default): none.
+  public var environmentPrefix: String?
 
   /// Makes a configuration; only the name and the abstract are required.
   public init(
     name: String, abstract: String, discussion: String = "", version: String? = nil,
     subcommands: [any ParsableCommand.Type] = [], examples: [String] = [],
-    sections: [HelpSection] = []
+    sections: [HelpSection] = [], environmentPrefix: String? = nil
   ) {
     self.name = name
     self.abstract = abstract
@@ -32,5 +39,6 @@ public struct CommandConfiguration: Sendable {
     self.subcommands = subcommands
     self.examples = examples
     self.sections = sections
+    self.environmentPrefix = environmentPrefix
   }
 }

@@ -19,10 +19,18 @@
 public struct CommandRouter: Sendable {
   /// The root command: the program itself.
   public let root: any ParsableCommand.Type
+  /// The value of an environment variable, or `nil` when it is not set: what a command with a
+  /// ``CommandConfiguration/environmentPrefix`` reads its options from.
+  let environment: @Sendable (String) -> String?
 
   /// Makes a router for the tree under `root`. Nothing is checked here; see ``problems``.
-  public init(root: any ParsableCommand.Type) {
+  /// Options of commands with an ``CommandConfiguration/environmentPrefix`` are read from
+  /// `environment` (the process's own, by default) when the command line leaves them out.
+  public init(
+    root: any ParsableCommand.Type, environment: (@Sendable (String) -> String?)? = nil
+  ) {
     self.root = root
+    self.environment = environment ?? EnvironmentDefaults.process
   }
 
   /// What `words` ask for. Throws ``UsageError`` for an unknown command or option, a missing
@@ -47,8 +55,11 @@ public struct CommandRouter: Sendable {
       return .version(text: version)
     }
     if command.configuration.subcommands.isEmpty {
-      let reader = ArgumentReader(
+      var reader = ArgumentReader(
         commandPath: path, specs: command.specs, builtInLongNames: builtIns(path))
+      if let prefix = command.configuration.environmentPrefix {
+        reader.environment = EnvironmentDefaults(prefix: prefix, lookUp: environment, commandPath: path)
+      }
       return .run(commandPath: path, arguments: try reader.read(rest))
     }
     return try routeWithinGroup(command, path, rest)

@@ -1,7 +1,8 @@
 /// Writes a command's help page from its configuration and argument specs, 80 columns wide.
 ///
 /// The page has, in order and each only when it has content: OVERVIEW, the discussion, USAGE,
-/// ARGUMENTS, OPTIONS (always, for `-h, --help`), SUBCOMMANDS, EXAMPLES, then the command's own
+/// ARGUMENTS, OPTIONS (always, for `-h, --help`), SUBCOMMANDS, EXAMPLES, ENVIRONMENT (with an
+/// ``CommandConfiguration/environmentPrefix``), then the command's own
 /// ``HelpSection``s. Lists share one column for their help text.
 struct HelpFormatter {
   /// The command the page is for.
@@ -38,6 +39,9 @@ struct HelpFormatter {
     }
     if !configuration.examples.isEmpty {
       blocks.append(["EXAMPLES:"] + configuration.examples.flatMap { TextWrapping.preformatted("  " + $0) })
+    }
+    if let prefix = configuration.environmentPrefix, !specs.isEmpty {
+      blocks.append(EnvironmentHelp.block(specs, prefix: prefix))
     }
     for section in configuration.sections {
       blocks.append(["\(section.title.uppercased()):"] + TextWrapping.preformatted(section.body))

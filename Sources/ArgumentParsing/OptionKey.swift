@@ -13,15 +13,18 @@
 public struct OptionKey<Value: Sendable>: ArgumentKey {
   /// The declaration, of kind ``ArgumentSpec/Kind/option``.
   public let spec: ArgumentSpec
-  /// Turns the text given into a value, or says what is wrong with it.
-  let convert: @Sendable (String) -> Result<Value, InvalidValue>
+  /// Turns the text given into a value, or says what is wrong with it; the second argument is
+  /// what the message calls the value's source (`--long`, or the environment variable it came
+  /// from).
+  let convert: @Sendable (String, String) -> Result<Value, InvalidValue>
 
   /// Declares the option `--long` that `convert` reads as `reading` describes.
   private init(
     long: String, short: Character?, valueName: String, help: String, reading: String,
-    convert: @escaping @Sendable (String) -> Result<Value, InvalidValue>
+    choices: [String] = [], convert: @escaping @Sendable (String, String) -> Result<Value, InvalidValue>
   ) {
-    spec = .option(long: long, short: short, valueName: valueName, help: help, reading: reading)
+    spec = .option(
+      long: long, short: short, valueName: valueName, help: help, reading: reading, choices: choices)
     self.convert = convert
   }
 }
@@ -37,7 +40,9 @@ extension OptionKey where Value == String {
   public static func option(
     long: String, short: Character? = nil, valueName: String = "VALUE", help: String
   ) -> OptionKey {
-    OptionKey(long: long, short: short, valueName: valueName, help: help, reading: "text") { .success($0) }
+    OptionKey(long: long, short: short, valueName: valueName, help: help, reading: "text") { text, _ in
+      .success(text)
+    }
   }
 }
 
@@ -52,8 +57,8 @@ extension OptionKey where Value: FixedWidthInteger {
     OptionKey(
       long: long, short: short, valueName: valueName, help: help,
       reading: "whole number \(Value.self) \(bound)"
-    ) { text in
-      let expected = "--\(long) expects \(bound.describe("whole number")), got '\(text)'"
+    ) { text, subject in
+      let expected = "\(subject) expects \(bound.describe("whole number")), got '\(text)'"
       switch NumberText.wholeNumber(text, as: Value.self) {
       case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
         return .success(value)
@@ -74,8 +79,8 @@ extension OptionKey where Value == Double {
   ) -> OptionKey {
     OptionKey(
       long: long, short: short, valueName: valueName, help: help, reading: "number \(bound)"
-    ) { text in
-      let expected = "--\(long) expects \(bound.describe("number")), got '\(text)'"
+    ) { text, subject in
+      let expected = "\(subject) expects \(bound.describe("number")), got '\(text)'"
       switch NumberText.decimal(text) {
       case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
         return .success(value)
@@ -96,11 +101,11 @@ extension OptionKey where Value == Int64 {
   ) -> OptionKey {
     OptionKey(
       long: long, short: short, valueName: valueName, help: help, reading: "byte count \(bound)"
-    ) { text in
+    ) { text, subject in
       guard let bytes = ByteCount.parse(text), bound.admits(isNegative: false, isZero: bytes == 0) else {
         let noun = bound == .positive ? "a positive byte size" : "a byte size"
         return .failure(
-          InvalidValue(message: "--\(long) expects \(noun) such as 500, 10MB or 5MiB, got '\(text)'"))
+          InvalidValue(message: "\(subject) expects \(noun) such as 500, 10MB or 5MiB, got '\(text)'"))
       }
       return .success(bytes)
     }
@@ -115,13 +120,14 @@ extension OptionKey where Value: RawRepresentable & CaseIterable, Value.RawValue
     long: String, short: Character? = nil, valueName: String = "VALUE", help: String
   ) -> OptionKey {
     OptionKey(
-      long: long, short: short, valueName: valueName, help: help, reading: "choice \(Value.self)"
-    ) { text in
+      long: long, short: short, valueName: valueName, help: help, reading: "choice \(Value.self)",
+      choices: Value.allCases.map(\.rawValue)
+    ) { text, subject in
       if let value = Value(rawValue: text) { return .success(value) }
       let choices = Value.allCases.map(\.rawValue)
       let hint = Suggestion.closest(to: text, among: choices).map { " (did you mean '\($0)'?)" } ?? ""
       let listed = choices.joined(separator: ", ")
-      return .failure(InvalidValue(message: "--\(long) expects one of \(listed); got '\(text)'\(hint)"))
+      return .failure(InvalidValue(message: "\(subject) expects one of \(listed); got '\(text)'\(hint)"))
     }
   }
 }

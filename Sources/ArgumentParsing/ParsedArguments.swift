@@ -11,12 +11,15 @@ public struct ParsedArguments: Sendable, Equatable {
   public let commandPath: [String]
   /// The declarations, by name, that reads are checked against.
   let declared: [String: ArgumentSpec]
-  /// The flags that were given, by long name.
+  /// The flags that were given (or set by their environment variable), by long name.
   let flags: Set<String>
   /// Every value given to each option, in command-line order, by long name.
   let options: [String: [String]]
   /// The words each positional took, by name.
   let positionalValues: [String: [String]]
+  /// The environment variable each option or flag took its value from, by name, for those
+  /// the command line did not give (see ``CommandConfiguration/environmentPrefix``).
+  var environmentSources: [String: String] = [:]
 
   /// Whether the command declares `key` (its name, kind and help all as the key has them).
   /// Reading a key it does not declare stops the program; this asks without stopping.
@@ -24,26 +27,27 @@ public struct ParsedArguments: Sendable, Equatable {
     declared[key.spec.name] == key.spec
   }
 
-  /// Whether the flag was given.
+  /// Whether the flag was given (on the command line, or by its environment variable).
   public subscript(key: FlagKey) -> Bool {
     requireDeclared(key)
     return flags.contains(key.spec.name)
   }
 
   /// The text of the option, the last one if it was given more than once, or `nil` if it was
-  /// not given.
+  /// not given (on the command line, or by its environment variable).
   public subscript(key: OptionKey<String>) -> String? {
     values(of: key).last
   }
 
   /// The value of the option, converted from the last text given, or `nil` if it was not given.
   /// Throws ``UsageError`` when that text is no value of the key's type and bound; the message
-  /// names the option, says what it expects and quotes what it got.
+  /// names the option (or the environment variable the text came from), says what it expects
+  /// and quotes what it got.
   public subscript<Value>(key: OptionKey<Value>) -> Value? {
     get throws(UsageError) {
       requireDeclared(key)
       guard let text = options[key.spec.name]?.last else { return nil }
-      switch key.convert(text) {
+      switch key.convert(text, environmentSources[key.spec.name] ?? "--" + key.spec.name) {
       case .success(let value): return value
       case .failure(let invalid): throw usageError(invalid.message)
       }
@@ -51,7 +55,7 @@ public struct ParsedArguments: Sendable, Equatable {
   }
 
   /// Every text given to the option, in order (empty if none): for options meant to be
-  /// repeated, such as `--header`.
+  /// repeated, such as `--header`. An environment variable gives one text.
   public func values(of key: OptionKey<String>) -> [String] {
     requireDeclared(key)
     return options[key.spec.name] ?? []

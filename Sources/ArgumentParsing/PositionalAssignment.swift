@@ -22,7 +22,14 @@ struct PositionalAssignment {
       if taking == 0 && !optional {
         throw UsageError("missing argument '\(spec.valueName)'", commandPath: commandPath)
       }
-      assigned[spec.name] = Array(words[next..<(next + taking)])
+      let taken = Array(words[next..<(next + taking)])
+      if !spec.choices.isEmpty, let word = taken.first(where: { !spec.choices.contains($0) }) {
+        let hint = Suggestion.closest(to: word, among: spec.choices).map { " (did you mean '\($0)'?)" } ?? ""
+        let listed = spec.choices.joined(separator: ", ")
+        throw UsageError(
+          "\(spec.valueName) expects one of \(listed); got '\(word)'\(hint)", commandPath: commandPath)
+      }
+      assigned[spec.name] = taken
       next += taking
     }
     if next < words.count {

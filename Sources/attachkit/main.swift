@@ -23,6 +23,10 @@ func runToCompletion(_ work: @escaping @Sendable () async -> ExitCode) -> Int32 
 
 func main() -> Int32 {
   _ = RunClock.start  // the summary's wall time counts from here
+  // A reader that goes away (`| head`) must not kill the run: every command then finishes
+  // quietly with the status of its inputs, as one that loaded libcurl (which ignores SIGPIPE)
+  // always did. Output to the closed pipe is dropped (`Terminal`).
+  signal(SIGPIPE, SIG_IGN)
   do throws(UsageError) {
     switch try router.parse(CommandLine.arguments.dropFirst()) {
     case .help(let text):

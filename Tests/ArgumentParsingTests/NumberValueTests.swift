@@ -56,7 +56,7 @@ struct NumberValueTests {
 
   /// The message converting `text` with `key` fails with, or `nil` when it converts.
   static func failure<Value>(_ key: OptionKey<Value>, _ text: String) -> String? {
-    if case .failure(let invalid) = key.convert(text) { return invalid.message }
+    if case .failure(let invalid) = key.convert(text, "--" + key.spec.name) { return invalid.message }
     return nil
   }
 

@@ -31,16 +31,24 @@ enum CLI {
   static func run(
     _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
   ) async throws -> Result {
+    try await run(program: attachkit, arguments, stdin: stdin, environment: environment)
+  }
+
+  /// Runs another program (a shell, a script) the same way, with `environment` added to the
+  /// test's own.
+  static func run(
+    program: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
+  ) async throws -> Result {
     try await onOwnThread { () throws -> Result in
-      try blockingRun(arguments, stdin: stdin, environment: environment)
+      try blockingRun(program, arguments, stdin: stdin, environment: environment)
     }
   }
 
   private static func blockingRun(
-    _ arguments: [String], stdin: String?, environment: [String: String]
+    _ program: String, _ arguments: [String], stdin: String?, environment: [String: String]
   ) throws -> Result {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: attachkit)
+    process.executableURL = URL(fileURLWithPath: program)
     process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     env["NO_COLOR"] = "1"
@@ -131,12 +139,16 @@ enum Media {
 extension CLI {
   /// Starts `attachkit` with stdout and stderr going to files (no pipe can fill up), and
   /// returns the running process.
-  static func spawn(_ arguments: [String], stdout: String, stderr: String = "/dev/null") throws -> Process {
+  /// `environment` is added to the test's own.
+  static func spawn(
+    _ arguments: [String], stdout: String, stderr: String = "/dev/null", environment: [String: String] = [:]
+  ) throws -> Process {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: attachkit)
     process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     env["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"  // the test server is on loopback
+    for (key, value) in environment { env[key] = value }
     process.environment = env
     _ = FileManager.default.createFile(atPath: stdout, contents: nil)
     if stderr != "/dev/null" { _ = FileManager.default.createFile(atPath: stderr, contents: nil) }

@@ -28,6 +28,14 @@ enum CommonOptions {
         3    the cache directory is unusable
       """)
 
+  /// Exit codes of commands that only print (`completion`, `man`).
+  static let printingExitCodes = HelpSection(
+    title: "EXIT CODES",
+    body: """
+        0    done
+        2    usage error (bad option)
+      """)
+
   /// Opens the pipeline the options describe, or prints why the cache is unusable and
   /// returns `nil` (the caller exits 3).
   static func openPipeline(_ arguments: ParsedArguments) throws(UsageError) -> AttachmentPipeline? {

@@ -16,21 +16,28 @@ enum FetchCommand: RunnableCommand {
   static let noCache = FlagKey(
     long: "no-cache", help: "Skip the cache lookup and download again (the result still refreshes the cache)."
   )
+  static let output = OptionKey<String>.option(
+    long: "output", short: "o", valueName: "FILE",
+    help:
+      "Copy the delivered file to FILE (replaced if it exists). When FILE is a directory, each URL's file goes into it named after the URL's last path segment with the canonical extension (…/push/123 gives 123.jpg); several URLs need a directory."
+  )
   static let urls = PositionalKey<[String]>.repeating(
-    name: "url", valueName: "URL", help: "The URLs to fetch.")
+    name: "url", valueName: "URL",
+    help: "The URLs to fetch; '-' reads more, one per line, from standard input.")
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [noCache, urls]
+    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [noCache, output, urls]
 
   /// Parses every option, opens the one pipeline of the run, and answers at once when every
   /// URL is a fresh cache hit: no libcurl, task or thread is started then (a hit through the
   /// command line must beat `curl` on loopback). Otherwise the same pipeline fetches.
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-    let urls = arguments[Self.urls]
-    guard !urls.isEmpty else { throw arguments.usageError("fetch needs a URL") }
+    let urls = try inputURLs(arguments)
+    let output = try outputTarget(arguments, urlCount: urls.count)
     let timeout = try PipelineOptions.deadline(from: arguments)
     let reload = arguments[noCache]
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
+    let emit: @Sendable (ResultRecord) -> Void = { report.add(output?.deliver($0) ?? $0) }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
     var inputs = urls.map(Batch.Input.init)
     if !reload {
@@ -45,15 +52,49 @@ enum FetchCommand: RunnableCommand {
         hits.append(ResultRecord(input: inputs[index].text, attachment: hit))
       }
       if hits.count == urls.count {
-        hits.forEach(report.add)
+        hits.forEach(emit)
         return .finished(report.finish())
       }
     }
     return .run { [inputs] in
       let results = await Batch.run(
         inputs: inputs, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: reload, progress: nil,
-        emit: { report.add($0) })
+        emit: emit)
       return report.finish(interrupted: results.interrupted)
     }
+  }
+
+  /// The URLs to fetch: the positionals in order, each `-` replaced by the URLs standard input
+  /// holds (one per line, as `prefetch` reads them).
+  private static func inputURLs(_ arguments: ParsedArguments) throws(UsageError) -> [String] {
+    let words = arguments[Self.urls]
+    guard !words.isEmpty else {
+      throw arguments.usageError("fetch needs a URL (or '-' to read them from standard input)")
+    }
+    var urls: [String] = []
+    for word in words {
+      guard word == "-" else {
+        urls.append(word)
+        continue
+      }
+      guard let listed = URLList.urls(from: "-") else {
+        throw arguments.usageError("cannot read standard input")
+      }
+      urls += listed
+    }
+    return urls
+  }
+
+  /// `--output`, checked against the number of URLs: several need a directory.
+  private static func outputTarget(_ arguments: ParsedArguments, urlCount: Int) throws(UsageError)
+    -> FetchOutput?
+  {
+    guard let target = arguments[output] else { return nil }
+    guard let output = FetchOutput(target: target, urlCount: urlCount) else {
+      throw arguments.usageError(
+        "--output \(Terminal.safe(target)) is not a directory, so it cannot take the files of \(urlCount) URLs"
+      )
+    }
+    return output
   }
 }

@@ -1,6 +1,5 @@
 import ArgumentParsing
 import AttachmentKit
-import Glibc
 import PipelineOptions
 
 /// `attachkit prefetch [FILE|-]`: warms the cache with a list of URLs before a campaign.
@@ -30,13 +29,9 @@ enum PrefetchCommand: RunnableCommand {
     let concurrency = try arguments[Self.concurrency] ?? 8
     let timeout = try PipelineOptions.deadline(from: arguments)
     let source = arguments[file] ?? "-"
-    guard let text = readInput(source) else {
+    guard let urls = URLList.urls(from: source) else {
       throw arguments.usageError("cannot read '\(Terminal.safe(source))'")
     }
-    // One URL a line: the first word of each line, skipping blank lines and # comments.
-    let urls = text.split(whereSeparator: \.isNewline)
-      .compactMap { $0.split(whereSeparator: \.isWhitespace).first.map(String.init) }
-      .filter { !$0.hasPrefix("#") }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
     let quiet = arguments[CommonOptions.quiet]
     let report = Report(json: arguments[CommonOptions.json], quiet: quiet)
@@ -49,24 +44,5 @@ enum PrefetchCommand: RunnableCommand {
       progress?.clear()
       return report.finish(interrupted: results.interrupted)
     }
-  }
-
-  /// The whole text of a file, or of standard input for "-".
-  private static func readInput(_ source: String) -> String? {
-    let fd = source == "-" ? 0 : open(source, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { if fd != 0 { close(fd) } }
-    var data: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        return nil
-      }
-      if count == 0 { break }
-      data.append(contentsOf: buffer[0..<count])
-    }
-    return String(decoding: data, as: UTF8.self)
   }
 }

@@ -1,6 +1,5 @@
 import ArgumentParsing
 import AttachmentKit
-import Glibc
 import PipelineOptions
 
 /// `attachkit rescue FILE --output OUT`: turns a local near-miss image, video or audio file into
@@ -54,38 +53,7 @@ enum RescueCommand: RunnableCommand {
     let rescuers: [any Rescuer] = [ImageRescuer(limits: limits), MediaRescuer()]
     let validation = try rescuers.attachment(
       fromFile: file, rescuingInto: output, limits: limits, deadline: deadline)
-    if validation.rescued == nil { try copy(file, to: output) }
+    if validation.rescued == nil { try DeliveredFile.copy(file, to: output) }
     return validation
-  }
-
-  /// Copies `file` to `output` (created or replaced); `io_error` on failure, with `output` removed.
-  private static func copy(_ file: String, to output: String) throws(AttachmentError) {
-    let input = open(file, O_RDONLY | O_CLOEXEC)
-    guard input >= 0 else { throw AttachmentError(.ioError, "Cannot read \(Terminal.safe(file)).") }
-    defer { close(input) }
-    let written = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard written >= 0 else { throw AttachmentError(.ioError, "Cannot write \(Terminal.safe(output)).") }
-    defer { close(written) }
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-      if count == 0 { return }
-      let complete =
-        count > 0
-        && buffer.withUnsafeBytes { bytes in
-          guard let base = bytes.baseAddress else { return false }
-          var offset = 0
-          while offset < count {
-            let sent = write(written, base + offset, count - offset)
-            if sent <= 0 { return false }
-            offset += sent
-          }
-          return true
-        }
-      if !complete {
-        unlink(output)
-        throw AttachmentError(.ioError, "Cannot copy \(Terminal.safe(file)) to \(Terminal.safe(output)).")
-      }
-    }
   }
 }

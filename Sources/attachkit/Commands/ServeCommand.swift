@@ -20,7 +20,7 @@ enum ServeCommand: RunnableCommand {
       "attachkit serve --listen 127.0.0.1:8080 --key-file /etc/attachkit/keys",
       "attachkit serve --listen 0.0.0.0:8080 --key-file keys --max-connections 2000 --deadline 20",
     ],
-    sections: [exitCodes])
+    sections: [exitCodes], environmentPrefix: "ATTACHKIT_")
 
   static let exitCodes = HelpSection(
     title: "EXIT CODES",
