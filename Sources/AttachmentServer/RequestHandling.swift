@@ -239,7 +239,12 @@ extension AttachmentServer {
     case (.file, .failure(let error)):
       return .error(error, url: url.redacted)
     case (.file, .success(let attachment)):
-      if let reply = FileReply.make(attachment, conditions: conditions) { return reply }
+      if let reply = FileReply.make(attachment, conditions: conditions) {
+        // A no-store body is this answer's alone: once open, its name and its bytes in the
+        // cache's count go (the open descriptor keeps reading it).
+        pipeline.release(attachment)
+        return reply
+      }
       // The file went away between the answer and the open (a sweep): ask once more.
       if let again = try? await pipeline.attachment(for: url, deadline: deadlines.answer),
         let reply = FileReply.make(again, conditions: conditions)

@@ -86,8 +86,11 @@ extension AttachmentCache {
       return (FileSystem.now(), known)
     }
     let scan = sweepScan(rehash: rehash)
+    // Stashed bodies in use cannot be evicted: indexed content makes room for them instead.
+    let inUse = unindexedBytesInUse(now: FileSystem.now())
     let plan = SweepPlan(
-      scan: scan, layout: layout, limit: limit, lowWatermark: configuration.lowWatermark,
+      scan: scan, layout: layout, limit: limit.map { max(0, $0 - inUse) },
+      lowWatermark: configuration.lowWatermark,
       gracePeriod: configuration.gracePeriodSeconds)
     // Content bytes the removals took away, for the ledger (summed as they run).
     var removedBytes: Int64 = 0
@@ -104,11 +107,13 @@ extension AttachmentCache {
     // What the scan found, less what was removed, plus what was published meanwhile: an upper
     // bound of the content now (a publish during the scan may be counted twice).
     let left = scan.content.values.reduce(Int64(0), +) - removedBytes
+    // Stashed (no-store) bodies still in use count too: they are on the disk the cap is for.
     let temporary = try lock.withExclusiveLockedFile {
-      fd throws(AttachmentError) -> (removed: Int, left: Int) in
+      fd throws(AttachmentError) -> (removed: Int, left: Int, unindexedBytes: Int64) in
       let publishedMeanwhile = max(0, (CacheLedger.read(fd) ?? ledgerAtStart) - ledgerAtStart)
-      CacheLedger.write(fd, left + publishedMeanwhile)
-      return removeTemporaryFiles(now: FileSystem.now(), grace: configuration.gracePeriodSeconds)
+      let temporary = removeTemporaryFiles(now: FileSystem.now(), grace: configuration.gracePeriodSeconds)
+      CacheLedger.write(fd, left + publishedMeanwhile + temporary.unindexedBytes)
+      return temporary
     }
     report.removed += temporary.removed
     report.temporaryFiles = temporary.left
@@ -239,12 +244,25 @@ extension AttachmentCache {
     }
   }
 
+  /// The bytes of stashed (`no-store`) bodies younger than the grace period: in use by a
+  /// caller, or left for one (the command line's), so not removable yet.
+  func unindexedBytesInUse(now: Double) -> Int64 {
+    CacheFiles.names(inDirectory: layout.temporary).reduce(Int64(0)) { total, name in
+      guard name.hasPrefix(Self.unindexedPrefix),
+        case .file(let size, let modified) = CacheFiles.find(path: "\(layout.temporary)/\(name)"),
+        now - modified <= configuration.gracePeriodSeconds
+      else { return total }
+      return total + size
+    }
+  }
+
   /// Removes temporary files no live writer owns (lock held): record temporaries and
   /// prepared records' names (their writers hold the lock), body files whose lock can be taken, unindexed files older than
   /// `grace`. Returns how many were removed and how many are left.
-  func removeTemporaryFiles(now: Double, grace: Double) -> (removed: Int, left: Int) {
+  func removeTemporaryFiles(now: Double, grace: Double) -> (removed: Int, left: Int, unindexedBytes: Int64) {
     var removed = 0
     var left = 0
+    var unindexedBytes: Int64 = 0
     for name in CacheFiles.names(inDirectory: layout.temporary) {
       let path = "\(layout.temporary)/\(name)"
       var abandoned = false
@@ -252,9 +270,10 @@ extension AttachmentCache {
         abandoned = CacheBodyFile.isAbandoned(name: name, in: layout.temporary, now: now)
       } else if TemporaryFile.isTemporary(name: name) || name.hasPrefix(Self.preparedRecordPrefix) {
         abandoned = true  // made and renamed only under the lock this sweep holds
-      } else if name.hasPrefix("unindexed-") {
-        if case .file(_, let modified) = CacheFiles.find(path: path) {
+      } else if name.hasPrefix(Self.unindexedPrefix) {
+        if case .file(let size, let modified) = CacheFiles.find(path: path) {
           abandoned = now - modified > grace
+          if !abandoned { unindexedBytes += size }
         } else {
           abandoned = true
         }
@@ -263,6 +282,6 @@ extension AttachmentCache {
       }
       if abandoned, unlink(path) == 0 { removed += 1 } else { left += 1 }
     }
-    return (removed, left)
+    return (removed, left, unindexedBytes)
   }
 }

@@ -63,24 +63,49 @@ extension AttachmentCache {
     return CacheEntry(record: record, path: path, digest: digest)
   }
 
-  /// Gives a validated body that must not be kept (`no-store`) a name next to the content,
-  /// outside the index, for the caller to take; maintenance removes it after the grace
-  /// period. The body file is consumed.
+  /// Gives a validated body that must not be kept (`no-store`) a name of its own next to the
+  /// content, outside the index, for this caller alone to take. Its bytes count in the size
+  /// ledger (so a cache full of them sweeps, and evicts indexed content to make room) until
+  /// the caller releases it (``releaseUnindexed(_:)``) or, for a caller that never does (the
+  /// command line hands the path to a script), maintenance removes it after the grace period.
+  /// The body file is consumed.
   /// - Throws: `io_error` when it cannot be linked.
   func stash(body: CacheBodyFile, validation: Validation) throws(AttachmentError) -> String {
     defer { body.discard() }
-    let path = "\(layout.temporary)/unindexed-\(validation.sha256).\(validation.fileExtension)"
-    for _ in 0..<2 {
-      if Self.link(body, to: path) == 0 { return path }
-      guard errno == EEXIST else { break }
-      if case .file(let size, _) = CacheFiles.find(path: path), size == validation.bytes {
-        CacheFiles.setModified(path, to: FileSystem.now())
+    for _ in 0..<4 {
+      let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+      let path =
+        "\(layout.temporary)/\(Self.unindexedPrefix)\(validation.sha256)-\(token).\(validation.fileExtension)"
+      if Self.link(body, to: path) == 0 {
+        let ledger = try? lock.withExclusiveLockedFile { fd throws(AttachmentError) -> Int64? in
+          CacheLedger.add(fd, validation.bytes)
+        }
+        noteWritten(validation.bytes, ledger: ledger ?? nil)
         return path
       }
-      unlink(path)
+      guard errno == EEXIST else { break }
     }
     throw AttachmentError(
       .ioError, "Cannot move the file into the cache: \(String(cString: strerror(errno))).")
+  }
+
+  /// The name prefix of stashed (`no-store`) bodies in `tmp/`.
+  static let unindexedPrefix = "unindexed-"
+
+  /// Removes a stashed (`no-store`) body its caller is done with, and takes its bytes out of
+  /// the size ledger. A path that is not a stashed body of this cache is left alone; one
+  /// already gone is not an error (a sweep after the grace period took it).
+  /// - Returns: whether the file was removed by this call.
+  @discardableResult
+  func releaseUnindexed(_ path: String) -> Bool {
+    let prefix = "\(layout.temporary)/\(Self.unindexedPrefix)"
+    guard path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/") else { return false }
+    return
+      (try? lock.withExclusiveLockedFile { fd throws(AttachmentError) -> Bool in
+        guard case .file(let size, _) = CacheFiles.find(path: path), unlink(path) == 0 else { return false }
+        _ = CacheLedger.add(fd, -size)
+        return true
+      }) ?? false
   }
 
   /// Refreshes an entry after a `304 Not Modified`: new freshness and validators, same

@@ -162,6 +162,23 @@ public final class AttachmentPipeline: Sendable {
     return nil
   }
 
+  /// Tells the pipeline the caller is done with the file of an attachment the origin marked
+  /// `no-store` (``Attachment/freshUntil`` is `nil`): the file, kept outside the index for this
+  /// answer only, is removed and its bytes leave the cache's size count. For any other
+  /// attachment (cached content, which other callers share) nothing happens. Without a release
+  /// such a file counts against ``CacheConfiguration/maximumBytes`` until a sweep removes it
+  /// after ``CacheConfiguration/gracePeriodSeconds``.
+  ///
+  /// Open the file first: an open descriptor keeps reading the bytes after the release. Calls
+  /// for one URL that ran at once shared one fetch and so one file; a sharer that opens it
+  /// after another's release finds it gone (and may ask again).
+  /// - Returns: whether a file was removed.
+  @discardableResult
+  public func release(_ attachment: Attachment) -> Bool {
+    guard attachment.freshUntil == nil, attachment.source == .network else { return false }
+    return cache.releaseUnindexed(attachment.path)
+  }
+
   /// How many calls for `url` wait on one fetch now (tests: to know a call has joined).
   func callersWaiting(for url: AttachmentURL) -> Int { flights.waiting(for: url.key) }
 
