@@ -157,7 +157,12 @@ enum AddressPolicy {
   /// hex or octal IPv4, bracketed IPv6) is judged like a connected address, and `localhost`
   /// names are refused. A DNS name that resolves to a private address cannot be seen here.
   static func refusal(host rawHost: Substring) -> Refusal? {
-    var host = rawHost.lowercased()
+    // The host as libcurl uses it: its URL parser decodes percent-escapes in the host, so
+    // `%31%32%37.0.0.1` connects to 127.0.0.1 and is judged as that.
+    guard let decoded = percentDecoded(rawHost) else {
+      return Refusal(peer: .private, reason: "a host whose percent-escapes decode to no valid name")
+    }
+    var host = decoded.lowercased()
     if host.hasSuffix(".") { host.removeLast() }
     if host == "localhost" || host.hasSuffix(".localhost") {
       return Refusal(peer: .loopback, reason: "a loopback name (\(host))")
@@ -177,5 +182,36 @@ enum AddressPolicy {
       return refusal(ipv4: UInt32(bigEndian: address.s_addr))
     }
     return nil
+  }
+
+  /// `host` with its percent-escapes decoded (once, as libcurl does), or `nil` when they decode
+  /// to a NUL, a control character or bytes that are not UTF-8 (no resolver takes those).
+  static func percentDecoded(_ host: Substring) -> String? {
+    guard host.contains("%") else { return String(host) }
+    var bytes: [UInt8] = []
+    var iterator = Array(host.utf8).makeIterator()
+    while let byte = iterator.next() {
+      guard byte == UInt8(ascii: "%") else {
+        bytes.append(byte)
+        continue
+      }
+      guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+        return nil
+      }
+      bytes.append(high << 4 | low)
+    }
+    guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }),
+      let text = String(validating: bytes, as: UTF8.self)
+    else { return nil }
+    return text
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
   }
 }

@@ -57,6 +57,9 @@ struct ProxyTests {
       "http://10.0.0.1/a.jpg", "http://2130706433/a.jpg", "http://0x7f.1/a.jpg", "http://127.1/a.jpg",
       "http://[::1]/a.jpg", "http://[::ffff:169.254.169.254]/a.jpg", "http://[64:ff9b::a00:1]/a.jpg",
       "http://localhost/a.jpg", "http://api.LOCALHOST./a.jpg", "http://169.254.169.254/latest/meta-data",
+      // percent-encoded, as libcurl decodes them (the review's three passed the check)
+      "http://%31%32%37.0.0.1/a.jpg", "http://%6c%6f%63%61%6c%68%6f%73%74/a.jpg", "http://127.0.0.1%2e/a.jpg",
+      "http://1%30.0.0.1/a.jpg", "http://[::%31]/a.jpg",
     ])
   func literalHostsBlocked(url: String) async throws {
     let proxy = try TestHTTPServer.start()
@@ -74,7 +77,7 @@ struct ProxyTests {
     #expect(scratch.contents().isEmpty)
   }
 
-  @Test("through a proxy, a redirect to a private literal is blocked and not followed")
+  @Test("through a proxy, a redirect to a private literal (percent-encoded too) is blocked and not followed")
   func redirectBlocked() async throws {
     let proxy = try TestHTTPServer.start()
     defer { proxy.stop() }
@@ -84,9 +87,13 @@ struct ProxyTests {
     proxy.route("/relative") { _, writer in
       _ = writer.respond(status: 302, headers: [("Location", "//[fd00::1]/x")])
     }
+    proxy.route("/encoded") { _, writer in
+      _ = writer.respond(
+        status: 302, headers: [("Location", "http://%31%36%39.254.169.254/latest/meta-data")])
+    }
     let scratch = try ScratchDirectory("proxy")
     defer { scratch.remove() }
-    for path in ["/hop", "/relative"] {
+    for path in ["/hop", "/relative", "/encoded"] {
       do {
         _ = try await downloader(proxy: proxy.baseURL, unchecked: true).download(
           DownloadRequest(url: "http://media.example.invalid\(path)", directory: scratch.path),
@@ -96,8 +103,8 @@ struct ProxyTests {
         #expect(error.code == .blockedAddress, "\(path): \(error)")
       }
     }
-    // Each URL was asked for once; neither redirect target reached the proxy.
-    #expect(proxy.allRequests.map(\.path).sorted() == ["/hop", "/relative"])
+    // Each URL was asked for once; no redirect target reached the proxy.
+    #expect(proxy.allRequests.map(\.path).sorted() == ["/encoded", "/hop", "/relative"])
     #expect(scratch.leftovers().isEmpty)
   }
 
