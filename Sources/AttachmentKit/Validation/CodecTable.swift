@@ -169,8 +169,13 @@ enum CodecTable {
     return nil
   }
 
-  /// The codec in words: its row's name, else "`kind` in format 'codec'".
+  /// The codec in words: its row's name, else "`kind` in format 'codec'"; for a sample entry
+  /// that cannot describe its stream, that name and why.
   static func name(of stream: MediaStream) -> String {
+    guard stream.isDescribed else {
+      return name(of: MediaStream(kind: stream.kind, codec: stream.codec))
+        + " whose sample entry gives no channel count or sample rate"
+    }
     if let row = row(for: stream.codec) { return row.name }
     let kind: String
     switch stream.kind {
@@ -181,8 +186,10 @@ enum CodecTable {
     return "\(kind) in format '\(stream.codec)'"
   }
 
-  /// What iOS does with `stream`: its row's support, else `.doesNotDecode`.
+  /// What iOS does with `stream`: its row's support, else `.doesNotDecode` (also for a
+  /// sample entry that cannot describe its stream).
   static func support(of stream: MediaStream) -> Support {
-    row(for: stream.codec)?.support ?? .doesNotDecode
+    guard stream.isDescribed else { return .doesNotDecode }
+    return row(for: stream.codec)?.support ?? .doesNotDecode
   }
 }

@@ -79,6 +79,9 @@ struct MediaStream: Sendable, Equatable, Hashable {
   /// entry or format ID without a registered form as its four-character code, trailing spaces
   /// removed.
   var codec: String
+  /// False for an ISO BMFF audio sample entry that gives neither channels nor a sample rate
+  /// (all zeros): whatever its codec, nothing can decode it.
+  var isDescribed = true
 }
 
 /// Why a walk stopped before it could finish, whatever the bytes say.
