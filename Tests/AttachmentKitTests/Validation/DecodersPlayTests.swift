@@ -14,6 +14,14 @@ struct DecodersPlayTests {
     try DurationTests.validate(bytes, as: name)
   }
 
+  /// `count` non-zero junk bytes that hold no 0xFF (no frame sync can start in them).
+  static func junk(_ count: Int) -> [UInt8] {
+    (0..<count).map { (index: Int) -> UInt8 in
+      let spread: Int = index * 37 + index / 7
+      return UInt8(1 + spread % 250)
+    }
+  }
+
   @Test("a progressive JPEG with a 420 KB ICC profile in 7 APP2 segments is identified and accepted")
   func largeColourProfile() throws {
     // ImageMagick 6.9.11 ("JPEG 64x48 8-bit sRGB") and libvips 8.14 (`vips copy`) read it.
@@ -35,5 +43,44 @@ struct DecodersPlayTests {
     let validation = try Self.validate(bytes, as: "icc-420k.jpg").get()
     #expect(validation.type == .jpeg && validation.width == 64 && validation.height == 48)
     #expect(validation.warnings.isEmpty, "\(validation.warnings)")
+  }
+
+  @Test(
+    "an MP3 after 300 bytes of junk is accepted with a warning; after 64 KiB, or in another container, not")
+  func junkBeforeTheFirstFrame() throws {
+    // ffmpeg 5.1 decodes the same layout from a real MP3 (46,080 samples, "detected only with
+    // low score of 25"): decoders resynchronise.
+    let bytes = Self.junk(300) + ProbeFixtures.mp3(frames: 10)
+    #expect(MediaProbe.identify(bytes: bytes)?.format == .mp3)
+    let validation = try Self.validate(bytes, as: "junk-300.mp3").get()
+    #expect(validation.type == .mp3 && validation.durationSeconds == 10 * 1_152 / 44_100.0)
+    #expect(
+      validation.warnings.contains { $0.contains("300 bytes before the first MP3 frame are not audio") })
+
+    let far = Self.junk(AudioTags.maximumPadding + 100) + ProbeFixtures.mp3(frames: 10)
+    guard case .failure(let error) = try Self.validate(far, as: "junk-far.mp3") else {
+      Issue.record("junk past 64 KiB was accepted")
+      return
+    }
+    #expect(error.code == .unsupportedType)
+    // A single frame after the junk is not a chain: nothing says these bytes are audio.
+    let lone = Self.junk(300) + ProbeFixtures.mp3Header + ProbeFixtures.fill(413) + Self.junk(600)
+    #expect(MediaProbe.identify(bytes: lone) == nil)
+    // A file that starts like another container (an AVI holding MP3 audio) is not searched.
+    let riff = ProbeFixtures.ascii("RIFF") + ProbeFixtures.le32(5_000) + ProbeFixtures.ascii("AVI LIST")
+    #expect(MediaProbe.identify(bytes: riff + Self.junk(100) + ProbeFixtures.mp3(frames: 10)) == nil)
+  }
+
+  @Test("an MP3 whose ID3v2 tag declares 2 bytes more than it holds resynchronises inside the tag")
+  func tagOverrunningTheFirstFrame() throws {
+    // ffmpeg 5.1 decodes the same layout from a real MP3 (one frame fewer: it resyncs after the tag).
+    var tag = ProbeFixtures.id3(body: 100)
+    tag[9] = 102  // the synchsafe size's last byte: 2 more than the body
+    let bytes = tag + ProbeFixtures.mp3(frames: 10)
+    let validation = try Self.validate(bytes, as: "id3-overrun.mp3").get()
+    #expect(validation.type == .mp3 && validation.durationSeconds == 10 * 1_152 / 44_100.0)
+    #expect(
+      validation.warnings.contains { $0.contains("declares 2 bytes more than it holds") },
+      "\(validation.warnings)")
   }
 }

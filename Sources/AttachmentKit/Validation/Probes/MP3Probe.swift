@@ -50,11 +50,12 @@ struct MP3FrameHeader: AudioFrameHeader {
 /// by their computed lengths, then optional APEv2 / ID3v1 tags.
 enum MP3Probe {
   /// Identifies an MP3 from a prefix: after the ID3v2 tag(s), which must end inside the prefix,
-  /// a valid frame confirmed by the next one (see `AudioFrameWalk.identify`). The duration comes
-  /// from a Xing / Info or VBRI header when the first frame has one. Nil otherwise.
+  /// a valid frame confirmed by the next one (see `AudioFrameWalk.identify`), else the start of
+  /// a chain of frames within 64 KiB (see ``firstFrame(_:)``). The duration comes from a Xing /
+  /// Info or VBRI header when the first frame has one. Nil otherwise.
   static func identify(_ reader: ByteReader) -> ProbeReport? {
-    guard let start = AudioTags.framesStart(reader),
-      let first = AudioFrameWalk.identify(reader, at: start, as: MP3FrameHeader.self)
+    guard let start = firstFrame(reader)?.start,
+      let first = MP3FrameHeader(reader, at: start)
     else { return nil }
     var report = baseReport(first)
     if let frames = vbrFrameCount(reader, header: first, at: start) {
@@ -63,32 +64,93 @@ enum MP3Probe {
     return report
   }
 
+  /// Where the first frame is, and where the ID3v2 tags before it end: right after the tags
+  /// and any zero padding (confirmed by the next frame), else the start of a chain of
+  /// ``chainLength`` frames found by resynchronising from a little before the tags' end (a tag
+  /// whose declared size runs into the first frame) to 64 KiB after it (junk an editor or a
+  /// broken tag left: decoders skip it). A file that starts like another container is not
+  /// searched. Nil when a tag runs past the bytes or no frame is found.
+  static func firstFrame(_ reader: ByteReader) -> (tagsEnd: Int, start: Int)? {
+    guard let (tagsEnd, start) = AudioTags.layout(reader) else { return nil }
+    if AudioFrameWalk.identify(reader, at: start, as: MP3FrameHeader.self) != nil { return (tagsEnd, start) }
+    guard tagsEnd > 0 || !AudioTags.startsLikeAnotherContainer(reader) else { return nil }
+    let from = tagsEnd > 0 ? max(10, tagsEnd - maximumTagOverrun) : 0
+    let limit = min(reader.count, tagsEnd + AudioTags.maximumPadding)
+    var position = from
+    while let candidate = reader.firstIndex(of: 0xFF, from: position, to: limit) {
+      if AudioFrameWalk.chains(reader, at: candidate, frames: chainLength, as: MP3FrameHeader.self) {
+        return (tagsEnd, candidate)
+      }
+      position = candidate + 1
+    }
+    return nil
+  }
+
+  /// Frames that must chain after junk before the first frame is believed.
+  static let chainLength = 4
+  /// How far before its declared end an ID3v2 tag is searched for the first frame.
+  static let maximumTagOverrun = 256
+
   /// Checks a whole MP3: every frame chained to the end of the file (tags allowed, garbage
   /// skipped and noted, zero padding before the first frame up to
   /// `AudioTags.maximumPadding` and bytes after the last frame noted). Truncated when the ID3v2 tag or the last frame is cut; malformed
   /// without a frame or when most of the file is not frames. The duration is the audio frames
   /// counted (a Xing / Info frame excluded).
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
-    guard let (tagsEnd, start) = AudioTags.layout(reader) else {
+    guard AudioTags.layout(reader) != nil else {
       return .failure(.truncated("MP3 ends inside its ID3v2 tag"))
+    }
+    guard let (tagsEnd, start) = firstFrame(reader) else {
+      return .failure(.malformed("MP3 has no chain of valid frames within 64 KiB of its start"))
     }
     switch AudioFrameWalk.inspect(reader, from: start, as: MP3FrameHeader.self, name: "MP3") {
     case .failure(let problem):
       return .failure(problem)
     case .success(let tally):
       var report = baseReport(tally.first)
-      let infoFrame = vbrFrameCount(reader, header: tally.first, at: start) != nil ? 1 : 0
+      let infoFrame = isInfoFrame(reader, header: tally.first, at: start) ? 1 : 0
       let frames = max(tally.frames - infoFrame, 0)
-      report.durationSeconds = Double(frames) * Double(tally.first.samples) / Double(tally.first.sampleRate)
-      if start > tagsEnd {
-        report.notes.append("\(start - tagsEnd) bytes of zero padding before the first MP3 frame (skipped)")
+      // ffmpeg 5.1 decodes no sample from an MP3 whose one frame is its LAME / Xing info frame.
+      guard frames > 0 else {
+        return .failure(.noMedia("the MP3's only frame is its Xing / LAME info frame, which holds no audio"))
       }
+      report.durationSeconds = Double(frames) * Double(tally.first.samples) / Double(tally.first.sampleRate)
+      report.notes += leadingNotes(reader, tagsEnd: tagsEnd, start: start)
       if tally.skipped > 0 { report.notes.append("\(tally.skipped) bytes between MP3 frames skipped") }
       if tally.trailing > 0 {
         report.notes.append("\(tally.trailing) bytes after the last MP3 frame that are not audio (ignored)")
       }
       return .success(report)
     }
+  }
+
+  /// What lies between the end of the ID3v2 tags and the first frame, for a warning: zero
+  /// padding, junk that is not audio, or a tag that claims the first bytes of the first frame.
+  private static func leadingNotes(_ reader: ByteReader, tagsEnd: Int, start: Int) -> [String] {
+    if start < tagsEnd {
+      return [
+        "the ID3v2 tag declares \(tagsEnd - start) bytes more than it holds: the first MP3 frame starts inside it (resynchronised)"
+      ]
+    }
+    guard start > tagsEnd else { return [] }
+    var zeros = true
+    for offset in tagsEnd..<start where reader.u8(offset) != 0 {
+      zeros = false
+      break
+    }
+    return [
+      zeros
+        ? "\(start - tagsEnd) bytes of zero padding before the first MP3 frame (skipped)"
+        : "\(start - tagsEnd) bytes before the first MP3 frame are not audio (skipped: decoders resynchronise)"
+    ]
+  }
+
+  /// Whether the frame at `offset` is an info frame (a Xing / Info tag after the side
+  /// information, or a VBRI tag 32 bytes after the header), whatever its flags say.
+  private static func isInfoFrame(_ reader: ByteReader, header: MP3FrameHeader, at offset: Int) -> Bool {
+    let xing = offset + 4 + header.sideInfoSize
+    return reader.matches(Array("Xing".utf8), at: xing) || reader.matches(Array("Info".utf8), at: xing)
+      || reader.matches(Array("VBRI".utf8), at: offset + 36)
   }
 
   /// A report with the stream parameters of `header`.
