@@ -1,53 +1,79 @@
-/// An MPEG audio Layer III frame header: 11-bit sync, version (1, 2 or 2.5; not reserved),
-/// layer III, bitrate index 1...14, sample rate index 0...2, emphasis not reserved.
+/// An MPEG audio frame header (ISO/IEC 11172-3, 13818-3): 11-bit sync, version (1, 2 or 2.5;
+/// not reserved), layer I, II or III, bitrate index 1...14, sample rate index 0...2, emphasis
+/// not reserved. iOS plays Layer III only (see ``CodecTable``): Layers I and II are read so
+/// that such a file is refused for its codec, naming the layer, not as unknown bytes.
 struct MP3FrameHeader: AudioFrameHeader {
   /// An MPEG audio header is 4 bytes.
   static let headerSize = 4
 
   /// 10 for MPEG-1, 20 for MPEG-2, 25 for MPEG-2.5.
   let version: Int
+  /// 1, 2 or 3.
+  let layer: Int
   let sampleRate: Int
   let channels: Int
   let length: Int
   let samples: Int
-  /// Bytes of side information after the header (for finding a Xing / Info tag).
+  /// Bytes of side information after the header (for finding a Xing / Info tag); 0 for
+  /// Layers I and II, which have none.
   let sideInfoSize: Int
 
-  /// Layer III bitrates in kbit/s by index, MPEG-1 and MPEG-2/2.5 (index 0 free, 15 bad).
-  private static let mpeg1Rates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
-  private static let mpeg2Rates = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+  /// Bitrates in kbit/s by index (index 0 free, 15 bad): MPEG-1 Layers I, II, III, then
+  /// MPEG-2/2.5 Layer I, then MPEG-2/2.5 Layers II and III.
+  private static let rates: [[Int]] = [
+    [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
+    [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384],
+    [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
+    [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256],
+    [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
+  ]
   /// MPEG-1 sample rates by index; MPEG-2 halves them, MPEG-2.5 quarters them.
   private static let baseSampleRates = [44_100, 48_000, 32_000]
 
-  /// Parses the 4 bytes at `offset`; nil unless every field is valid for Layer III.
+  /// Parses the 4 bytes at `offset`; nil unless every field is valid.
   init?(_ reader: ByteReader, at offset: Int) {
     guard let word = reader.u32be(offset), word >> 21 == 0x7FF else { return nil }
     let versionBits = Int(word >> 19 & 0x03)
-    let layerBits = word >> 17 & 0x03
+    let layerBits = Int(word >> 17 & 0x03)
     let bitrateIndex = Int(word >> 12 & 0x0F)
     let rateIndex = Int(word >> 10 & 0x03)
-    guard versionBits != 1, layerBits == 1, (1...14).contains(bitrateIndex), rateIndex < 3,
+    guard versionBits != 1, layerBits != 0, (1...14).contains(bitrateIndex), rateIndex < 3,
       word & 0x03 != 2
     else { return nil }
     let mpeg1 = versionBits == 3
     version = mpeg1 ? 10 : (versionBits == 2 ? 20 : 25)
-    let kbps = mpeg1 ? Self.mpeg1Rates[bitrateIndex] : Self.mpeg2Rates[bitrateIndex]
+    layer = 4 - layerBits
+    let table = mpeg1 ? layer - 1 : (layer == 1 ? 3 : 4)
+    let bitsPerSecond = Self.rates[table][bitrateIndex] * 1_000
     sampleRate = Self.baseSampleRates[rateIndex] / (mpeg1 ? 1 : (versionBits == 2 ? 2 : 4))
     let mono = word >> 6 & 0x03 == 3
     channels = mono ? 1 : 2
-    length = (mpeg1 ? 144 : 72) * kbps * 1_000 / sampleRate + Int(word >> 9 & 0x01)
-    samples = mpeg1 ? 1_152 : 576
-    sideInfoSize = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17)
+    let padding = Int(word >> 9 & 0x01)
+    switch layer {
+    case 1:
+      length = (12 * bitsPerSecond / sampleRate + padding) * 4
+      samples = 384
+      sideInfoSize = 0
+    case 2:
+      length = 144 * bitsPerSecond / sampleRate + padding
+      samples = 1_152
+      sideInfoSize = 0
+    default:
+      length = (mpeg1 ? 144 : 72) * bitsPerSecond / sampleRate + padding
+      samples = mpeg1 ? 1_152 : 576
+      sideInfoSize = mpeg1 ? (mono ? 17 : 32) : (mono ? 9 : 17)
+    }
   }
 
-  /// Same MPEG version and sample rate.
+  /// Same MPEG version, layer and sample rate.
   func continues(_ other: MP3FrameHeader) -> Bool {
-    version == other.version && sampleRate == other.sampleRate
+    version == other.version && layer == other.layer && sampleRate == other.sampleRate
   }
 }
 
-/// Structural check of an MP3: optional ID3v2 tags, then MPEG audio Layer III frames chained
-/// by their computed lengths, then optional APEv2 / ID3v1 tags.
+/// Structural check of an MP3: optional ID3v2 tags, then MPEG audio frames (Layer III; or
+/// Layer I or II, judged by their codec) chained by their computed lengths, then optional
+/// APEv2 / ID3v1 tags.
 enum MP3Probe {
   /// Identifies an MP3 from a prefix: after the ID3v2 tag(s), which must end inside the prefix,
   /// a valid frame confirmed by the next one (see `AudioFrameWalk.identify`), else the start of
@@ -148,6 +174,7 @@ enum MP3Probe {
   /// Whether the frame at `offset` is an info frame (a Xing / Info tag after the side
   /// information, or a VBRI tag 32 bytes after the header), whatever its flags say.
   private static func isInfoFrame(_ reader: ByteReader, header: MP3FrameHeader, at offset: Int) -> Bool {
+    guard header.layer == 3 else { return false }
     let xing = offset + 4 + header.sideInfoSize
     return reader.matches(Array("Xing".utf8), at: xing) || reader.matches(Array("Info".utf8), at: xing)
       || reader.matches(Array("VBRI".utf8), at: offset + 36)
@@ -159,8 +186,9 @@ enum MP3Probe {
     report.hasAudioTrack = true
     report.sampleRate = header.sampleRate
     report.channels = header.channels
-    report.codecs = [header.version == 10 ? "mpeg1-layer3" : "mpeg2-layer3"]
-    report.streams = [MediaStream(kind: .audio, codec: "mp3")]
+    report.codecs = ["\(header.version == 10 ? "mpeg1" : "mpeg2")-layer\(header.layer)"]
+    // Layer III is `mp3`; Layers I and II are `mp1` and `mp2`, as ffmpeg names them.
+    report.streams = [MediaStream(kind: .audio, codec: "mp\(header.layer)")]
     return report
   }
 
@@ -169,6 +197,7 @@ enum MP3Probe {
   private static func vbrFrameCount(_ reader: ByteReader, header: MP3FrameHeader, at offset: Int)
     -> Int?
   {
+    guard header.layer == 3 else { return nil }
     let xing = offset + 4 + header.sideInfoSize
     if reader.matches(Array("Xing".utf8), at: xing) || reader.matches(Array("Info".utf8), at: xing) {
       guard let flags = reader.u32be(xing + 4), flags & 0x01 != 0,
