@@ -151,6 +151,7 @@ extension AttachmentPipeline {
           &held, &validation, by: name, refusal: refusal, keeping: true, fetched, signal, url)
         action = machine.rescued(result, stop: signal.reason)
       case .publish:
+        warnAboutTransportSecurity(&validation, url: url, fetched: fetched)
         let file = held
         held = nil  // consumed by publishing, whatever its outcome
         let result = publish(file, validation: validation, fetched: fetched, key: url.key)
@@ -171,6 +172,18 @@ extension AttachmentPipeline {
         preconditionFailure("\(action) is the request task's (see miss)")
       }
     }
+  }
+
+  /// Adds the `ats` warning to the validation about to be published when the body came over
+  /// plain HTTP (and the configuration asks for it); stored with the entry, hits carry it.
+  private func warnAboutTransportSecurity(
+    _ validation: inout Validation?, url: AttachmentURL, fetched: Fetched
+  ) {
+    guard configuration.warnsAboutTransportSecurity,
+      let warning = TransportSecurity.warning(requested: url.text, final: fetched.download.finalURL),
+      validation?.warnings.contains(warning) == false
+    else { return }
+    validation?.warnings.append(warning)
   }
 
   /// Rescues the file this miss holds (`held`) with the rescuer called `name`: on success its

@@ -10,6 +10,11 @@ public struct PipelineConfiguration: Sendable {
   /// When the network fails before the deadline and a stale cached copy exists, answer with
   /// it (marked ``Attachment/isStale``) instead of failing. Default: `false`.
   public var useStaleOnError = false
+  /// Adds the ``TransportSecurity`` (`ats`) warning to an accepted file fetched over plain
+  /// HTTP (the URL asked for, or the last of its redirects), which a device's own download
+  /// would not be allowed to make. Stored with the entry, so its hits carry it too. A proxy
+  /// whose devices download from an HTTPS address of its own may turn it off. Default: `true`.
+  public var warnsAboutTransportSecurity = true
   /// The rescuers asked, in order, to turn a refused body into an attachment (see
   /// ``Rescuer``). Default: none: a refused file is refused. A rescued attachment's
   /// ``Validation/rescued`` says what was done; a caller without the rescuer that made a

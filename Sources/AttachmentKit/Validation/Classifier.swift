@@ -28,13 +28,18 @@ enum Classifier {
     if let type = report.format.row.mediaType { return .success(type) }
     // ISO BMFF: the brand and the tracks decide.
     if let refusal = refusedBrand(report, detected: detected) { return .failure(refusal) }
+    // A movie or an M4A needs a track of its category with a sample entry: one without any
+    // (no track at all, or only text or metadata) has nothing to play.
+    guard report.streams.contains(where: { $0.kind != .other }) else {
+      let what = report.isQuickTime ? "QuickTime movie" : "MPEG-4 file"
+      return .failure(
+        AttachmentError(
+          .unsupportedType, "The \(what) has neither a video nor an audio track: nothing in it plays.",
+          detected: detected()))
+    }
     if report.isQuickTime { return .success(.mov) }
     if report.hasVideoTrack { return .success(.mp4) }
-    if report.hasAudioTrack || isAudioBrand(report) { return .success(.m4a) }
-    return .failure(
-      AttachmentError(
-        .unsupportedType, "The MPEG-4 file has neither a video nor an audio track.",
-        detected: detected()))
+    return .success(.m4a)
   }
 
   private static func isAudioBrand(_ report: ProbeReport) -> Bool {

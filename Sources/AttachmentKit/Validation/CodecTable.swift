@@ -34,7 +34,13 @@ enum CodecTable {
   //      kCMVideoCodecType_H264 / _HEVC / _MPEG4Video / _MPEG2Video / _MPEG1Video / _JPEG.
   // [AT] AudioToolbox CoreAudioBaseTypes.h formats iOS decodes: kAudioFormatLinearPCM,
   //      _MPEG4AAC (+ _HE, _HE_V2, _LD, _ELD), _AppleLossless, _AC3, _Enhanced_AC3 (iOS 9),
-  //      _MPEGLayer1/2/3, _ULaw, _ALaw, _AppleIMA4, _DVIIntelIMA.
+  //      _MPEGLayer3, _ULaw, _ALaw, _AppleIMA4, _DVIIntelIMA.
+  // [MPG] Apple, Multimedia Programming Guide, "Using Audio", iOS audio playback formats:
+  //      AAC, ALAC, HE-AAC, iLBC, IMA4, linear PCM, "MP3 (MPEG-1 audio layer 3)", µ-law and
+  //      a-law. MPEG audio Layers I and II are not among them (the header names
+  //      kAudioFormatMPEGLayer1/2, which macOS decodes; iOS's list does not), so they do not
+  //      decode. In MP4 and MPEG-PS the esds object type 0x6B / 0x69 does not say the layer
+  //      (MP3 in practice); an MPEG-PS packet's first frame header does, and is read.
   // [18] Issue 18's run of a player's test corpus: VP9, VVC, DTS, TrueHD, AC-4, MPEG-H, IAMF
   //      do not play; AV1 needs an AV1 decoder (A17 Pro / M3 and later); Opus and ISO PCM
   //      depend on the iOS version.
@@ -87,9 +93,9 @@ enum CodecTable {
     "mp4a.40.39": Row(name: "AAC-ELD audio", support: .decodes),
     "mp4a.40.34": Row(name: "MP3 audio", support: .decodes),
     "mp4a.67": Row(name: "AAC-LC audio (MPEG-2)", support: .decodes),
-    "mp4a.6B": Row(name: "MPEG-1 audio", support: .decodes),  // layers I–III
+    "mp4a.6B": Row(name: "MPEG-1 audio", support: .decodes),  // the layer unsaid [MPG]
     "mp4a.69": Row(name: "MPEG-2 audio", support: .decodes),
-    "mp3": Row(name: "MP3 audio", support: .decodes),
+    "mp3": Row(name: "MP3 audio", support: .decodes),  // MPEG-1/2/2.5 Layer III [MPG]
     "alac": Row(name: "Apple Lossless audio", support: .decodes),
     "ac-3": Row(name: "AC-3 audio", support: .decodes),
     "mp4a.A5": Row(name: "AC-3 audio", support: .decodes),
@@ -128,6 +134,9 @@ enum CodecTable {
       name: "ISO integer PCM audio", support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
     "mp4a.40.42": Row(
       name: "xHE-AAC audio", support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
+    // Audio that does not decode [MPG]
+    "mp1": Row(name: "MPEG audio Layer I", support: .doesNotDecode),
+    "mp2": Row(name: "MPEG audio Layer II", support: .doesNotDecode),
     // Audio that does not decode [18]
     "2": Row(name: "Microsoft ADPCM audio", support: .doesNotDecode),  // WAVE format tag 2
     "dtsc": Row(name: "DTS audio", support: .doesNotDecode),
@@ -169,8 +178,13 @@ enum CodecTable {
     return nil
   }
 
-  /// The codec in words: its row's name, else "`kind` in format 'codec'".
+  /// The codec in words: its row's name, else "`kind` in format 'codec'"; for a sample entry
+  /// that cannot describe its stream, that name and why.
   static func name(of stream: MediaStream) -> String {
+    guard stream.isDescribed else {
+      return name(of: MediaStream(kind: stream.kind, codec: stream.codec))
+        + " whose sample entry gives no channel count or sample rate"
+    }
     if let row = row(for: stream.codec) { return row.name }
     let kind: String
     switch stream.kind {
@@ -181,8 +195,10 @@ enum CodecTable {
     return "\(kind) in format '\(stream.codec)'"
   }
 
-  /// What iOS does with `stream`: its row's support, else `.doesNotDecode`.
+  /// What iOS does with `stream`: its row's support, else `.doesNotDecode` (also for a
+  /// sample entry that cannot describe its stream).
   static func support(of stream: MediaStream) -> Support {
-    row(for: stream.codec)?.support ?? .doesNotDecode
+    guard stream.isDescribed else { return .doesNotDecode }
+    return row(for: stream.codec)?.support ?? .doesNotDecode
   }
 }

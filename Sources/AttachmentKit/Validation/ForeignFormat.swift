@@ -72,7 +72,12 @@ enum ForeignFormat: CaseIterable, Sendable {
         mime: "video/3gpp", isoBrands: ["3gp4", "3gp5", "3gp6", "3gp7", "3gs7"], category: .video,
         demuxer: "mov")
     case .threeGPP2:
-      return Row(mime: "video/3gpp2", isoBrands: ["3g2a", "3g2b", "3g2c"], category: .video, demuxer: "mov")
+      // 3GPP2 C.S0050 brands, and KDDI's 'kddi' (MP4RA: "3GPP2 EZmovie for KDDI 3G
+      // cellphones"), which is the same format: refused like every 3GPP and 3GPP2 brand
+      // (Apple's attachment table lists neither, and no UTI of the accepted set names them),
+      // and converted by the media rescue, whose mov demuxer reads them.
+      return Row(
+        mime: "video/3gpp2", isoBrands: ["3g2a", "3g2b", "3g2c", "kddi"], category: .video, demuxer: "mov")
     case .canonRaw: return Row(mime: "image/x-canon-cr3", isoBrands: ["crx "], vipsLoader: nil)
     case .jpeg2000: return Row(mime: "image/jp2", isoBrands: ["jp2 "], vipsLoader: nil)
     case .jpx: return Row(mime: "image/jpx", isoBrands: ["jpx "], vipsLoader: nil)

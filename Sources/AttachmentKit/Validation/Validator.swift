@@ -27,7 +27,8 @@ public struct Validator: Sendable {
   ///   - deadline: the absolute instant by which the answer is due; the structural walk
   ///     checks it (and the task's cancellation) as it goes. Nil: no deadline.
   /// - Returns: the ``Validation`` of an accepted file.
-  /// - Throws: ``AttachmentError`` with `empty`, `unsupported_type` (with `detected`),
+  /// - Throws: ``AttachmentError`` with `empty` (no bytes, or no playable samples),
+  ///   `unsupported_type` (with `detected`),
   ///   `unsupported_codec` (with `detected` naming the codec), `truncated`, `too_large`,
   ///   `too_long`, `unknown_duration`, `too_many_pixels`, `deadline_exceeded`, `cancelled`, or
   ///   `io_error` when the file cannot be read.
@@ -108,6 +109,8 @@ public struct Validator: Sendable {
         .truncated, "The file is cut short: \(detail).", detected: naming.name(), kind: .rejection)
     case .failure(.malformed(let detail)):
       throw AttachmentError(.unsupportedType, "The file is malformed: \(detail).", detected: naming.name())
+    case .failure(.noMedia(let detail)):
+      throw AttachmentError(.empty, "The file holds nothing to play: \(detail).", kind: .rejection)
     }
   }
 

@@ -28,6 +28,7 @@ struct CodecTableTests {
     "1": .decodes, "3": .decodes, "6": .decodes, "7": .decodes, "17": .decodes, "85": .decodes,
     "opus": .depends, "mp4a.AD": .depends, "flac": .depends, "fpcm": .depends, "ipcm": .depends,
     "mp4a.40.42": .depends,
+    "mp1": .doesNotDecode, "mp2": .doesNotDecode,
     "2": .doesNotDecode, "dtsc": .doesNotDecode, "dtsh": .doesNotDecode, "dtsl": .doesNotDecode,
     "dtse": .doesNotDecode, "dtsx": .doesNotDecode, "mlpa": .doesNotDecode, "ac-4": .doesNotDecode,
     "mha1": .doesNotDecode, "mhm1": .doesNotDecode, "iamf": .doesNotDecode, "enca": .doesNotDecode,

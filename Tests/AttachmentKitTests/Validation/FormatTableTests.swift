@@ -48,6 +48,26 @@ struct FormatTableTests {
     #expect(ForeignFormat.byISOBrand.count == refused.count)
   }
 
+  @Test("a 3GPP2 file (KDDI's 'kddi', or '3g2a') with AAC audio is refused as video/3gpp2, like 3GPP")
+  func threeGPP2Brands() throws {
+    // Issue 27 item 10: 'kddi' was accepted as M4A while '3g2a' was refused (both 3GPP2).
+    for brand in ["kddi", "3g2a"] {
+      let movie = ProbeFixtures.movie(major: brand, compatible: [brand, "3g2a"], video: false, audio: true)
+      let prefix = try #require(MediaProbe.identify(bytes: movie))
+      guard case .failure(let early) = Classifier.category(forPrefix: prefix, detected: nil) else {
+        Issue.record("\(brand): the streaming sniffer let it through")
+        continue
+      }
+      #expect(early.code == .unsupportedType && early.detected == "video/3gpp2")
+      guard case .failure(let error) = try DurationTests.validate(movie, as: "\(brand).3g2") else {
+        Issue.record("\(brand): accepted")
+        continue
+      }
+      #expect(error.code == .unsupportedType, "\(error)")
+      #expect(error.message.contains("video/3gpp2 (ISO brand '\(brand)')"), "\(error.message)")
+    }
+  }
+
   @Test(
     "libvips opens each image sample with the loader its row names, and a rescue converts what the rows say")
   func loadersMatchLibvips() throws {

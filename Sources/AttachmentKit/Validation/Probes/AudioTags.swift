@@ -45,6 +45,20 @@ enum AudioTags {
     return (tagsEnd, position)
   }
 
+  /// Whether the bytes start with the signature of a container that may hold MPEG audio
+  /// (RIFF, Ogg, FLAC, Matroska / WebM, AIFF, MPEG-TS, MPEG-PS, ISO BMFF): such a file is not
+  /// an MP3 with junk in front, so no frame is searched for in it.
+  static func startsLikeAnotherContainer(_ reader: ByteReader) -> Bool {
+    let signatures: [[UInt8]] = [
+      Array("RIFF".utf8), Array("OggS".utf8), Array("fLaC".utf8), [0x1A, 0x45, 0xDF, 0xA3],
+      Array("FORM".utf8),
+      [0, 0, 1, 0xBA],
+    ]
+    if signatures.contains(where: { reader.matches($0, at: 0) }) { return true }
+    if reader.matches(Array("ftyp".utf8), at: 4) { return true }
+    return reader.u8(0) == 0x47 && reader.u8(188) == 0x47
+  }
+
   /// The length of a trailing tag at `offset`: ID3v2 (appended), APEv2 with a header
   /// ("APETAGEX" flagged as header: 32 + size; a lone footer: 32), ID3v1 ("TAG", 128 bytes),
   /// or nil when none starts there.
@@ -97,6 +111,23 @@ enum AudioFrameWalk {
       return nil
     }
     return next < reader.count && reader.u8(next) == 0xFF ? first : nil
+  }
+
+  /// Whether `frames` valid frames of one stream chain from `start` by their lengths; the
+  /// chain may also end exactly at the end of the bytes, or at a header cut by it, after two.
+  static func chains<Header: AudioFrameHeader>(
+    _ reader: ByteReader, at start: Int, frames: Int, as _: Header.Type
+  ) -> Bool {
+    guard let first = Header(reader, at: start) else { return false }
+    var position = start + first.length
+    for count in 1..<frames {
+      if count >= 2, position == reader.count || !reader.contains(position, Header.headerSize) {
+        return position == reader.count || reader.u8(position) == 0xFF
+      }
+      guard let next = Header(reader, at: position), first.continues(next) else { return false }
+      position += next.length
+    }
+    return true
   }
 
   /// What a whole-file walk found.

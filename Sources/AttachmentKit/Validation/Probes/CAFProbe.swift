@@ -111,7 +111,7 @@ enum CAFProbe {
   /// Core Audio format IDs whose RFC 6381 name differs from the ID (`CoreAudioBaseTypes.h`).
   private static let codecNames: [String: String] = [
     "aac ": "mp4a.40.2", "aach": "mp4a.40.5", "aacp": "mp4a.40.29", "aacl": "mp4a.40.23",
-    "aace": "mp4a.40.39", ".mp3": "mp3", ".mp2": "mp4a.6B", ".mp1": "mp4a.6B",
+    "aace": "mp4a.40.39", ".mp3": "mp3", ".mp2": "mp2", ".mp1": "mp1",
   ]
 
   /// The codecs string of a 'desc' format ID: its RFC 6381 name, else the ID without

@@ -107,11 +107,13 @@ enum ISOBMFFProbe {
           : .truncated("ISO BMFF has no moov box (cut off before it, or never finalised)"))
     }
     let movie: ISOMovie
-    switch ISOMovieParser.parse(reader, moov: movieBox) {
+    switch ISOMovieParser.parse(reader, moov: movieBox, mediaData: boxes.mediaData) {
     case .failure(let problem): return .failure(problem)
     case .success(let parsed): movie = parsed
     }
-    if let problem = missingMedia(movie, fragments: boxes.tally, fileSize: reader.count) {
+    if let problem = missingMedia(movie, fragments: boxes.tally, fileSize: reader.count)
+      ?? misplacedMedia(movie, mediaData: boxes.mediaData)
+    {
       return .failure(problem)
     }
     fill(&boxes.report, from: movie, fragments: boxes.tally)
@@ -132,6 +134,8 @@ enum ISOBMFFProbe {
     var tally = ISOFragmentTally()
     /// The boxes walked.
     var steps = 0
+    /// The payloads of the mdat boxes.
+    var mediaData = ISOMediaData()
 
     /// Takes in one top-level box after the first-box check: the moov (a second one is
     /// malformed), a moof (added to the tally), or any other box; returns the problem, or nil.
@@ -144,6 +148,7 @@ enum ISOBMFFProbe {
         report.isFragmented = true
         if let problem = tally.add(reader, moof: box) { return problem }
       default:
+        if box.type == mdat { mediaData.add(box) }
         if !movieFileBoxes.contains(box.type) { sawOtherBoxes = true }
       }
       steps += 1
@@ -226,6 +231,27 @@ enum ISOBMFFProbe {
     return nil
   }
 
+  /// The damage a parsed movie's sample tables show against the file's media data: a chunk
+  /// offset outside every mdat payload (in a box header, the moov: every sample read there is
+  /// garbage), or samples that together take more bytes than all the mdat payloads hold. A
+  /// bound check, not a decode; nil when there is none, or no mdat to check against (the data
+  /// of a QuickTime reference movie lies in other files).
+  private static func misplacedMedia(_ movie: ISOMovie, mediaData: ISOMediaData) -> ProbeProblem? {
+    guard !mediaData.ranges.isEmpty, !mediaData.overflowed else { return nil }
+    for track in movie.tracks {
+      if let offset = track.strayChunkOffset {
+        return .malformed(
+          "track \(track.id) has a chunk at offset \(offset), outside the media data (mdat payload)")
+      }
+      if track.sampleBytes > mediaData.totalBytes {
+        return .malformed(
+          "track \(track.id)'s samples take \(track.sampleBytes) bytes, more than the \(mediaData.totalBytes) of media data"
+        )
+      }
+    }
+    return nil
+  }
+
   /// Reads the ftyp brands into `report`; returns the problem (a non-text major brand, a
   /// box too small, or a still-image brand), or nil.
   private static func brands(_ reader: ByteReader, _ box: ISOBox, into report: inout ProbeReport)
@@ -288,8 +314,9 @@ enum ISOBMFFProbe {
       }
       let kind: MediaStream.Kind =
         track.handler == ISOMovie.vide ? .video : track.handler == ISOMovie.soun ? .audio : .other
-      for codec in track.entryCodecs {
-        report.streams.append(MediaStream(kind: kind, codec: codec))
+      for (index, codec) in track.entryCodecs.enumerated() {
+        report.streams.append(
+          MediaStream(kind: kind, codec: codec, isDescribed: !track.undescribedEntries.contains(index)))
       }
     }
     report.durationSeconds = duration(of: movie, fragments: fragments)

@@ -12,6 +12,10 @@ struct ISOTrack {
   var codec: UInt32?
   /// Every sample entry's codec as an RFC 6381 string (see `ISOSampleEntry`).
   var entryCodecs: [String] = []
+  /// The indices (into `entryCodecs`) of audio sample entries that give neither a channel
+  /// count nor a sample rate, in their fields or their configuration box: nothing can decode
+  /// them (see ``ISOSampleEntry/describesAudio(_:_:)``).
+  var undescribedEntries: Set<Int> = []
   /// Visual sample entry width / height, a fallback when tkhd says 0.
   var entryWidth = 0
   /// See `entryWidth`.
@@ -28,6 +32,11 @@ struct ISOTrack {
   var headerDuration: UInt64 = 0
   /// The largest stco/co64 chunk offset, when the track has any.
   var maxChunkOffset: UInt64?
+  /// The first stco/co64 chunk offset that lies outside every mdat payload (in a box header,
+  /// the moov, ...), when the parse was given the file's media data; nil when all lie inside.
+  var strayChunkOffset: UInt64?
+  /// The bytes stsz says the track's samples take together (0 without stsz).
+  var sampleBytes: UInt64 = 0
 }
 
 /// What the moov box says: mvhd timing, the tracks, and mvex (fragmented movies).
@@ -69,13 +78,18 @@ enum ISOMovieParser {
   private static let hdlr = ProbeMath.code("hdlr")
   private static let minf = ProbeMath.code("minf")
   private static let stbl = ProbeMath.code("stbl")
-  private static let stsd = ProbeMath.code("stsd")
-  private static let stco = ProbeMath.code("stco")
-  private static let co64 = ProbeMath.code("co64")
+  static let stsd = ProbeMath.code("stsd")
+  static let stco = ProbeMath.code("stco")
+  static let co64 = ProbeMath.code("co64")
+  static let stsz = ProbeMath.code("stsz")
 
   /// Parses `moov` (which must lie inside the readable bytes). Fails malformed when mvhd is
-  /// missing or a box is too small for its fields or runs past its parent.
-  static func parse(_ reader: ByteReader, moov: ISOBox) -> Result<ISOMovie, ProbeProblem> {
+  /// missing or a box is too small for its fields or runs past its parent. With `mediaData`
+  /// (the whole file's mdat payloads), each track's chunk offsets are checked against it (see
+  /// ``ISOTrack/strayChunkOffset``).
+  static func parse(_ reader: ByteReader, moov: ISOBox, mediaData: ISOMediaData? = nil)
+    -> Result<ISOMovie, ProbeProblem>
+  {
     var movie = ISOMovie()
     var sawHeader = false
     do {
@@ -85,7 +99,7 @@ enum ISOMovieParser {
           try movieHeader(reader, box, into: &movie)
           sawHeader = true
         case trak where movie.tracks.count < ProbeLimits.maxTracks:
-          movie.tracks.append(try track(reader, box))
+          movie.tracks.append(try track(reader, box, mediaData: mediaData))
         case mvex:
           movie.hasMovieExtends = true
           try movieExtends(reader, box, into: &movie)
@@ -101,14 +115,14 @@ enum ISOMovieParser {
   }
 
   /// Fails unless `box`'s payload holds at least `size` bytes.
-  private static func need(_ box: ISOBox, _ size: Int) throws(ProbeProblem) {
+  static func need(_ box: ISOBox, _ size: Int) throws(ProbeProblem) {
     guard box.payloadSize >= size else {
       throw .malformed("box '\(box.typeName)' is too small (\(box.payloadSize) bytes)")
     }
   }
 
   /// A field the caller has made sure lies inside its box; throws if it still cannot be read.
-  private static func field<T>(_ value: T?, _ box: ISOBox) throws(ProbeProblem) -> T {
+  static func field<T>(_ value: T?, _ box: ISOBox) throws(ProbeProblem) -> T {
     guard let value else { throw .truncated("box '\(box.typeName)' is cut off") }
     return value
   }
@@ -163,13 +177,15 @@ enum ISOMovieParser {
   }
 
   /// trak: tkhd, then mdia (mdhd, hdlr, minf/stbl).
-  private static func track(_ reader: ByteReader, _ box: ISOBox) throws(ProbeProblem) -> ISOTrack {
+  private static func track(_ reader: ByteReader, _ box: ISOBox, mediaData: ISOMediaData?)
+    throws(ProbeProblem) -> ISOTrack
+  {
     var result = ISOTrack()
     for child in try ISOBox.children(reader, of: box).get() {
       if child.type == tkhd {
         try trackHeader(reader, child, into: &result)
       } else if child.type == mdia {
-        try media(reader, child, into: &result)
+        try media(reader, child, into: &result, mediaData: mediaData)
       }
     }
     return result
@@ -196,9 +212,9 @@ enum ISOMovieParser {
   }
 
   /// mdia: mdhd timing, hdlr handler type, and minf/stbl.
-  private static func media(_ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack)
-    throws(ProbeProblem)
-  {
+  private static func media(
+    _ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack, mediaData: ISOMediaData?
+  ) throws(ProbeProblem) {
     for child in try ISOBox.children(reader, of: box).get() {
       switch child.type {
       case mdhd:
@@ -210,37 +226,8 @@ enum ISOMovieParser {
         track.handler = try field(reader.u32be(child.payload + 8), child)
       case minf:
         for inner in try ISOBox.children(reader, of: child).get() where inner.type == stbl {
-          try sampleTable(reader, inner, into: &track)
+          try sampleTable(reader, inner, into: &track, mediaData: mediaData)
         }
-      default:
-        break
-      }
-    }
-  }
-
-  /// stbl: the first sample entry of stsd, and the largest chunk offset of stco / co64.
-  private static func sampleTable(_ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack)
-    throws(ProbeProblem)
-  {
-    for child in try ISOBox.children(reader, of: box).get() {
-      switch child.type {
-      case stsd:
-        try sampleDescription(reader, child, into: &track)
-      case stco, co64:
-        try need(child, 8)
-        let wide = child.type == co64
-        let entries = Int(try field(reader.u32be(child.payload + 4), child))
-        let unit = wide ? 8 : 4
-        guard let size = ProbeMath.multiply(entries, unit), size <= child.payloadSize - 8 else {
-          throw .malformed("box '\(child.typeName)' holds fewer entries than it declares")
-        }
-        var largest: UInt64?
-        for index in 0..<entries {
-          let at = child.payload + 8 + index * unit
-          let value = wide ? try field(reader.u64be(at), child) : UInt64(try field(reader.u32be(at), child))
-          largest = max(largest ?? 0, value)
-        }
-        if let largest { track.maxChunkOffset = max(track.maxChunkOffset ?? 0, largest) }
       default:
         break
       }
@@ -248,7 +235,7 @@ enum ISOMovieParser {
   }
 
   /// stsd: the first entry's type, and its visual size or audio format; every entry's codec.
-  private static func sampleDescription(
+  static func sampleDescription(
     _ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack
   ) throws(ProbeProblem) {
     try need(box, 8)
@@ -258,6 +245,10 @@ enum ISOMovieParser {
     else { throw .malformed("stsd has no readable sample entry") }
     track.codec = entry.type
     track.entryCodecs = entries.map { ISOSampleEntry.codec(reader, $0, handler: track.handler) }
+    if track.handler == ISOMovie.soun {
+      track.undescribedEntries = Set(
+        entries.indices.filter { !ISOSampleEntry.describesAudio(reader, entries[$0]) })
+    }
     if track.handler == ISOMovie.vide, entry.payloadSize >= 28 {
       track.entryWidth = Int(try field(reader.u16be(entry.payload + 24), entry))
       track.entryHeight = Int(try field(reader.u16be(entry.payload + 26), entry))

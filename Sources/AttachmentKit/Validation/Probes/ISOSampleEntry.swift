@@ -14,6 +14,7 @@ enum ISOSampleEntry {
   private static let vpcC = ProbeMath.code("vpcC")
   private static let esds = ProbeMath.code("esds")
   private static let wave = ProbeMath.code("wave")
+  private static let alac = ProbeMath.code("alac")
 
   /// Four-character codes whose RFC 6381 name differs from the code itself (case, a dot).
   private static let renamed: [String: String] = [
@@ -59,6 +60,47 @@ enum ISOSampleEntry {
     default:
       return renamed[entry.typeName] ?? name
     }
+  }
+
+  /// Whether an audio sample entry can describe a stream: a channel count or a sample rate in
+  /// its fields (QuickTime version 2 entries: their 64-bit rate and 32-bit channel count), else
+  /// a configuration box that carries them (an `esds` whose object type is readable, an `alac`
+  /// box with channels and a rate, or any other box after the fields, such as `dac3`). An
+  /// entry with none of these (all zeros) cannot be decoded: ffmpeg 5.1 stops on one with
+  /// "Neither number of channels nor channel layout specified", while zero fields next to a
+  /// valid `esds` play.
+  static func describesAudio(_ reader: ByteReader, _ entry: ISOBox) -> Bool {
+    guard entry.payloadSize >= 28, let version = reader.u16be(entry.payload + 8) else { return false }
+    if version == 2 {
+      if let rate = reader.u64be(entry.payload + 32), let channels = reader.u32be(entry.payload + 40),
+        rate != 0, channels != 0
+      {
+        return true
+      }
+    } else if let channels = reader.u16be(entry.payload + 16), let rate = reader.u32be(entry.payload + 24),
+      channels != 0 || rate != 0
+    {
+      return true
+    }
+    let children = configuration(reader, entry, handler: ISOMovie.soun)
+    for child in children {
+      switch child.type {
+      case esds:
+        if objectType(reader, child, prefix: "mp4a") != nil { return true }
+      case alac:
+        // ALACSpecificConfig after the full box header: numChannels at 9, sampleRate at 20.
+        if let channels = reader.u8(child.payload + 4 + 9), let rate = reader.u32be(child.payload + 4 + 20),
+          child.payloadSize >= 28, channels != 0, rate != 0
+        {
+          return true
+        }
+      case wave:
+        break
+      default:
+        if child.type != 0, ProbeMath.isPrintable(child.type) { return true }
+      }
+    }
+    return false
   }
 
   /// The child boxes of a visual or audio sample entry (and of a QuickTime `wave` box among

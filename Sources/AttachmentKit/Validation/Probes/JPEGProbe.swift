@@ -82,7 +82,7 @@ enum JPEGProbe {
       }
       position =
         (0xE0...0xEF).contains(marker)
-        ? appSegmentEnd(reader, declared: segmentEnd, into: &report) : segmentEnd
+        ? appSegmentEnd(reader, declared: segmentEnd, prefix: !toEnd, into: &report) : segmentEnd
     }
     return .invalid("JPEG has too many segments")
   }
@@ -123,15 +123,17 @@ enum JPEGProbe {
   /// APP0 length shorter than what they wrote; libjpeg and libvips skip to the next marker.
   /// When no valid marker starts at the declared end, the next one within 64 KiB (the most a
   /// segment can hold) is taken instead and the gap noted; without one, the declared end
-  /// stands and the walk judges what is there.
-  private static func appSegmentEnd(_ reader: ByteReader, declared: Int, into report: inout ProbeReport)
-    -> Int
-  {
-    if isValidMarker(reader, at: declared) { return declared }
+  /// stands and the walk judges what is there. On a `prefix` (the sniffing window), a next
+  /// segment that runs past the window's end is not held against the declared end: a large
+  /// ICC profile or Exif block (many 64 KiB APP2 / APP1 segments) is legal.
+  private static func appSegmentEnd(
+    _ reader: ByteReader, declared: Int, prefix: Bool, into report: inout ProbeReport
+  ) -> Int {
+    if isValidMarker(reader, at: declared, prefix: prefix) { return declared }
     var search = declared
     let limit = min(reader.count, declared + 65_536)
     while let found = reader.firstIndex(of: 0xFF, from: search, to: limit) {
-      if isValidMarker(reader, at: found) {
+      if isValidMarker(reader, at: found, prefix: prefix) {
         report.notes.append(
           "a JPEG APP segment declares a length \(found - declared) bytes short of where the next marker starts (skipped to it)"
         )
@@ -144,8 +146,8 @@ enum JPEGProbe {
 
   /// Whether a marker that may follow a segment starts at `offset`: FF (and fill bytes), then
   /// a marker code from C0 to FE other than SOI, whose segment (for codes with a length) has a
-  /// length of at least 2 and ends inside the file.
-  private static func isValidMarker(_ reader: ByteReader, at offset: Int) -> Bool {
+  /// length of at least 2 and ends inside the file (or, on a `prefix`, may end past it).
+  private static func isValidMarker(_ reader: ByteReader, at offset: Int, prefix: Bool) -> Bool {
     guard reader.u8(offset) == 0xFF else { return false }
     var markerAt = offset + 1
     var fill = 0
@@ -158,7 +160,7 @@ enum JPEGProbe {
     }
     if marker == 0xD9 || (0xD0...0xD7).contains(marker) { return true }
     guard let length = reader.u16be(markerAt + 1), length >= 2 else { return false }
-    return markerAt + 1 + Int(length) <= reader.count
+    return prefix || markerAt + 1 + Int(length) <= reader.count
   }
 
   /// Reads the frame header (SOFn) at `markerAt` into `report`. Returns nil when it is valid,

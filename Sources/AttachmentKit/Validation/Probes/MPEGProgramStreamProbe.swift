@@ -250,14 +250,19 @@ enum MPEGProgramStreamProbe {
       found[key] = stream
     }
 
-    /// MPEG-1 audio (object type 0x6B) or MPEG-2 audio (0x69), from the version bits of the
-    /// first frame sync in the first 64 bytes of the payload; MPEG-1 when none is there.
+    /// From the first frame sync in the first 64 bytes of the payload: Layer I or II audio
+    /// (`mp1`, `mp2`: see ``CodecTable``), else MPEG-1 audio (object type 0x6B) or MPEG-2
+    /// audio (0x69) by the version bits; MPEG-1 when no sync is there.
     private static func mpegAudioCodec(_ reader: ByteReader, from start: Int?, to end: Int) -> String {
       guard let start,
         let sync = reader.firstIndex(of: 0xFF, from: start, to: min(end, start + 64)),
         let next = reader.u8(sync + 1), next & 0xE0 == 0xE0
       else { return "mp4a.6B" }
-      return next & 0x18 == 0x18 ? "mp4a.6B" : "mp4a.69"
+      switch next & 0x06 {
+      case 0x04: return "mp2"
+      case 0x06: return "mp1"
+      default: return next & 0x18 == 0x18 ? "mp4a.6B" : "mp4a.69"
+      }
     }
   }
 

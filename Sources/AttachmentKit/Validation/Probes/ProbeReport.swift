@@ -79,6 +79,9 @@ struct MediaStream: Sendable, Equatable, Hashable {
   /// entry or format ID without a registered form as its four-character code, trailing spaces
   /// removed.
   var codec: String
+  /// False for an ISO BMFF audio sample entry that gives neither channels nor a sample rate
+  /// (all zeros): whatever its codec, nothing can decode it.
+  var isDescribed = true
 }
 
 /// Why a walk stopped before it could finish, whatever the bytes say.
@@ -97,6 +100,9 @@ enum ProbeProblem: Sendable, Equatable, Error {
   case truncated(String)
   /// The structure is wrong in a way more bytes would not fix.
   case malformed(String)
+  /// The structure is sound but holds nothing to play (an MP3 whose only frame is its Xing /
+  /// LAME info frame, a WAV whose data chunk is 0 bytes): not a short file, an empty one.
+  case noMedia(String)
   /// The walk was stopped (work budget, deadline, cancellation) before it reached a verdict.
   case interrupted(ProbeStop)
 }

@@ -117,7 +117,7 @@ enum TIFFProbe {
       guard entry.valuesInside(reader) else {
         return .failure(.truncated("TIFF tag \(entry.tag) has values past the end of the file"))
       }
-      if [256, 257, 259, 273, 279, 324, 325].contains(entry.tag) { fields[entry.tag] = entry }
+      if TIFFLayout.tags.contains(entry.tag) { fields[entry.tag] = entry }
     }
     guard let width = fields[256]?.scalar(reader), let height = fields[257]?.scalar(reader),
       width > 0, height > 0
@@ -130,6 +130,12 @@ enum TIFFProbe {
     }
     guard let offsets = fields[273] ?? fields[324], let sizes = fields[279] ?? fields[325] else {
       return .failure(.malformed("TIFF IFD at offset \(offset) has no strip or tile offsets"))
+    }
+    let layout = TIFFLayout(reader, fields: fields, width: width, height: height)
+    if let problem = layout.check(count: offsets.count) { return .failure(problem) }
+    if let note = layout.overstatedSingleStrip(reader, offsets: offsets, sizes: sizes) {
+      report.notes.append(note)
+      return .success(Int(next))
     }
     if tables.isChecked(offsets: offsets, sizes: sizes) { return .success(Int(next)) }
     guard tables.bytesRead <= reader.count else {
@@ -164,18 +170,19 @@ enum TIFFProbe {
       guard let starts = offsets.batch(reader, from: index, count: batch),
         let lengths = sizes.batch(reader, from: index, count: batch)
       else { return .truncated("TIFF ends inside its strip/tile tables") }
-      let beyond: Int? = starts.withUnsafeBytes { starts in
+      let beyond: (start: Int, length: Int)? = starts.withUnsafeBytes { starts in
         lengths.withUnsafeBytes { lengths in
           for element in 0..<batch {
             let start = offsets.value(in: starts, element)
-            let end = start + sizes.value(in: lengths, element)  // both below 2^32: no overflow
-            if end > reader.count { return start }
+            let length = sizes.value(in: lengths, element)
+            if start + length > reader.count { return (start, length) }  // both below 2^32
           }
           return nil
         }
       }
       if let beyond {
-        return .truncated("TIFF image data at offset \(beyond) runs past the end of the file")
+        return TIFFLayout.pastTheEnd(
+          beyond.start, beyond.length, tiled: offsets.tag == 324, fileSize: reader.count)
       }
       index += batch
     }
@@ -196,7 +203,7 @@ enum TIFFProbe {
 
   /// One 12-byte IFD entry: tag, field type, value count, and where the values are (inline
   /// in the entry when they fit in 4 bytes, else at the offset the entry holds).
-  private struct Entry {
+  struct Entry {
     let tag: UInt16
     let type: UInt16
     let count: Int

@@ -110,6 +110,8 @@ enum WAVProbe {
     }
     guard let format else { return .failure(.truncated("WAV ends before its fmt chunk")) }
     guard let dataBytes else { return .failure(.truncated("WAV has no data chunk")) }
+    // ffmpeg 5.1 decodes no sample from such a file (the stream has no packets at all).
+    guard dataBytes > 0 else { return .failure(.noMedia("its WAV data chunk is 0 bytes")) }
     report.durationSeconds = Double(dataBytes) / Double(format.byteRate)
     return .success(report)
   }

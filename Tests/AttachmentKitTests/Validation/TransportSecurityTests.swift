@@ -1,0 +1,75 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AttachmentKit
+
+/// Issue 27, item 12: an accepted file fetched over plain HTTP carries the `ats` warning, on the
+/// network answer and on its cache hits; one fetched over HTTPS does not. iOS App Transport
+/// Security blocks HTTP in an app extension unless the app declares an exception, so a device
+/// downloading the URL itself would fail where this service succeeded.
+@Suite("App Transport Security warning", .threadOfItsOwn)
+struct TransportSecurityTests {
+  /// The `ats` warnings of `attachment`.
+  static func atsWarnings(_ attachment: AttachmentKit.Attachment) -> [String] {
+    attachment.warnings.filter { $0.hasPrefix(TransportSecurity.code + ":") }
+  }
+
+  @Test("an http:// URL's result carries the ats warning, from the network and the cache; https:// not")
+  func plainHTTP() async throws {
+    let fixture = try PipelineFixture("ats-http")
+    defer { fixture.close() }
+    fixture.server.serve("/a.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
+    let url = fixture.server.url("/a.png")
+    #expect(url.hasPrefix("http://"))
+
+    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let second = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+
+    #expect(first.source == .network && second.source == .cache)
+    #expect(Self.atsWarnings(first).count == 1, "\(first.warnings)")
+    #expect(Self.atsWarnings(second).count == 1, "\(second.warnings)")
+    #expect(Self.atsWarnings(first).first?.contains("App Transport Security") == true)
+    try await Self.overHTTPS()
+  }
+
+  /// The same PNG over HTTPS (openssl s_server with a CA the pipeline trusts): no warning.
+  static func overHTTPS() async throws {
+    let server = try await onOwnThread { try TLSTests.TLSServer() }
+    defer { server.stop() }
+    try Data(try Samples.bytes("png-rgba.png")).write(
+      to: URL(fileURLWithPath: server.scratch.path + "/a.png"))
+    let scratch = try ScratchDirectory("ats-https")
+    defer { scratch.remove() }
+    var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
+    configuration.downloader.allowPrivateNetworks = true
+    configuration.downloader.certificateAuthorityFile = server.certificate
+    let pipeline = try AttachmentPipeline(configuration: configuration)
+
+    let attachment = try await pipeline.attachment(
+      for: "https://127.0.0.1:\(server.port)/a.png", timeout: .seconds(5))
+
+    #expect(attachment.type == .png)
+    #expect(Self.atsWarnings(attachment).isEmpty, "\(attachment.warnings)")
+  }
+
+  @Test("a pipeline configured without it adds no ats warning")
+  func turnedOff() async throws {
+    let fixture = try PipelineFixture("ats-off") { $0.warnsAboutTransportSecurity = false }
+    defer { fixture.close() }
+    fixture.server.serve("/a.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
+    let attachment = try await fixture.pipeline.attachment(
+      for: fixture.server.url("/a.png"), timeout: .seconds(5))
+    #expect(Self.atsWarnings(attachment).isEmpty)
+  }
+
+  @Test("the warning follows the URL asked for and the last redirect, in any letter case")
+  func schemes() {
+    #expect(TransportSecurity.warning(requested: "https://a.example/x", final: "https://b.example/y") == nil)
+    #expect(TransportSecurity.warning(requested: "https://a.example/x", final: "http://b.example/y") != nil)
+    #expect(TransportSecurity.warning(requested: "HTTP://a.example/x", final: nil) != nil)
+    let warning = TransportSecurity.warning(requested: "http://user:secret@a.example/x", final: nil)
+    let text: String = warning ?? ""
+    #expect(!text.isEmpty && text.range(of: "secret") == nil)
+  }
+}
