@@ -60,6 +60,9 @@ enum ServeCommand: RunnableCommand {
     var pipelineConfiguration = try CommonOptions.pipelineConfiguration(arguments)
     // A long-running server sweeps the cache in the background, unlike a short command.
     pipelineConfiguration.cache.sweepsInBackground = true
+    // Devices download from this server, not from the origin: App Transport Security judges the
+    // proxy's own scheme, so an origin's plain HTTP is no warning here.
+    pipelineConfiguration.warnsAboutTransportSecurity = false
     let pipeline: AttachmentPipeline
     do {
       pipeline = try AttachmentPipeline(configuration: pipelineConfiguration)
