@@ -117,7 +117,7 @@ public struct ImageRescuer: Sendable {
       let header = try readHeader(vips, job)
       let plan = RescuePlan(
         width: header.width, height: header.height, bytes: job.bytes, hasAlpha: header.hasAlpha,
-        animated: header.frames > 1, limits: job.limits, configuration: configuration)
+        animated: header.frames > 1, frames: header.frames, limits: job.limits, configuration: configuration)
       return try encode(vips, job, header: header, plan: plan)
     }
   }

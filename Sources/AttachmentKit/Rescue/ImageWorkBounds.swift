@@ -33,6 +33,12 @@ struct ImageWorkBounds {
         detected: detected)
     }
     let decoded = pixels * max(1, source.frames)
+    if source.frames > 1, decoded > configuration.maximumAnimationSourcePixels {
+      throw AttachmentError(
+        .tooComplex,
+        "The animation's \(source.frames) frames hold \(decoded) pixels in all, over the rescue's budget of \(configuration.maximumAnimationSourcePixels) for animations.",
+        detected: detected)
+    }
     if source.bytes > Self.bytesPerPixelFloor,
       source.bytes / max(1, decoded) > configuration.maximumBytesPerPixel
     {

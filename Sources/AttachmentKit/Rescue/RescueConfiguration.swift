@@ -19,6 +19,17 @@ public struct RescueConfiguration: Sendable, Equatable {
   /// any frame is decoded (each frame costs work of its own, whatever its size). Default: 2000.
   public var maximumFrames: Int = 2000
 
+  /// The most pixels an animated rescue delivers, every frame together: the frames are
+  /// downscaled to fit (GIF encoding quantizes every pixel, about 4 MP/s on a 2-core machine,
+  /// and cannot be interrupted from outside at every step). Default: 8 megapixels (100 frames
+  /// of 280 × 280).
+  public var maximumAnimationPixels: Int64 = 8_000_000
+
+  /// The most pixels an animated source may hold, every frame together; more is refused with
+  /// `too_complex` before a frame is decoded (each frame is decoded whole: about 20 MP/s of
+  /// WebP here). Default: 64 megapixels.
+  public var maximumAnimationSourcePixels: Int64 = 64_000_000
+
   /// The most scans a JPEG source may have; more is refused with `too_complex` before it is
   /// decoded (every scan of a progressive JPEG is another pass over every coefficient, which
   /// libjpeg makes in one call that cannot be interrupted). Default: 100 (encoders write about

@@ -32,16 +32,18 @@ struct RescuePlan: Equatable {
   /// Whether `box` makes the image smaller than it is.
   var downscales: Bool
 
-  /// The plan for a source `width` × `height` pixels (one frame) of `bytes` bytes.
+  /// The plan for a source `width` × `height` pixels a frame, `frames` frames, of `bytes` bytes.
   ///
   /// The box is the largest that keeps (a) the decoded size within
   /// ``ValidationLimits/maximumDecodedImageBytes``, (b) the longest side within
   /// ``RescueConfiguration/maximumDimension``, and (c), when the source is over
   /// ``ValidationLimits/maximumImageBytes``, the pixel count shrunk by the same ratio as the
-  /// bytes must shrink. Rounding is downwards, with 0.1 % to spare.
+  /// bytes must shrink, and (d) for an animation, every frame together within
+  /// ``RescueConfiguration/maximumAnimationPixels`` (GIF encoding quantizes every pixel of every
+  /// frame: about 4 MP/s here). Rounding is downwards, with 0.1 % to spare.
   init(
-    width: Int, height: Int, bytes: Int64, hasAlpha: Bool, animated: Bool, limits: ValidationLimits,
-    configuration: RescueConfiguration
+    width: Int, height: Int, bytes: Int64, hasAlpha: Bool, animated: Bool, frames: Int = 1,
+    limits: ValidationLimits, configuration: RescueConfiguration
   ) {
     output = animated ? .gif : (hasAlpha ? .png : .jpeg)
     let longest = max(1, width, height)
@@ -49,6 +51,10 @@ struct RescuePlan: Equatable {
     var scale = 1.0
     let allowedPixels = Double(limits.maximumDecodedImageBytes / 4)
     if pixels > allowedPixels { scale = min(scale, (allowedPixels / pixels).squareRoot() * 0.999) }
+    if animated, frames > 1 {
+      let allowed = Double(configuration.maximumAnimationPixels) / Double(frames)
+      if pixels > allowed { scale = min(scale, (allowed / pixels).squareRoot() * 0.999) }
+    }
     if bytes > limits.maximumImageBytes {
       scale = min(scale, (Double(limits.maximumImageBytes) / Double(bytes)).squareRoot() * 0.999)
     }

@@ -43,6 +43,24 @@ struct RescuePlanTests {
     #expect(unbounded.box > 4700)
   }
 
+  @Test("an animation's frames are downscaled together into the animation budget")
+  func animationBudget() {
+    // 1,000 frames of 640 × 480: 307 MP in all, into the 8 MP default budget
+    let plan = RescuePlan(
+      width: 640, height: 480, bytes: 1_000_000, hasAlpha: false, animated: true, frames: 1_000,
+      limits: ValidationLimits(), configuration: RescueConfiguration())
+    #expect(plan.output == .gif)
+    let scale = Double(plan.box) / 640
+    let total = Double(640) * scale * Double(480) * scale * 1_000
+    #expect(total <= 8_000_000 && total > 7_800_000, "\(total) pixels at box \(plan.box)")
+    #expect(plan.downscales)
+    // and a short animation is left at its size
+    let short = RescuePlan(
+      width: 640, height: 480, bytes: 1_000_000, hasAlpha: false, animated: true, frames: 10,
+      limits: ValidationLimits(), configuration: RescueConfiguration())
+    #expect(short.box == 640 && !short.downscales)
+  }
+
   @Test("a source over the byte limit shrinks its area by the ratio of the bytes")
   func byteLimit() {
     let plan = RescuePlan(
