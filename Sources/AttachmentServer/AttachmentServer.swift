@@ -77,6 +77,10 @@ public final class AttachmentServer: Sendable {
       let server = Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
       server.metrics.connection(event == .CONNECTION_NOTIFY_STARTED ? 1 : -1)
     }
+    let requestLine: RequestLineCallback = { cls, target, _ in
+      guard let cls else { return nil }
+      return Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue().requestLine(target)
+    }
     let handler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, _, uploadSize, slot in
       guard let cls, let slot else { return .NO }
       return Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
@@ -86,7 +90,7 @@ public final class AttachmentServer: Sendable {
     if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
     let started: OpaquePointer? = address.withSockaddr { sockaddr in
       let options = daemonOptions(
-        address: sockaddr, context: context, completed: completed, notify: notify)
+        address: sockaddr, context: context, callbacks: (completed, notify, requestLine))
       return options.withUnsafeBufferPointer { items in
         ak_mhd_start_daemon(mhd.startDaemon, flags, configuration.port, handler, context, items.baseAddress)
       }
@@ -102,13 +106,24 @@ public final class AttachmentServer: Sendable {
     daemon.withLock { $0 = DaemonHandle(pointer: started, port: port, context: context) }
   }
 
+  /// libmicrohttpd's `MHD_OPTION_URI_LOG_CALLBACK`: the request target before any decoding; what
+  /// it returns becomes the request's slot.
+  typealias RequestLineCallback =
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) ->
+    UnsafeMutableRawPointer?
+
   /// The daemon's options, ending with `END`: the connection limit (with its margin), the idle
-  /// timeout, the per-connection memory, the completion and connection callbacks (called with
-  /// `context`), the listen address, and a thread pool when more than one thread is configured.
+  /// timeout, the per-connection memory, the completion, connection and request-line callbacks
+  /// (called with `context`), the listen address, and a thread pool when more than one thread is
+  /// configured.
   private func daemonOptions(
     address: UnsafePointer<sockaddr>?, context: UnsafeMutableRawPointer,
-    completed: MHD_RequestCompletedCallback, notify: MHD_NotifyConnectionCallback
+    callbacks: (
+      completed: MHD_RequestCompletedCallback, notify: MHD_NotifyConnectionCallback,
+      requestLine: RequestLineCallback
+    )
   ) -> [MHD_OptionItem] {
+    let (completed, notify, requestLine) = callbacks
     var options: [MHD_OptionItem] = [
       MHD_OptionItem(
         option: .CONNECTION_LIMIT,
@@ -121,6 +136,8 @@ public final class AttachmentServer: Sendable {
         option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: context),
       MHD_OptionItem(
         option: .NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: context),
+      MHD_OptionItem(
+        option: .URI_LOG_CALLBACK, value: unsafeBitCast(requestLine, to: Int.self), ptr_value: context),
       MHD_OptionItem(
         option: .SOCK_ADDR, value: 0, ptr_value: address.map { UnsafeMutableRawPointer(mutating: $0) }),
     ]

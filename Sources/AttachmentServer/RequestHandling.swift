@@ -10,28 +10,28 @@ extension AttachmentServer {
     connection: OpaquePointer?, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
     uploadSize: UnsafeMutablePointer<Int>?, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
   ) -> MHD_Result {
-    guard let mhd = MicroHTTPD.shared else { return .NO }
-    guard let existing = slot.pointee else {
+    guard let mhd = MicroHTTPD.shared, let existing = slot.pointee else { return .NO }
+    // The request-line callback made the state (``requestLine(_:)``).
+    let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+    if case .requestLine = state.phase {
       // The headers have arrived. Answer only what needs no more (a refusal, with the connection
       // closed); otherwise wait for the call that says the request is complete: an answer
       // queued before that cannot keep the connection alive.
-      let methodName = method.map { String(cString: $0) } ?? ""
-      let route = Route(path: url.map { String(cString: $0) } ?? "")
-      let state = RequestState(method: methodName, route: route)
-      slot.pointee = Unmanaged.passRetained(state).toOpaque()
+      state.method = method.map { String(cString: $0) } ?? ""
+      state.route = Route(target: state.target)
+      state.phase = .receiving
       metrics.begin()
-      if let refusal = earlyRefusal(method: methodName, connection: connection, mhd: mhd) {
+      if let refusal = earlyRefusal(method: state.method, connection: connection, mhd: mhd) {
         return queue(refusal, on: connection, state: state, mhd: mhd)
       }
       return .YES
     }
-    let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
     if let uploadSize, uploadSize.pointee > 0 {
       uploadSize.pointee = 0
       return .YES
     }
     switch state.phase {
-    case .answered: return .YES
+    case .answered, .requestLine: return .YES
     case .routed:
       // Resumed: the task left its answer.
       guard let reply = state.pending.withLock({ $0.take() }) else { return .YES }
@@ -79,6 +79,13 @@ extension AttachmentServer {
     return nil
   }
 
+  /// libmicrohttpd's request-line callback: the request target as sent, before any decoding.
+  /// Returns the request's state, which libmicrohttpd keeps in the request's slot until
+  /// ``completed(slot:termination:)`` (called for every request this saw).
+  func requestLine(_ target: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer {
+    Unmanaged.passRetained(RequestState(target: target.map { String(cString: $0) } ?? "")).toOpaque()
+  }
+
   /// libmicrohttpd's completion notice: the answer was sent, or the connection ended.
   func completed(
     slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, termination: MHD_RequestTerminationCode
@@ -86,6 +93,8 @@ extension AttachmentServer {
     guard let slot, let opaque = slot.pointee else { return }
     slot.pointee = nil
     let state = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
+    // A request whose headers never arrived was never counted: there is nothing to log.
+    if case .requestLine = state.phase { return }
     let seconds = (ContinuousClock.now - state.start).inSeconds
     let queued = state.queued
     if configuration.accessLog {
@@ -137,7 +146,9 @@ extension AttachmentServer {
       guard verify(signature, for: target) else { return .reply(badSignature(signature, url: target)) }
       (url, kind) = (target, .file)
     case .info(let target, let signature):
-      guard verify(signature, for: target) else { return .reply(badSignature(signature, url: target)) }
+      guard verify(signature, for: target, route: .info) else {
+        return .reply(badSignature(signature, url: target))
+      }
       (url, kind) = (target, .info)
     }
     let checked: AttachmentURL
@@ -178,9 +189,9 @@ extension AttachmentServer {
       PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind, conditions: conditions))
   }
 
-  private func verify(_ signature: String?, for url: String) -> Bool {
+  private func verify(_ signature: String?, for url: String, route: URLSigner.Route = .attachment) -> Bool {
     guard let signature else { return configuration.acceptsUnsigned }
-    return signer.verify(signature: signature, for: url)
+    return signer.verify(signature: signature, for: url, route: route)
   }
 
   private func badSignature(_ signature: String?, url: String) -> Reply {
