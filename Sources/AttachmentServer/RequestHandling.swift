@@ -44,7 +44,7 @@ extension AttachmentServer {
       return queue(reply, on: connection, state: state, mhd: mhd)
     case .fetch(let request):
       // Admission, the hit memo and the pipeline's single flight share one key: the normalized URL.
-      guard admission.enter(request.url.normalized) else {
+      guard admission.enter(URLBytes(request.url)) else {
         return queue(
           .error(AttachmentError(.overloaded, "Too many upstream fetches at once; retry later.")),
           on: connection,
@@ -166,7 +166,7 @@ extension AttachmentServer {
     }
     // The cheapest answer: a fresh cached copy, on this thread, with no task: remembered, or
     // from the request's one cache lookup (which the pipeline continues from on a miss).
-    let key = checked.normalized
+    let key = URLBytes(checked)
     let now = HitMemo.now()
     let conditions = Conditions(
       ifNoneMatch: mhd.header(connection, "If-None-Match"), range: mhd.header(connection, "Range"),
@@ -229,7 +229,7 @@ extension AttachmentServer {
   /// turns the outcome into the answer.
   private func answer(_ request: PipelineRequest) async -> Reply {
     let (url, deadlines, conditions) = (request.url, request.deadlines, request.conditions)
-    let key = url.normalized
+    let key = URLBytes(url)
     // The pipeline call holds the URL's admission until it ends, even past this answer.
     let work = Task { () -> Result<Attachment, AttachmentError> in
       let result: Result<Attachment, AttachmentError>
@@ -296,7 +296,7 @@ extension AttachmentServer {
     }
   }
 
-  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: String) {
+  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: URLBytes) {
     let bytes: Int64
     switch result {
     case .success(let attachment) where attachment.source != .cache: bytes = attachment.bytesTransferred
