@@ -261,10 +261,13 @@ extension AttachmentServer {
     }
   }
 
-  /// The answer of `GET /v1/info/…`: the info record of the outcome, under its status.
+  /// The answer of `GET /v1/info/…`: the info record of the outcome, under its status, without
+  /// the server's file system path or local error text (``PublicError``).
   private func infoReply(_ redacted: String, _ result: Result<Attachment, AttachmentError>) -> Reply {
+    let result = result.mapError(PublicError.exposed)
+    let record = PublicError.withoutPath(infoRecord(redacted, result))
     var reply = Reply.text(
-      Self.status(of: result), infoRecord(redacted, result).text + "\n", contentType: "application/json",
+      Self.status(of: result), record.text + "\n", contentType: "application/json",
       outcome: Self.outcome(of: result))
     reply.url = redacted
     return reply
