@@ -26,6 +26,7 @@ public final class AttachmentServer: Sendable {
   let metrics = Metrics()
   let admission: FetchAdmission
   let hitMemo = HitMemo()
+  let watch: ConnectionWatch
   private let daemon = Locked<DaemonHandle?>(nil)
   private let draining = Locked(false)
 
@@ -41,6 +42,11 @@ public final class AttachmentServer: Sendable {
     self.signer = signer
     self.infoRecord = infoRecord ?? Self.defaultInfoRecord
     admission = FetchAdmission(limit: configuration.maximumFetches)
+    let rules = ConnectionRules(
+      idleTimeout: Double(configuration.idleTimeoutSeconds),
+      headTimeout: configuration.requestHeadTimeoutSeconds,
+      minimumBytesPerSecond: configuration.minimumRequestBytesPerSecond)
+    watch = ConnectionWatch(rules: rules, onCut: { [metrics] in metrics.cut($0.rawValue) })
   }
 
   /// The port the server listens on (the one picked when ``ServerConfiguration/port`` is 0),
@@ -70,12 +76,12 @@ public final class AttachmentServer: Sendable {
     let completed: MHD_RequestCompletedCallback = { cls, connection, slot, termination in
       guard let cls else { return }
       Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
-        .completed(slot: slot, termination: termination)
+        .completed(connection: connection, slot: slot, termination: termination)
     }
-    let notify: MHD_NotifyConnectionCallback = { cls, _, _, event in
+    let notify: MHD_NotifyConnectionCallback = { cls, connection, _, event in
       guard let cls else { return }
-      let server = Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
-      server.metrics.connection(event == .CONNECTION_NOTIFY_STARTED ? 1 : -1)
+      Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
+        .connection(connection, started: event == .CONNECTION_NOTIFY_STARTED)
     }
     let requestLine: RequestLineCallback = { cls, target, _ in
       guard let cls else { return nil }
@@ -95,7 +101,8 @@ public final class AttachmentServer: Sendable {
         ak_mhd_start_daemon(mhd.startDaemon, flags, configuration.port, handler, context, items.baseAddress)
       }
     }
-    guard let started else {
+    guard let started, watch.start() else {
+      if let started { mhd.stopDaemon(started) }
       Unmanaged<AttachmentServer>.fromOpaque(context).release()
       throw AttachmentError(
         .invalidConfiguration,
@@ -128,8 +135,8 @@ public final class AttachmentServer: Sendable {
       MHD_OptionItem(
         option: .CONNECTION_LIMIT,
         value: configuration.maximumConnections + configuration.connectionMargin, ptr_value: nil),
-      MHD_OptionItem(
-        option: .CONNECTION_TIMEOUT, value: Int(configuration.idleTimeoutSeconds), ptr_value: nil),
+      // No inactivity timeout of libmicrohttpd's own: the connection watch measures progress.
+      MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: 0, ptr_value: nil),
       MHD_OptionItem(
         option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryBytes, ptr_value: nil),
       MHD_OptionItem(
@@ -162,8 +169,19 @@ public final class AttachmentServer: Sendable {
     // temporary file; the server's deadline bounds both waits.
     while metrics.inflight > 0 || admission.active > 0 { usleep(2000) }
     mhd.stopDaemon(handle.pointer)
+    watch.stop()
     daemon.withLock { $0 = nil }
     Unmanaged<AttachmentServer>.fromOpaque(handle.context).release()
+  }
+
+  /// libmicrohttpd's connection notice: counted, and watched from its start to its end.
+  func connection(_ connection: OpaquePointer?, started: Bool) {
+    metrics.connection(started ? 1 : -1)
+    if started {
+      watch.opened(connection, descriptor: MicroHTTPD.shared?.descriptor(connection) ?? -1)
+    } else {
+      watch.closed(connection)
+    }
   }
 
   var isDraining: Bool { draining.withLock { $0 } }

@@ -17,6 +17,8 @@ extension AttachmentServer {
       // The headers have arrived. Answer only what needs no more (a refusal, with the connection
       // closed); otherwise wait for the call that says the request is complete: an answer
       // queued before that cannot keep the connection alive.
+      // The watch may have cut the connection just now (its head was late): end it.
+      guard watch.enter(.working, connection) else { return .NO }
       state.method = method.map { String(cString: $0) } ?? ""
       state.route = Route(target: state.target)
       state.phase = .receiving
@@ -88,8 +90,11 @@ extension AttachmentServer {
 
   /// libmicrohttpd's completion notice: the answer was sent, or the connection ended.
   func completed(
-    slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, termination: MHD_RequestTerminationCode
+    connection: OpaquePointer?, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    termination: MHD_RequestTerminationCode
   ) {
+    // Kept alive, the connection awaits its next head (closing, it is forgotten next).
+    watch.enter(.awaitingHead, connection)
     guard let slot, let opaque = slot.pointee else { return }
     slot.pointee = nil
     let state = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
@@ -98,10 +103,13 @@ extension AttachmentServer {
     let seconds = (ContinuousClock.now - state.start).inSeconds
     let queued = state.queued
     if configuration.accessLog {
+      let completed = termination == .REQUEST_TERMINATED_COMPLETED_OK
+      let bytes = DeliveredBytes.body(
+        length: queued.bytes, completed: completed, headBytes: queued.headBytes, before: queued.before,
+        after: watch.progress(connection))
       AccessLog.write(
         method: state.method, route: state.route.label, url: queued.url, status: queued.status,
-        outcome: queued.outcome, bytes: queued.bytes, seconds: seconds,
-        completed: termination == .REQUEST_TERMINATED_COMPLETED_OK)
+        outcome: queued.outcome, bytes: bytes, seconds: seconds, completed: completed)
     }
     metrics.end(route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds)
   }
@@ -345,10 +353,13 @@ extension AttachmentServer {
     }
     guard let response else { return .NO }
     defer { mhd.destroyResponse(response) }
+    watch.enter(.sending, connection)
     for (name, value) in headers { _ = mhd.addResponseHeader(response, name, value) }
     state.phase = .answered(
       RequestState.Queued(
-        status: reply.status, outcome: reply.outcome, url: reply.url, bytes: reply.bodyBytes))
+        status: reply.status, outcome: reply.outcome, url: reply.url, bytes: reply.bodyBytes,
+        headBytes: DeliveredBytes.head(status: reply.status, headers: headers, length: reply.bodyBytes),
+        before: watch.progress(connection)))
     return mhd.queueResponse(connection, UInt32(reply.status), response)
   }
 }

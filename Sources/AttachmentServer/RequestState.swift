@@ -42,6 +42,10 @@ final class RequestState: @unchecked Sendable {
     var url: String?
     /// The body bytes queued.
     var bytes: Int64
+    /// The size of the answer's head (``DeliveredBytes/head(status:headers:length:)``).
+    var headBytes = 0
+    /// The socket's progress when the answer was queued.
+    var before: TCPProgress? = nil
   }
 
   /// What was queued, or an abandoned request's facts (status 0) when nothing was.

@@ -45,12 +45,24 @@ enum ServeCommand: RunnableCommand {
   static let idleTimeout = OptionKey<Int>.integer(
     long: "idle-timeout", valueName: "SECONDS", bound: .positive,
     help: "Close a connection idle this long, the slowloris bound (default 10).")
+  static let headTimeout = OptionKey<Int>.integer(
+    long: "head-timeout", valueName: "SECONDS", bound: .positive,
+    help: "A request head must be complete this long after its first byte, else 408 (default 10).")
+  static let minimumRequestRate = OptionKey<Int>.integer(
+    long: "min-request-rate", valueName: "BYTES", bound: .positive,
+    help:
+      "The slowest a request head may arrive, in bytes per second after its first second, else 408 (default 100)."
+  )
   static let unsigned = FlagKey(
     long: "unsigned",
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
 
   static let arguments: [any ArgumentKey] =
-    [listen, keyFile, maximumConnections, maximumFetches, idleTimeout, unsigned] + PipelineOptions.all
+    [
+      listen, keyFile, maximumConnections, maximumFetches, idleTimeout, headTimeout, minimumRequestRate,
+      unsigned,
+    ]
+    + PipelineOptions.all
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     var signals = blockStopSignals()
@@ -122,7 +134,8 @@ enum ServeCommand: RunnableCommand {
   }
 
   /// The server's settings from `--listen`, `--unsigned`, `--deadline`, `--max-connections`,
-  /// `--max-fetches` and `--idle-timeout` (read in that order).
+  /// `--max-fetches`, `--idle-timeout`, `--head-timeout` and `--min-request-rate` (read in that
+  /// order).
   private static func serverConfiguration(_ arguments: ParsedArguments) throws(UsageError)
     -> ServerConfiguration
   {
@@ -135,6 +148,8 @@ enum ServeCommand: RunnableCommand {
     if let seconds = try arguments[idleTimeout] {
       server.idleTimeoutSeconds = UInt32(clamping: seconds)
     }
+    if let seconds = try arguments[headTimeout] { server.requestHeadTimeoutSeconds = Double(seconds) }
+    if let bytes = try arguments[minimumRequestRate] { server.minimumRequestBytesPerSecond = Double(bytes) }
     return server
   }
 
