@@ -29,6 +29,8 @@ public final class AttachmentServer: Sendable {
   let watch: ConnectionWatch
   private let daemon = Locked<DaemonHandle?>(nil)
   private let draining = Locked(false)
+  /// Connections suspended while a task prepares their answer.
+  let suspended = Locked(0)
 
   /// A server that answers with `pipeline`'s attachments, verifying paths with `signer`.
   /// `infoRecord` makes the JSON of `GET /v1/info/…` from a URL (redacted) and its outcome (the command
@@ -156,22 +158,39 @@ public final class AttachmentServer: Sendable {
     return options
   }
 
-  /// Stops gracefully: stops accepting connections, lets every request already received finish
-  /// (each within its deadline) and every upstream fetch end, then closes the remaining idle
-  /// connections. Returns when done.
-  public func shutdown() {
-    guard let mhd = MicroHTTPD.shared, let handle = daemon.withLock({ $0 }) else { return }
+  /// Stops gracefully: stops accepting connections, cancels the upstream fetches no request
+  /// waits for (those of requests answered at their own `X-Deadline-Ms`), and lets every
+  /// request already received finish within ``ServerConfiguration/drainSeconds``; past it, the
+  /// rest are cut (their fetches cancelled, their clients told `503`), then the remaining
+  /// connections are closed. Returns when done, with what was cut.
+  @discardableResult
+  public func shutdown() -> DrainSummary {
+    guard let mhd = MicroHTTPD.shared, let handle = daemon.withLock({ $0 }) else { return DrainSummary() }
     draining.withLock { $0 = true }
     let listener = mhd.quiesceDaemon(handle.pointer)
     if listener >= 0 { _ = close(listener) }
+    var summary = DrainSummary()
+    let end = ConnectionWatch.now() + configuration.drainSeconds
     // A suspended connection must be resumed and answered before the daemon stops, and a
-    // fetch that outlived its request (an earlier X-Deadline-Ms) must end so that it leaves no
-    // temporary file; the server's deadline bounds both waits.
-    while metrics.inflight > 0 || admission.active > 0 { usleep(2000) }
+    // fetch must end so that it leaves no temporary file.
+    while metrics.inflight > 0 || admission.active > 0, ConnectionWatch.now() < end {
+      summary.cancelledFetches += admission.cancel(all: false)
+      usleep(2000)
+    }
+    if metrics.inflight > 0 || admission.active > 0 {
+      summary.cutRequests = metrics.inflight
+      summary.cancelledFetches += admission.cancel(all: true)
+      // Cancelled work answers at once; a connection still suspended after that would be
+      // resumed after the daemon is gone, so the daemon is then left to the process's exit.
+      let grace = ConnectionWatch.now() + 2
+      while suspended.withLock({ $0 }) > 0, ConnectionWatch.now() < grace { usleep(2000) }
+      if suspended.withLock({ $0 }) > 0 { return summary }
+    }
     mhd.stopDaemon(handle.pointer)
     watch.stop()
     daemon.withLock { $0 = nil }
     Unmanaged<AttachmentServer>.fromOpaque(handle.context).release()
+    return summary
   }
 
   /// libmicrohttpd's connection notice: counted, and watched from its start to its end.
@@ -204,6 +223,18 @@ public final class AttachmentServer: Sendable {
       ])
     }
   }
+}
+
+/// What a drain (``AttachmentServer/shutdown()``) had to cut.
+public struct DrainSummary: Sendable, Equatable {
+  /// Upstream fetches (URL groups) cancelled: those no request waited for, and at the drain's
+  /// bound all the rest.
+  public var cancelledFetches = 0
+  /// Requests still unanswered (or still being sent) when the drain's bound passed.
+  public var cutRequests = 0
+
+  /// Nothing cut.
+  public init() {}
 }
 
 /// The running daemon.

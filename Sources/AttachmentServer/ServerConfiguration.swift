@@ -35,6 +35,10 @@ public struct ServerConfiguration: Sendable {
   /// The memory of one connection, in bytes, which caps the request line and headers (a
   /// longer request is answered `414` or `431` by libmicrohttpd). Default: 32 KiB.
   public var connectionMemoryBytes = 32 * 1024
+  /// The longest a drain (SIGTERM) waits for the requests in flight, in seconds; past it they
+  /// are cut (and the command logs how many). Fetches no request waits for are cancelled at
+  /// once. Default: `30` (a request's deadline and a margin, well under systemd's 90 s).
+  public var drainSeconds: Double = 30
   /// Event-loop threads (libmicrohttpd's epoll thread pool). Default: the online CPUs, 1 to 8.
   public var threads = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
   /// Write a JSON access-log line per request to standard error. Default: `true`.
