@@ -45,7 +45,7 @@ extension AttachmentServer {
     case .reply(let reply):
       return queue(reply, on: connection, state: state, mhd: mhd)
     case .fetch(let request):
-      // Admission, the hit memo and the pipeline's single flight share one key: the normalized URL.
+      // Admission and the hit memo share one key: the normalized URL's bytes (the cache's key).
       guard admission.enter(URLBytes(request.url)) else {
         return queue(
           .error(AttachmentError(.overloaded, "Too many upstream fetches at once; retry later.")),

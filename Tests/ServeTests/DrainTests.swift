@@ -26,7 +26,7 @@ struct DrainTests {
     let exited = await eventually(within: 10) { !serve.process.isRunning }
     let seconds = Date().timeIntervalSince(start)
     #expect(exited)
-    #expect(seconds < 2, "exited after \(seconds) s")
+    #expect(seconds < 3, "exited after \(seconds) s")
     #expect(serve.process.terminationStatus == 0)
     let cut = serve.events.first { $0["event"] as? String == "drain_cut" }
     #expect(cut?["cancelledFetches"] as? Int == 1)
