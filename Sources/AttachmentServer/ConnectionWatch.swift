@@ -114,24 +114,27 @@ final class ConnectionWatch: Sendable {
     _ = state.withLock { $0.entries.removeValue(forKey: key) }
   }
 
-  /// The connection enters `phase`. Returns `false` when the watch has already cut it (the
-  /// caller then ends the request).
-  @discardableResult
-  func enter(_ phase: ConnectionRules.Phase, _ connection: OpaquePointer?) -> Bool {
-    guard let key = Self.key(connection) else { return true }
-    let now = Self.now()
-    return state.withLock { state in
-      guard let entry = state.entries[key] else { return true }
-      guard !entry.cut else { return false }
-      state.entries[key]?.track.begin(phase, now: now, progress: TCPProgress.of(entry.descriptor))
-      return true
-    }
+  /// What ``enter(_:_:)`` found.
+  struct Entered {
+    /// `false` when the watch has already cut the connection (the caller then ends the request).
+    var alive = true
+    /// The connection's progress as the phase began (not read for ``ConnectionRules/Phase/working``,
+    /// which has no timeout).
+    var progress: TCPProgress?
   }
 
-  /// The connection's progress now, if it is watched.
-  func progress(_ connection: OpaquePointer?) -> TCPProgress? {
-    guard let key = Self.key(connection) else { return nil }
-    return state.withLock { state in state.entries[key].flatMap { TCPProgress.of($0.descriptor) } }
+  /// The connection enters `phase`: one lock and at most one `TCP_INFO` read, on every request.
+  @discardableResult
+  func enter(_ phase: ConnectionRules.Phase, _ connection: OpaquePointer?) -> Entered {
+    guard let key = Self.key(connection) else { return Entered() }
+    let now = Self.now()
+    return state.withLock { state in
+      guard let entry = state.entries[key] else { return Entered() }
+      guard !entry.cut else { return Entered(alive: false, progress: TCPProgress.of(entry.descriptor)) }
+      let progress = phase == .working ? nil : TCPProgress.of(entry.descriptor)
+      state.entries[key]?.track.begin(phase, now: now, progress: progress)
+      return Entered(progress: progress)
+    }
   }
 
   private static func key(_ connection: OpaquePointer?) -> UInt? {

@@ -18,7 +18,7 @@ extension AttachmentServer {
       // closed); otherwise wait for the call that says the request is complete: an answer
       // queued before that cannot keep the connection alive.
       // The watch may have cut the connection just now (its head was late): end it.
-      guard watch.enter(.working, connection) else { return .NO }
+      guard watch.enter(.working, connection).alive else { return .NO }
       state.method = method.map { String(cString: $0) } ?? ""
       state.route = Route(target: state.target)
       state.phase = .receiving
@@ -96,7 +96,7 @@ extension AttachmentServer {
     termination: MHD_RequestTerminationCode
   ) {
     // Kept alive, the connection awaits its next head (closing, it is forgotten next).
-    watch.enter(.awaitingHead, connection)
+    let after = watch.enter(.awaitingHead, connection).progress
     guard let slot, let opaque = slot.pointee else { return }
     slot.pointee = nil
     let state = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
@@ -108,7 +108,7 @@ extension AttachmentServer {
       let completed = termination == .REQUEST_TERMINATED_COMPLETED_OK
       let bytes = DeliveredBytes.body(
         length: queued.bytes, completed: completed, headBytes: queued.headBytes, before: queued.before,
-        after: watch.progress(connection))
+        after: after)
       AccessLog.write(
         method: state.method, route: state.route.label, url: queued.url, status: queued.status,
         outcome: queued.outcome, bytes: bytes, seconds: seconds, completed: completed)
@@ -257,13 +257,13 @@ extension AttachmentServer {
     }
     guard let response else { return .NO }
     defer { mhd.destroyResponse(response) }
-    watch.enter(.sending, connection)
+    let before = watch.enter(.sending, connection).progress
     for (name, value) in headers { _ = mhd.addResponseHeader(response, name, value) }
     state.phase = .answered(
       RequestState.Queued(
         status: reply.status, outcome: reply.outcome, url: reply.url, bytes: reply.bodyBytes,
         headBytes: DeliveredBytes.head(status: reply.status, headers: headers, length: reply.bodyBytes),
-        before: watch.progress(connection)))
+        before: before))
     return mhd.queueResponse(connection, UInt32(reply.status), response)
   }
 }
