@@ -35,21 +35,22 @@ struct TCPProgress: Equatable, Sendable {
   /// The progress of the TCP socket `descriptor`, or `nil` when it is not one (or the kernel
   /// is older than Linux 4.1, which added the byte counters).
   static func of(_ descriptor: Int32) -> TCPProgress? {
-    var buffer = [UInt8](repeating: 0, count: 256)
-    var length = socklen_t(buffer.count)
-    let result = buffer.withUnsafeMutableBytes { raw in
-      getsockopt(descriptor, Int32(IPPROTO_TCP), tcpInfo, raw.baseAddress, &length)
-    }
-    guard result == 0, Int(length) >= needed else { return nil }
-    return buffer.withUnsafeBytes { raw in
+    // On the stack: this runs a few times per request and five times a second per connection.
+    withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { raw -> TCPProgress? in
+      raw.initializeMemory(as: UInt8.self, repeating: 0)
+      var length = socklen_t(raw.count)
+      guard getsockopt(descriptor, Int32(IPPROTO_TCP), tcpInfo, raw.baseAddress, &length) == 0,
+        Int(length) >= needed
+      else { return nil }
+      let bytes = UnsafeRawBufferPointer(raw)
       var progress = TCPProgress(
-        received: raw.loadUnaligned(fromByteOffset: bytesReceivedOffset, as: UInt64.self),
-        acknowledged: raw.loadUnaligned(fromByteOffset: bytesAcknowledgedOffset, as: UInt64.self),
-        millisecondsSinceData: raw.loadUnaligned(fromByteOffset: lastDataReceivedOffset, as: UInt32.self))
+        received: bytes.loadUnaligned(fromByteOffset: bytesReceivedOffset, as: UInt64.self),
+        acknowledged: bytes.loadUnaligned(fromByteOffset: bytesAcknowledgedOffset, as: UInt64.self),
+        millisecondsSinceData: bytes.loadUnaligned(fromByteOffset: lastDataReceivedOffset, as: UInt32.self))
       if Int(length) >= neededForWritten {
-        let sent = raw.loadUnaligned(fromByteOffset: bytesSentOffset, as: UInt64.self)
-        let again = raw.loadUnaligned(fromByteOffset: bytesRetransmittedOffset, as: UInt64.self)
-        let queued = raw.loadUnaligned(fromByteOffset: notSentOffset, as: UInt32.self)
+        let sent = bytes.loadUnaligned(fromByteOffset: bytesSentOffset, as: UInt64.self)
+        let again = bytes.loadUnaligned(fromByteOffset: bytesRetransmittedOffset, as: UInt64.self)
+        let queued = bytes.loadUnaligned(fromByteOffset: notSentOffset, as: UInt32.self)
         progress.written = sent &- again &+ UInt64(queued)
       }
       return progress
