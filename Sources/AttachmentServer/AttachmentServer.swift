@@ -180,10 +180,11 @@ public final class AttachmentServer: Sendable {
     if metrics.inflight > 0 || admission.active > 0 {
       summary.cutRequests = metrics.inflight
       summary.cancelledFetches += admission.cancel(all: true)
-      // Cancelled work answers at once; a connection still suspended after that would be
-      // resumed after the daemon is gone, so the daemon is then left to the process's exit.
+      // Cancelled work answers at once: the cut requests get their 503 written, for at most a
+      // grace of 2 s. A connection still suspended after that would be resumed after the daemon
+      // is gone, so the daemon is then left to the process's exit.
       let grace = ConnectionWatch.now() + 2
-      while suspended.withLock({ $0 }) > 0, ConnectionWatch.now() < grace { usleep(2000) }
+      while metrics.inflight > 0, ConnectionWatch.now() < grace { usleep(2000) }
       if suspended.withLock({ $0 }) > 0 { return summary }
     }
     mhd.stopDaemon(handle.pointer)
