@@ -96,14 +96,15 @@ enum ServeCommand: RunnableCommand {
     } catch {
       throw arguments.usageError(error.message)
     }
-    event(
-      "listening",
-      [("address", .string(addressText(server.host, proxy.port))), ("pid", .int(Int64(getpid())))])
+    // The warning comes first: whoever waits for "listening" has seen it by then.
     if server.acceptsUnsigned {
       event(
         "warning",
         [("message", .string("--unsigned is on: anyone who can reach this port can make it fetch any URL."))])
     }
+    event(
+      "listening",
+      [("address", .string(addressText(server.host, proxy.port))), ("pid", .int(Int64(getpid())))])
     var received: Int32 = 0
     while sigwait(&signals, &received) != 0 {}
     event("draining", [("signal", .string(received == SIGTERM ? "SIGTERM" : "SIGINT"))])
