@@ -26,8 +26,11 @@ public final class AttachmentServer: Sendable {
   let metrics = Metrics()
   let admission: FetchAdmission
   let hitMemo = HitMemo()
+  let watch: ConnectionWatch
   private let daemon = Locked<DaemonHandle?>(nil)
   private let draining = Locked(false)
+  /// Connections suspended while a task prepares their answer.
+  let suspended = Locked(0)
 
   /// A server that answers with `pipeline`'s attachments, verifying paths with `signer`.
   /// `infoRecord` makes the JSON of `GET /v1/info/…` from a URL (redacted) and its outcome (the command
@@ -41,6 +44,11 @@ public final class AttachmentServer: Sendable {
     self.signer = signer
     self.infoRecord = infoRecord ?? Self.defaultInfoRecord
     admission = FetchAdmission(limit: configuration.maximumFetches)
+    let rules = ConnectionRules(
+      idleTimeout: Double(configuration.idleTimeoutSeconds),
+      headTimeout: configuration.requestHeadTimeoutSeconds,
+      minimumBytesPerSecond: configuration.minimumRequestBytesPerSecond)
+    watch = ConnectionWatch(rules: rules, onCut: { [metrics] in metrics.cut($0.rawValue) })
   }
 
   /// The port the server listens on (the one picked when ``ServerConfiguration/port`` is 0),
@@ -70,12 +78,16 @@ public final class AttachmentServer: Sendable {
     let completed: MHD_RequestCompletedCallback = { cls, connection, slot, termination in
       guard let cls else { return }
       Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
-        .completed(slot: slot, termination: termination)
+        .completed(connection: connection, slot: slot, termination: termination)
     }
-    let notify: MHD_NotifyConnectionCallback = { cls, _, _, event in
+    let notify: MHD_NotifyConnectionCallback = { cls, connection, _, event in
       guard let cls else { return }
-      let server = Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
-      server.metrics.connection(event == .CONNECTION_NOTIFY_STARTED ? 1 : -1)
+      Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
+        .connection(connection, started: event == .CONNECTION_NOTIFY_STARTED)
+    }
+    let requestLine: RequestLineCallback = { cls, target, _ in
+      guard let cls else { return nil }
+      return Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue().requestLine(target)
     }
     let handler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, _, uploadSize, slot in
       guard let cls, let slot else { return .NO }
@@ -86,12 +98,13 @@ public final class AttachmentServer: Sendable {
     if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
     let started: OpaquePointer? = address.withSockaddr { sockaddr in
       let options = daemonOptions(
-        address: sockaddr, context: context, completed: completed, notify: notify)
+        address: sockaddr, context: context, callbacks: (completed, notify, requestLine))
       return options.withUnsafeBufferPointer { items in
         ak_mhd_start_daemon(mhd.startDaemon, flags, configuration.port, handler, context, items.baseAddress)
       }
     }
-    guard let started else {
+    guard let started, watch.start() else {
+      if let started { mhd.stopDaemon(started) }
       Unmanaged<AttachmentServer>.fromOpaque(context).release()
       throw AttachmentError(
         .invalidConfiguration,
@@ -102,25 +115,38 @@ public final class AttachmentServer: Sendable {
     daemon.withLock { $0 = DaemonHandle(pointer: started, port: port, context: context) }
   }
 
+  /// libmicrohttpd's `MHD_OPTION_URI_LOG_CALLBACK`: the request target before any decoding; what
+  /// it returns becomes the request's slot.
+  typealias RequestLineCallback =
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) ->
+    UnsafeMutableRawPointer?
+
   /// The daemon's options, ending with `END`: the connection limit (with its margin), the idle
-  /// timeout, the per-connection memory, the completion and connection callbacks (called with
-  /// `context`), the listen address, and a thread pool when more than one thread is configured.
+  /// timeout, the per-connection memory, the completion, connection and request-line callbacks
+  /// (called with `context`), the listen address, and a thread pool when more than one thread is
+  /// configured.
   private func daemonOptions(
     address: UnsafePointer<sockaddr>?, context: UnsafeMutableRawPointer,
-    completed: MHD_RequestCompletedCallback, notify: MHD_NotifyConnectionCallback
+    callbacks: (
+      completed: MHD_RequestCompletedCallback, notify: MHD_NotifyConnectionCallback,
+      requestLine: RequestLineCallback
+    )
   ) -> [MHD_OptionItem] {
+    let (completed, notify, requestLine) = callbacks
     var options: [MHD_OptionItem] = [
       MHD_OptionItem(
         option: .CONNECTION_LIMIT,
         value: configuration.maximumConnections + configuration.connectionMargin, ptr_value: nil),
-      MHD_OptionItem(
-        option: .CONNECTION_TIMEOUT, value: Int(configuration.idleTimeoutSeconds), ptr_value: nil),
+      // No inactivity timeout of libmicrohttpd's own: the connection watch measures progress.
+      MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: 0, ptr_value: nil),
       MHD_OptionItem(
         option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryBytes, ptr_value: nil),
       MHD_OptionItem(
         option: .NOTIFY_COMPLETED, value: unsafeBitCast(completed, to: Int.self), ptr_value: context),
       MHD_OptionItem(
         option: .NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: context),
+      MHD_OptionItem(
+        option: .URI_LOG_CALLBACK, value: unsafeBitCast(requestLine, to: Int.self), ptr_value: context),
       MHD_OptionItem(
         option: .SOCK_ADDR, value: 0, ptr_value: address.map { UnsafeMutableRawPointer(mutating: $0) }),
     ]
@@ -132,21 +158,50 @@ public final class AttachmentServer: Sendable {
     return options
   }
 
-  /// Stops gracefully: stops accepting connections, lets every request already received finish
-  /// (each within its deadline) and every upstream fetch end, then closes the remaining idle
-  /// connections. Returns when done.
-  public func shutdown() {
-    guard let mhd = MicroHTTPD.shared, let handle = daemon.withLock({ $0 }) else { return }
+  /// Stops gracefully: stops accepting connections, cancels the upstream fetches no request
+  /// waits for (those of requests answered at their own `X-Deadline-Ms`), and lets every
+  /// request already received finish within ``ServerConfiguration/drainSeconds``; past it, the
+  /// rest are cut (their fetches cancelled, their clients told `503`), then the remaining
+  /// connections are closed. Returns when done, with what was cut.
+  @discardableResult
+  public func shutdown() -> DrainSummary {
+    guard let mhd = MicroHTTPD.shared, let handle = daemon.withLock({ $0 }) else { return DrainSummary() }
     draining.withLock { $0 = true }
     let listener = mhd.quiesceDaemon(handle.pointer)
     if listener >= 0 { _ = close(listener) }
+    var summary = DrainSummary()
+    let end = ConnectionWatch.now() + configuration.drainSeconds
     // A suspended connection must be resumed and answered before the daemon stops, and a
-    // fetch that outlived its request (an earlier X-Deadline-Ms) must end so that it leaves no
-    // temporary file; the server's deadline bounds both waits.
-    while metrics.inflight > 0 || admission.active > 0 { usleep(2000) }
+    // fetch must end so that it leaves no temporary file.
+    while metrics.inflight > 0 || admission.active > 0, ConnectionWatch.now() < end {
+      summary.cancelledFetches += admission.cancel(all: false)
+      usleep(2000)
+    }
+    if metrics.inflight > 0 || admission.active > 0 {
+      summary.cutRequests = metrics.inflight
+      summary.cancelledFetches += admission.cancel(all: true)
+      // Cancelled work answers at once: the cut requests get their 503 written, for at most a
+      // grace of 2 s. A connection still suspended after that would be resumed after the daemon
+      // is gone, so the daemon is then left to the process's exit.
+      let grace = ConnectionWatch.now() + 2
+      while metrics.inflight > 0, ConnectionWatch.now() < grace { usleep(2000) }
+      if suspended.withLock({ $0 }) > 0 { return summary }
+    }
     mhd.stopDaemon(handle.pointer)
+    watch.stop()
     daemon.withLock { $0 = nil }
     Unmanaged<AttachmentServer>.fromOpaque(handle.context).release()
+    return summary
+  }
+
+  /// libmicrohttpd's connection notice: counted, and watched from its start to its end.
+  func connection(_ connection: OpaquePointer?, started: Bool) {
+    metrics.connection(started ? 1 : -1)
+    if started {
+      watch.opened(connection, descriptor: MicroHTTPD.shared?.descriptor(connection) ?? -1)
+    } else {
+      watch.closed(connection)
+    }
   }
 
   var isDraining: Bool { draining.withLock { $0 } }
@@ -169,6 +224,18 @@ public final class AttachmentServer: Sendable {
       ])
     }
   }
+}
+
+/// What a drain (``AttachmentServer/shutdown()``) had to cut.
+public struct DrainSummary: Sendable, Equatable {
+  /// Upstream fetches (URL groups) cancelled: those no request waited for, and at the drain's
+  /// bound all the rest.
+  public var cancelledFetches = 0
+  /// Requests still unanswered (or still being sent) when the drain's bound passed.
+  public var cutRequests = 0
+
+  /// Nothing cut.
+  public init() {}
 }
 
 /// The running daemon.

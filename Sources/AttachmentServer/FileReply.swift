@@ -33,14 +33,7 @@ enum FileReply {
     if let inm = conditions.ifNoneMatch, matches(inm, etag: etag) {
       return Reply(status: 304, headers: headers, body: .empty, outcome: "not_modified", url: attachment.url)
     }
-    let descriptor = open(attachment.path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0 else {
-      _ = Glibc.close(descriptor)
-      return nil
-    }
-    let size = Int64(info.st_size)
+    guard let (descriptor, size) = openContent(attachment) else { return nil }
     headers.insert(("Content-Type", attachment.validation.mime), at: 0)
     // If-Range with another validator: the client's copy is outdated, send the whole file.
     let rangeHeader = conditions.ifRange.map { $0 == etag } ?? true ? conditions.range : nil
@@ -62,6 +55,25 @@ enum FileReply {
       reply.headers.append(("Content-Range", "bytes */\(size)"))
       return reply
     }
+  }
+
+  /// Opens the attachment's content file as the cache library does: `O_NOFOLLOW` (a symbolic link
+  /// put in its place, to `/etc/passwd` say, is not followed) and `O_NONBLOCK` (a FIFO cannot
+  /// stall the event-loop thread that opens it), then `fstat` on the descriptor: only a regular
+  /// file of the size the record names is served. Every answer opens the file again this way, a
+  /// remembered hit (``HitMemo``) included. `nil` otherwise (the caller asks the pipeline again,
+  /// whose lookup refuses the entry as damaged).
+  static func openContent(_ attachment: Attachment) -> (descriptor: Int32, size: Int64)? {
+    let descriptor = open(attachment.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+      Int64(info.st_size) == attachment.bytes
+    else {
+      _ = Glibc.close(descriptor)
+      return nil
+    }
+    return (descriptor, Int64(info.st_size))
   }
 
   /// `Cache-Control: max-age`, in seconds: what is left of the origin's freshness, at least 60.

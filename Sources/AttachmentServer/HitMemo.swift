@@ -9,7 +9,8 @@ import PosixLock
 /// A remembered hit is only a shortcut to the same file: the file is opened again for every
 /// answer, and when that fails (a sweep removed it) the memo entry is dropped and the pipeline
 /// asked. The origin's freshness still bounds every entry, and a second bounds how long a
-/// newer record (a refresh) can go unseen.
+/// newer record (a refresh) can go unseen. Entries are keyed by the normalized URL's bytes
+/// (``URLBytes``), never by `String` equality.
 final class HitMemo: Sendable {
   private struct Entry {
     var attachment: Attachment
@@ -21,10 +22,10 @@ final class HitMemo: Sendable {
   /// The most URLs remembered; past it the memo starts again empty.
   static let capacity = 4096
 
-  private let entries = Locked<[String: Entry]>([:])
+  private let entries = Locked<[URLBytes: Entry]>([:])
 
   /// The remembered hit for `url`, if it is still within its lifetime and freshness.
-  func hit(_ url: String, now: Double) -> Attachment? {
+  func hit(_ url: URLBytes, now: Double) -> Attachment? {
     entries.withLock { entries in
       guard let entry = entries[url] else { return nil }
       guard now < entry.until else {
@@ -36,7 +37,7 @@ final class HitMemo: Sendable {
   }
 
   /// Remembers a hit the pipeline answered at `now`.
-  func remember(_ url: String, _ attachment: Attachment, now: Double) {
+  func remember(_ url: URLBytes, _ attachment: Attachment, now: Double) {
     let until = min(now + Self.lifetime, attachment.freshUntil ?? now)
     guard until > now else { return }
     entries.withLock { entries in
@@ -46,7 +47,7 @@ final class HitMemo: Sendable {
   }
 
   /// Forgets `url` (its file could not be opened).
-  func forget(_ url: String) {
+  func forget(_ url: URLBytes) {
     _ = entries.withLock { $0.removeValue(forKey: url) }
   }
 

@@ -21,6 +21,7 @@ final class Metrics: Sendable {
     var upstreamBytes: Int64 = 0
     var inflight = 0
     var connections = 0
+    var cuts: [String: Int] = [:]
     var buckets = [Int](repeating: 0, count: Metrics.bounds.count)
     var durationCount = 0
     var durationSum = 0.0
@@ -65,6 +66,9 @@ final class Metrics: Sendable {
     }
   }
 
+  /// The connection watch cut a connection, for `reason` (``ConnectionRules/Cut``).
+  func cut(_ reason: String) { state.withLock { $0.cuts[reason, default: 0] += 1 } }
+
   /// Requests started and not yet answered.
   var inflight: Int { state.withLock { $0.inflight } }
 
@@ -91,6 +95,11 @@ final class Metrics: Sendable {
     out += "# TYPE attachkit_inflight_requests gauge\nattachkit_inflight_requests \(state.inflight)\n"
     out += "# HELP attachkit_open_connections Client connections open.\n"
     out += "# TYPE attachkit_open_connections gauge\nattachkit_open_connections \(state.connections)\n"
+    out += "# HELP attachkit_connections_cut_total Connections closed by the server's timeouts, by reason.\n"
+    out += "# TYPE attachkit_connections_cut_total counter\n"
+    for (reason, count) in state.cuts.sorted(by: { $0.key < $1.key }) {
+      out += "attachkit_connections_cut_total{reason=\"\(reason)\"} \(count)\n"
+    }
     out += "# HELP attachkit_request_duration_seconds Time from a request's arrival to its answer's end.\n"
     out += "# TYPE attachkit_request_duration_seconds histogram\n"
     var cumulative = 0

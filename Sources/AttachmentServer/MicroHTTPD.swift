@@ -10,6 +10,7 @@ struct MicroHTTPD: @unchecked Sendable {
 
   let startDaemon: UnsafeMutableRawPointer
   let getDaemonInfo: UnsafeMutableRawPointer
+  let getConnectionInfo: UnsafeMutableRawPointer
   let stopDaemon: @convention(c) (OpaquePointer?) -> Void
   let quiesceDaemon: @convention(c) (OpaquePointer?) -> Int32
   let suspendConnection: @convention(c) (OpaquePointer?) -> Void
@@ -36,6 +37,7 @@ struct MicroHTTPD: @unchecked Sendable {
     }
     guard let startDaemon = dlsym(handle, "MHD_start_daemon"),
       let getDaemonInfo = dlsym(handle, "MHD_get_daemon_info"),
+      let getConnectionInfo = dlsym(handle, "MHD_get_connection_info"),
       let stopDaemon = function("MHD_stop_daemon", as: (@convention(c) (OpaquePointer?) -> Void).self),
       let quiesceDaemon = function("MHD_quiesce_daemon", as: (@convention(c) (OpaquePointer?) -> Int32).self),
       let suspendConnection = function(
@@ -64,6 +66,7 @@ struct MicroHTTPD: @unchecked Sendable {
     else { return nil }
     self.startDaemon = startDaemon
     self.getDaemonInfo = getDaemonInfo
+    self.getConnectionInfo = getConnectionInfo
     self.stopDaemon = stopDaemon
     self.quiesceDaemon = quiesceDaemon
     self.suspendConnection = suspendConnection
@@ -74,6 +77,11 @@ struct MicroHTTPD: @unchecked Sendable {
     self.addResponseHeader = addResponseHeader
     self.destroyResponse = destroyResponse
     self.lookupValue = lookupValue
+  }
+
+  /// The socket descriptor of `connection`, or -1.
+  func descriptor(_ connection: OpaquePointer?) -> Int32 {
+    ak_mhd_connection_fd(getConnectionInfo, connection)
   }
 
   /// A request header's value (case-insensitive name), or `nil`. Call only on the thread MHD

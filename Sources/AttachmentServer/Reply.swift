@@ -46,8 +46,9 @@ struct Reply: Sendable {
   }
 
   /// The JSON error answer for `error`: `{"error": {"code": …, "message": …}}` with the status
-  /// its code maps to (``ErrorStatus``).
+  /// its code maps to (``ErrorStatus``); a local error's message is not sent (``PublicError``).
   static func error(_ error: AttachmentError, url: String? = nil) -> Reply {
+    let error = PublicError.exposed(error)
     var reply = text(
       ErrorStatus.of(error), errorJSON(error).text + "\n", contentType: "application/json",
       outcome: error.code.rawValue)

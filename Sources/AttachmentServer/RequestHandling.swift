@@ -10,28 +10,30 @@ extension AttachmentServer {
     connection: OpaquePointer?, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
     uploadSize: UnsafeMutablePointer<Int>?, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
   ) -> MHD_Result {
-    guard let mhd = MicroHTTPD.shared else { return .NO }
-    guard let existing = slot.pointee else {
+    guard let mhd = MicroHTTPD.shared, let existing = slot.pointee else { return .NO }
+    // The request-line callback made the state (``requestLine(_:)``).
+    let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+    if case .requestLine = state.phase {
       // The headers have arrived. Answer only what needs no more (a refusal, with the connection
       // closed); otherwise wait for the call that says the request is complete: an answer
       // queued before that cannot keep the connection alive.
-      let methodName = method.map { String(cString: $0) } ?? ""
-      let route = Route(path: url.map { String(cString: $0) } ?? "")
-      let state = RequestState(method: methodName, route: route)
-      slot.pointee = Unmanaged.passRetained(state).toOpaque()
+      // The watch may have cut the connection just now (its head was late): end it.
+      guard watch.enter(.working, connection).alive else { return .NO }
+      state.method = method.map { String(cString: $0) } ?? ""
+      state.route = Route(target: state.target)
+      state.phase = .receiving
       metrics.begin()
-      if let refusal = earlyRefusal(method: methodName, connection: connection, mhd: mhd) {
+      if let refusal = earlyRefusal(method: state.method, connection: connection, mhd: mhd) {
         return queue(refusal, on: connection, state: state, mhd: mhd)
       }
       return .YES
     }
-    let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
     if let uploadSize, uploadSize.pointee > 0 {
       uploadSize.pointee = 0
       return .YES
     }
     switch state.phase {
-    case .answered: return .YES
+    case .answered, .requestLine: return .YES
     case .routed:
       // Resumed: the task left its answer.
       guard let reply = state.pending.withLock({ $0.take() }) else { return .YES }
@@ -43,19 +45,21 @@ extension AttachmentServer {
     case .reply(let reply):
       return queue(reply, on: connection, state: state, mhd: mhd)
     case .fetch(let request):
-      // Admission, the hit memo and the pipeline's single flight share one key: the normalized URL.
-      guard admission.enter(request.url.normalized) else {
+      // Admission and the hit memo share one key: the normalized URL's bytes (the cache's key).
+      guard admission.enter(URLBytes(request.url)) else {
         return queue(
           .error(AttachmentError(.overloaded, "Too many upstream fetches at once; retry later.")),
           on: connection,
           state: state, mhd: mhd)
       }
+      suspended.withLock { $0 += 1 }
       mhd.suspendConnection(connection)
       let handle = ConnectionHandle(pointer: connection)
       Task {
         let reply = await self.answer(request)
         state.pending.withLock { $0 = reply }
         mhd.resumeConnection(handle.pointer)
+        self.suspended.withLock { $0 -= 1 }
       }
       return .YES
     }
@@ -79,20 +83,35 @@ extension AttachmentServer {
     return nil
   }
 
+  /// libmicrohttpd's request-line callback: the request target as sent, before any decoding.
+  /// Returns the request's state, which libmicrohttpd keeps in the request's slot until
+  /// ``completed(slot:termination:)`` (called for every request this saw).
+  func requestLine(_ target: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer {
+    Unmanaged.passRetained(RequestState(target: target.map { String(cString: $0) } ?? "")).toOpaque()
+  }
+
   /// libmicrohttpd's completion notice: the answer was sent, or the connection ended.
   func completed(
-    slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, termination: MHD_RequestTerminationCode
+    connection: OpaquePointer?, slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    termination: MHD_RequestTerminationCode
   ) {
+    // Kept alive, the connection awaits its next head (closing, it is forgotten next).
+    let after = watch.enter(.awaitingHead, connection).progress
     guard let slot, let opaque = slot.pointee else { return }
     slot.pointee = nil
     let state = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
+    // A request whose headers never arrived was never counted: there is nothing to log.
+    if case .requestLine = state.phase { return }
     let seconds = (ContinuousClock.now - state.start).inSeconds
     let queued = state.queued
     if configuration.accessLog {
+      let completed = termination == .REQUEST_TERMINATED_COMPLETED_OK
+      let bytes = DeliveredBytes.body(
+        length: queued.bytes, completed: completed, headBytes: queued.headBytes, before: queued.before,
+        after: after)
       AccessLog.write(
         method: state.method, route: state.route.label, url: queued.url, status: queued.status,
-        outcome: queued.outcome, bytes: queued.bytes, seconds: seconds,
-        completed: termination == .REQUEST_TERMINATED_COMPLETED_OK)
+        outcome: queued.outcome, bytes: bytes, seconds: seconds, completed: completed)
     }
     metrics.end(route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds)
   }
@@ -137,7 +156,9 @@ extension AttachmentServer {
       guard verify(signature, for: target) else { return .reply(badSignature(signature, url: target)) }
       (url, kind) = (target, .file)
     case .info(let target, let signature):
-      guard verify(signature, for: target) else { return .reply(badSignature(signature, url: target)) }
+      guard verify(signature, for: target, route: .info) else {
+        return .reply(badSignature(signature, url: target))
+      }
       (url, kind) = (target, .info)
     }
     let checked: AttachmentURL
@@ -155,7 +176,7 @@ extension AttachmentServer {
     }
     // The cheapest answer: a fresh cached copy, on this thread, with no task: remembered, or
     // from the request's one cache lookup (which the pipeline continues from on a miss).
-    let key = checked.normalized
+    let key = URLBytes(checked)
     let now = HitMemo.now()
     let conditions = Conditions(
       ifNoneMatch: mhd.header(connection, "If-None-Match"), range: mhd.header(connection, "Range"),
@@ -178,9 +199,9 @@ extension AttachmentServer {
       PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind, conditions: conditions))
   }
 
-  private func verify(_ signature: String?, for url: String) -> Bool {
+  private func verify(_ signature: String?, for url: String, route: URLSigner.Route = .attachment) -> Bool {
     guard let signature else { return configuration.acceptsUnsigned }
-    return signer.verify(signature: signature, for: url)
+    return signer.verify(signature: signature, for: url, route: route)
   }
 
   private func badSignature(_ signature: String?, url: String) -> Reply {
@@ -214,106 +235,6 @@ extension AttachmentServer {
       Deadlines(fetch: server, answer: min(server, now + .milliseconds(min(milliseconds, 86_400_000)))))
   }
 
-  /// Runs the pipeline for the request (already admitted), continuing from its lookup, and
-  /// turns the outcome into the answer.
-  private func answer(_ request: PipelineRequest) async -> Reply {
-    let (url, deadlines, conditions) = (request.url, request.deadlines, request.conditions)
-    let key = url.normalized
-    // The pipeline call holds the URL's admission until it ends, even past this answer.
-    let work = Task { () -> Result<Attachment, AttachmentError> in
-      let result: Result<Attachment, AttachmentError>
-      do throws(AttachmentError) {
-        result = .success(
-          try await pipeline.attachment(for: url, after: request.lookup, deadline: deadlines.fetch))
-      } catch {
-        result = .failure(error)
-      }
-      countUpstream(result, key: key)
-      admission.leave(key)
-      return result
-    }
-    let result = await Self.outcome(of: work, by: deadlines.answer, fetchDeadline: deadlines.fetch)
-    switch (request.kind, result) {
-    case (.info, _):
-      return infoReply(url.redacted, result)
-    case (.file, .failure(let error)):
-      return .error(error, url: url.redacted)
-    case (.file, .success(let attachment)):
-      if let reply = FileReply.make(attachment, conditions: conditions) {
-        // A no-store body is this answer's alone: once open, its name and its bytes in the
-        // cache's count go (the open descriptor keeps reading it).
-        pipeline.release(attachment)
-        return reply
-      }
-      // The file went away between the answer and the open (a sweep): ask once more.
-      if let again = try? await pipeline.attachment(for: url, deadline: deadlines.answer),
-        let reply = FileReply.make(again, conditions: conditions)
-      {
-        return reply
-      }
-      return .error(AttachmentError(.ioError, "The cached file could not be opened."), url: url.redacted)
-    }
-  }
-
-  /// The answer of `GET /v1/info/…`: the info record of the outcome, under its status.
-  private func infoReply(_ redacted: String, _ result: Result<Attachment, AttachmentError>) -> Reply {
-    var reply = Reply.text(
-      Self.status(of: result), infoRecord(redacted, result).text + "\n", contentType: "application/json",
-      outcome: Self.outcome(of: result))
-    reply.url = redacted
-    return reply
-  }
-
-  /// The outcome of `work`, or `deadline_exceeded` at `deadline` if it has not ended by then
-  /// (the work goes on).
-  private static func outcome(
-    of work: Task<Result<Attachment, AttachmentError>, Never>, by deadline: ContinuousClock.Instant,
-    fetchDeadline: ContinuousClock.Instant
-  ) async -> Result<Attachment, AttachmentError> {
-    // With no earlier deadline of its own, the request waits for the pipeline's answer, which
-    // comes by the same deadline.
-    guard deadline < fetchDeadline else { return await work.value }
-    return await withCheckedContinuation { continuation in
-      let once = Locked<CheckedContinuation<Result<Attachment, AttachmentError>, Never>?>(continuation)
-      let timer = Task {
-        try? await Task.sleep(until: deadline, clock: .continuous)
-        guard !Task.isCancelled else { return }
-        once.withLock { $0.take() }?.resume(
-          returning: .failure(
-            AttachmentError(.deadlineExceeded, "The deadline passed before the attachment was ready.")))
-      }
-      Task {
-        let result = await work.value
-        timer.cancel()
-        once.withLock { $0.take() }?.resume(returning: result)
-      }
-    }
-  }
-
-  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: String) {
-    let bytes: Int64
-    switch result {
-    case .success(let attachment) where attachment.source != .cache: bytes = attachment.bytesTransferred
-    case .failure(let error) where [.rejection, .fetch].contains(error.kind): bytes = 0
-    default: return
-    }
-    if admission.claimUpstreamCount(key) { metrics.upstream(bytes: bytes) }
-  }
-
-  private static func status(of result: Result<Attachment, AttachmentError>) -> Int {
-    switch result {
-    case .success: 200
-    case .failure(let error): ErrorStatus.of(error)
-    }
-  }
-
-  private static func outcome(of result: Result<Attachment, AttachmentError>) -> String {
-    switch result {
-    case .success(let attachment): attachment.source.rawValue
-    case .failure(let error): error.code.rawValue
-    }
-  }
-
   /// Queues `reply` on `connection` and records it in `state`.
   private func queue(
     _ reply: Reply, on connection: OpaquePointer?, state: RequestState, mhd: MicroHTTPD
@@ -336,10 +257,13 @@ extension AttachmentServer {
     }
     guard let response else { return .NO }
     defer { mhd.destroyResponse(response) }
+    let before = watch.enter(.sending, connection).progress
     for (name, value) in headers { _ = mhd.addResponseHeader(response, name, value) }
     state.phase = .answered(
       RequestState.Queued(
-        status: reply.status, outcome: reply.outcome, url: reply.url, bytes: reply.bodyBytes))
+        status: reply.status, outcome: reply.outcome, url: reply.url, bytes: reply.bodyBytes,
+        headBytes: DeliveredBytes.head(status: reply.status, headers: headers, length: reply.bodyBytes),
+        before: before))
     return mhd.queueResponse(connection, UInt32(reply.status), response)
   }
 }

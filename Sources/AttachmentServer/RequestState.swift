@@ -5,19 +5,24 @@ import PosixLock
 /// Every field but ``pending`` is touched only on the connection's event-loop thread (a
 /// connection stays on one thread of the pool), which is why it is `@unchecked Sendable`.
 final class RequestState: @unchecked Sendable {
-  /// When the request's headers arrived.
+  /// When the request line arrived.
   let start = ContinuousClock.now
-  /// The request method.
-  let method: String
-  /// What the path asks for (parsed once, when the headers arrive).
-  let route: Route
+  /// The request target exactly as sent: path and query, before libmicrohttpd decodes `%`
+  /// escapes and drops the query (what a CDN keys on).
+  let target: String
+  /// The request method (set when the headers arrive).
+  var method = ""
+  /// What the target asks for (parsed once, when the headers arrive).
+  var route = Route.notFound
   /// Where the request is: one value instead of flags that could disagree.
-  var phase = Phase.receiving
+  var phase = Phase.requestLine
   /// The answer a task prepared while the connection was suspended.
   let pending = Locked<Reply?>(nil)
 
   /// The phases of one request, in order.
   enum Phase {
+    /// Only its request line is in; the headers are still arriving (nothing is counted yet).
+    case requestLine
     /// Its headers are in; the handler waits for the call that says the request is complete
     /// (only a refusal is answered now, with the connection closed).
     case receiving
@@ -37,6 +42,10 @@ final class RequestState: @unchecked Sendable {
     var url: String?
     /// The body bytes queued.
     var bytes: Int64
+    /// The size of the answer's head (``DeliveredBytes/head(status:headers:length:)``).
+    var headBytes = 0
+    /// The socket's progress when the answer was queued.
+    var before: TCPProgress? = nil
   }
 
   /// What was queued, or an abandoned request's facts (status 0) when nothing was.
@@ -45,9 +54,9 @@ final class RequestState: @unchecked Sendable {
     return Queued(status: 0, outcome: "abandoned", url: nil, bytes: 0)
   }
 
-  init(method: String, route: Route) {
-    self.method = method
-    self.route = route
+  /// A request whose request line named `target`.
+  init(target: String) {
+    self.target = target
   }
 }
 

@@ -27,9 +27,20 @@ enum Route: Equatable {
     }
   }
 
-  /// The route of `path` (without the query). Splits on bytes, not characters: this runs for
-  /// every request.
-  init(path: String) {
+  /// The route of a request target exactly as the client sent it (path and query, before any
+  /// percent-decoding). A proxy path (`/v1/…`) has one spelling only, so that a CDN keys one
+  /// signed URL once: a query (even an empty `?`) or a `%` anywhere makes it `malformed`; the
+  /// base64url and hex segments then admit no second spelling either (see ``url(_:)`` and
+  /// ``URLSigner/verify(signature:for:)``). Other paths ignore a query. Splits on bytes, not
+  /// characters: this runs for every request.
+  init(target: String) {
+    var path = Substring(target)
+    let isProxyPath = target.utf8.starts(with: "/v1/".utf8)
+    if isProxyPath, target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "%") }) {
+      self = .malformed(Self.oneSpelling)
+      return
+    }
+    if let query = path.utf8.firstIndex(of: UInt8(ascii: "?")) { path = path[..<query] }
     let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
     // "/v1/a/sig/enc" splits into ["", "v1", "a", "sig", "enc"].
     func part(_ index: Int, is text: StaticString) -> Bool {
@@ -66,6 +77,9 @@ enum Route: Equatable {
         "A proxy path is /v1/a/<signature>/<base64url(url)> or /v1/info/<signature>/<base64url(url)>.")
     }
   }
+
+  private static let oneSpelling =
+    "A proxy path has one spelling: no query and no percent-encoding (base64url and lower-case hex as signed)."
 
   private static let badEncoding = "The URL in the path is not base64url (without padding) of a UTF-8 URL."
 

@@ -21,13 +21,24 @@ public struct ServerConfiguration: Sendable {
   /// The deadline of each request, from its first byte to its answer, in seconds; a request
   /// may shorten it with `X-Deadline-Ms`. Default: `25` (headroom in iOS's 30 s budget).
   public var deadlineSeconds: Double = 25
-  /// How long a connection may stay idle (no byte received or sent) before it is closed, in
-  /// seconds: a slowloris client holds a connection at most this long per byte, and at most
-  /// ``maximumConnections`` of them. Waiting for a fetch is not idle. Default: `10`.
+  /// How long a connection may stay idle (no byte received from the client and none of the
+  /// answer acknowledged by it, as the kernel counts them) before it is closed, in seconds.
+  /// Waiting for a fetch is not idle, and a client that keeps reading a large answer slowly is
+  /// not idle either. Default: `10`.
   public var idleTimeoutSeconds: UInt32 = 10
+  /// A request head must be complete this long after its first byte arrived, in seconds, or the
+  /// connection is answered `408` and closed (slowloris). Default: `10`.
+  public var requestHeadTimeoutSeconds: Double = 10
+  /// The slowest a request head may arrive, in bytes per second, from one second after its first
+  /// byte; slower, it is answered `408` and closed. Default: `100`.
+  public var minimumRequestBytesPerSecond: Double = 100
   /// The memory of one connection, in bytes, which caps the request line and headers (a
   /// longer request is answered `414` or `431` by libmicrohttpd). Default: 32 KiB.
   public var connectionMemoryBytes = 32 * 1024
+  /// The longest a drain (SIGTERM) waits for the requests in flight, in seconds; past it they
+  /// are cut (and the command logs how many). Fetches no request waits for are cancelled at
+  /// once. Default: `30` (a request's deadline and a margin, well under systemd's 90 s).
+  public var drainSeconds: Double = 30
   /// Event-loop threads (libmicrohttpd's epoll thread pool). Default: the online CPUs, 1 to 8.
   public var threads = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
   /// Write a JSON access-log line per request to standard error. Default: `true`.

@@ -28,4 +28,14 @@ static inline uint16_t ak_mhd_bound_port(void *fn, struct MHD_Daemon *daemon) {
   return info ? info->port : 0;
 }
 
+typedef const union MHD_ConnectionInfo *(*ak_mhd_get_connection_info_fn)(
+    struct MHD_Connection *connection, enum MHD_ConnectionInfoType info_type, ...);
+
+// The socket of a connection, or -1.
+static inline int ak_mhd_connection_fd(void *fn, struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      ((ak_mhd_get_connection_info_fn)fn)(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info ? info->connect_fd : -1;
+}
+
 #endif

@@ -21,6 +21,24 @@ final class RawConnection: Sendable {
       == bytes.count
   }
 
+  /// The socket, for `poll`.
+  var descriptor: Int32 { fd }
+
+  /// Reads what has arrived without waiting; whether the peer has closed (or reset) the
+  /// connection.
+  func readAvailable() -> (bytes: [UInt8], closed: Bool) {
+    var out: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+      if count > 0 {
+        out += buffer[0..<count]
+        continue
+      }
+      return (out, count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+    }
+  }
+
   /// Reads until the peer closes or `seconds` pass with nothing to read; returns what came and
   /// whether the peer closed.
   func readUntilClosed(idleSeconds seconds: Double) async -> (text: String, closed: Bool) {

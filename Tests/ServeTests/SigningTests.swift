@@ -59,7 +59,8 @@ struct SigningTests {
     #expect(!rotated.verify(signature: String(flipped), for: url))
     #expect(!rotated.verify(signature: oldSignature.uppercased() + "0", for: url))
     #expect(!rotated.verify(signature: String(oldSignature.dropLast()), for: url))
-    #expect(rotated.verify(signature: oldSignature.uppercased(), for: url))
+    // One spelling: the lower-case hex this signer prints, and no other.
+    #expect(!rotated.verify(signature: oldSignature.uppercased(), for: url))
   }
 
   @Test(
@@ -78,6 +79,34 @@ struct SigningTests {
       #expect(tampered != signature)
       #expect(!signer.verify(signature: tampered, for: url), "byte \(byte) ^ \(mask) of \(signature)")
     }
+  }
+
+  @Test(
+    "each route has its own signature: info signs 'info', a line feed and the URL; neither opens the other")
+  func routeBoundSignatures() async throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let url = "https://cdn.example.com/push/1.jpg"
+    let signer = try URLSigner(keyFile: workspace.keyFile)
+    let file = try signer.signature(for: url)
+    let info = try signer.signature(for: url, route: .info)
+    #expect(file != info)
+    #expect(signer.verify(signature: file, for: url))
+    #expect(signer.verify(signature: info, for: url, route: .info))
+    #expect(!signer.verify(signature: file, for: url, route: .info))
+    #expect(!signer.verify(signature: info, for: url))
+    // The file route is unchanged (every URL in a push keeps working): Python's HMAC of the URL.
+    #expect(try signer.path(for: url) == (try await pythonPath(url, key: Workspace.keyA)))
+    let script = """
+      import hashlib, hmac, sys
+      print(hmac.new(bytes.fromhex(sys.argv[2]), b"info\\n" + sys.argv[1].encode(), hashlib.sha256).hexdigest())
+      """
+    let python = try await Run.process("/usr/bin/python3", ["-c", script, url, Workspace.keyA]).text
+    #expect(python == info + "\n")
+    let printed = try await Run.process(
+      Binaries.attachkit, ["sign", "--key-file", workspace.keyFile, "--route", "info", url])
+    #expect(try printed.text == signer.path(for: url, route: .info) + "\n")
+    #expect(printed.text.hasPrefix("/v1/info/\(info)/"))
   }
 
   @Test("key files: no key, a short key or a non-hex line are invalid_configuration")

@@ -29,23 +29,31 @@ struct ValueTests {
   func routes() {
     let url = "https://a.example/x.jpg"
     let encoded = "aHR0cHM6Ly9hLmV4YW1wbGUveC5qcGc"
-    #expect(Route(path: "/healthz") == .health)
-    #expect(Route(path: "/metrics") == .metrics)
-    #expect(Route(path: "/v1/a/abc/\(encoded)") == .attachment(url: url, signature: "abc"))
-    #expect(Route(path: "/v1/info/abc/\(encoded)") == .info(url: url, signature: "abc"))
-    #expect(Route(path: "/v1/u/\(encoded)") == .attachment(url: url, signature: nil))
-    #expect(Route(path: "/healthz/") == .notFound)
-    #expect(Route(path: "/") == .notFound)
-    #expect(Route(path: "") == .notFound)
+    #expect(Route(target: "/healthz") == .health)
+    #expect(Route(target: "/metrics") == .metrics)
+    #expect(Route(target: "/v1/a/abc/\(encoded)") == .attachment(url: url, signature: "abc"))
+    #expect(Route(target: "/v1/info/abc/\(encoded)") == .info(url: url, signature: "abc"))
+    #expect(Route(target: "/v1/u/\(encoded)") == .attachment(url: url, signature: nil))
+    #expect(Route(target: "/healthz/") == .notFound)
+    #expect(Route(target: "/") == .notFound)
+    #expect(Route(target: "") == .notFound)
     for bad in [
       "/v1/a/abc/\(encoded)=", "/v1/a/abc/", "/v1/a/abc", "/v1/b/abc/\(encoded)", "/v1/a/abc/\(encoded)/x",
     ] {
-      if case .malformed = Route(path: bad) {} else { Issue.record("\(bad) is \(Route(path: bad))") }
+      if case .malformed = Route(target: bad) {} else { Issue.record("\(bad) is \(Route(target: bad))") }
     }
     // A URL with a space or a control character in it is refused, not passed on.
     let withSpace = Data("https://a.example/x y.jpg".utf8).base64EncodedString().replacingOccurrences(
       of: "=", with: "")
-    if case .malformed = Route(path: "/v1/u/\(withSpace)") {} else { Issue.record("a space was accepted") }
+    if case .malformed = Route(target: "/v1/u/\(withSpace)") {} else { Issue.record("a space was accepted") }
+    // A proxy path has one spelling: no query, no %-escape; other paths ignore a query.
+    for bad in [
+      "/v1/a/abc/\(encoded)?", "/v1/a/abc/\(encoded)?w=1", "/v1/a/abc/%61\(encoded.dropFirst())",
+      "/v1/a/abc/\(encoded)%00", "/v1/u/\(encoded)%00",
+    ] {
+      if case .malformed = Route(target: bad) {} else { Issue.record("\(bad) is \(Route(target: bad))") }
+    }
+    #expect(Route(target: "/healthz?probe=1") == .health)
   }
 
   @Test("each stable code has its status, read from its kind")

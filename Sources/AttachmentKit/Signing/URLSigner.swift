@@ -1,6 +1,8 @@
 /// Signs and verifies the media proxy's URLs (the camo scheme): the signature is the lowercase
 /// hex of HMAC-SHA256(key, the URL's UTF-8 bytes), and the URL travels in the path as base64url
-/// without padding: `/v1/a/<signature>/<base64url(url)>`.
+/// without padding: `/v1/a/<signature>/<base64url(url)>`. Each route has its own signature:
+/// `/v1/info/…` signs `info`, a line feed and the URL (``message(for:route:)``), so holding a
+/// push's attachment URL does not open its info record.
 ///
 /// Several keys can verify and the first signs, so keys rotate with no downtime: add the new key
 /// second, deploy, move it first, deploy, remove the old one. Signatures are compared in constant
@@ -60,10 +62,22 @@ public struct URLSigner: Sendable {
     try self.init(keyFileText: String(decoding: bytes, as: UTF8.self))
   }
 
-  /// The signature of `url` with the signing key: 64 lowercase hex digits.
+  /// The signature of `url` for `route` with the signing key: 64 lowercase hex digits.
   /// - Throws: `invalid_configuration` when libcrypto cannot be loaded or fails.
-  public func signature(for url: String) throws(AttachmentError) -> String {
-    Hex.encode(try Self.hmac(key: keys[0], message: Array(url.utf8)))
+  public func signature(for url: String, route: Route = .attachment) throws(AttachmentError) -> String {
+    Hex.encode(try Self.hmac(key: keys[0], message: Self.message(for: url, route: route)))
+  }
+
+  /// The bytes a route's signature covers. The file route signs the URL's UTF-8 bytes alone, as
+  /// it always has, so every attachment URL already in a push keeps verifying; every other
+  /// route signs its name, a line feed, then the URL. No URL the proxy accepts holds a line
+  /// feed, so no file-route signature is ever a valid signature for another route (an
+  /// attachment URL does not open `/v1/info/…`).
+  static func message(for url: String, route: Route) -> [UInt8] {
+    switch route {
+    case .attachment: Array(url.utf8)
+    case .info: Array("info\n".utf8) + Array(url.utf8)
+    }
   }
 
   /// The proxy's signed routes.
@@ -74,17 +88,23 @@ public struct URLSigner: Sendable {
     case info
   }
 
-  /// The signed proxy path of `url`: `/v1/a/<signature>/<base64url(url)>` (or `/v1/info/…`).
-  /// - Throws: as ``signature(for:)``.
+  /// The signed proxy path of `url`: `/v1/a/<signature>/<base64url(url)>`, or
+  /// `/v1/info/<signature>/<base64url(url)>` with that route's own signature.
+  /// - Throws: as ``signature(for:route:)``.
   public func path(for url: String, route: Route = .attachment) throws(AttachmentError) -> String {
-    "/v1/\(route.rawValue)/\(try signature(for: url))/\(Base64URL.encode(Array(url.utf8)))"
+    "/v1/\(route.rawValue)/\(try signature(for: url, route: route))/\(Base64URL.encode(Array(url.utf8)))"
   }
 
-  /// Whether `signature` (hex, as in a path) is the signature of `url` under any key. Compares
-  /// in constant time; `false` for anything not 64 hex digits, and when libcrypto is missing.
-  public func verify(signature: some StringProtocol, for url: String) -> Bool {
-    guard signature.utf8.count == 64, let given = Self.hexBytes(signature) else { return false }
-    let message = Array(url.utf8)
+  /// Whether `signature` (hex, as in a path) is the signature of `url` for `route` under any
+  /// key. Compares in constant time; `false` for anything but 64 lower-case hex digits (the one
+  /// spelling this signer prints, so one signed URL has one spelling), for a signature made for
+  /// another route, and when libcrypto is missing.
+  public func verify(signature: some StringProtocol, for url: String, route: Route = .attachment) -> Bool {
+    guard signature.utf8.count == 64,
+      signature.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
+      let given = Self.hexBytes(signature)
+    else { return false }
+    let message = Self.message(for: url, route: route)
     var matched = false
     for key in keys {
       guard let library = Libcrypto.shared, let expected = try? Self.hmac(key: key, message: message) else {

@@ -13,8 +13,8 @@ enum ServeCommand: RunnableCommand {
     discussion: """
       Routes: GET|HEAD /v1/a/<sig>/<base64url(url)> (the file), GET /v1/info/<sig>/<base64url(url)> \
       (its JSON record), GET /healthz, GET /metrics (Prometheus). Sign paths with 'attachkit sign'. \
-      Writes one JSON line per request to standard error. SIGTERM stops accepting, finishes the \
-      requests in flight and exits 0.
+      Writes one JSON line per request to standard error. SIGTERM stops accepting, cancels fetches \
+      no client waits for, finishes the requests in flight (at most --drain-timeout) and exits 0.
       """,
     examples: [
       "attachkit serve --listen 127.0.0.1:8080 --key-file /etc/attachkit/keys",
@@ -45,12 +45,27 @@ enum ServeCommand: RunnableCommand {
   static let idleTimeout = OptionKey<Int>.integer(
     long: "idle-timeout", valueName: "SECONDS", bound: .positive,
     help: "Close a connection idle this long, the slowloris bound (default 10).")
+  static let headTimeout = OptionKey<Int>.integer(
+    long: "head-timeout", valueName: "SECONDS", bound: .positive,
+    help: "A request head must be complete this long after its first byte, else 408 (default 10).")
+  static let minimumRequestRate = OptionKey<Int>.integer(
+    long: "min-request-rate", valueName: "BYTES", bound: .positive,
+    help:
+      "The slowest a request head may arrive, in bytes per second after its first second, else 408 (default 100)."
+  )
+  static let drainTimeout = OptionKey<Int>.integer(
+    long: "drain-timeout", valueName: "SECONDS", bound: .positive,
+    help: "On SIGTERM, wait at most this long for requests in flight, then cut and log them (default 30).")
   static let unsigned = FlagKey(
     long: "unsigned",
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
 
   static let arguments: [any ArgumentKey] =
-    [listen, keyFile, maximumConnections, maximumFetches, idleTimeout, unsigned] + PipelineOptions.all
+    [
+      listen, keyFile, maximumConnections, maximumFetches, idleTimeout, headTimeout, minimumRequestRate,
+      drainTimeout, unsigned,
+    ]
+    + PipelineOptions.all
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     var signals = blockStopSignals()
@@ -84,18 +99,27 @@ enum ServeCommand: RunnableCommand {
     } catch {
       throw arguments.usageError(error.message)
     }
-    event(
-      "listening",
-      [("address", .string(addressText(server.host, proxy.port))), ("pid", .int(Int64(getpid())))])
+    // The warning comes first: whoever waits for "listening" has seen it by then.
     if server.acceptsUnsigned {
       event(
         "warning",
         [("message", .string("--unsigned is on: anyone who can reach this port can make it fetch any URL."))])
     }
+    event(
+      "listening",
+      [("address", .string(addressText(server.host, proxy.port))), ("pid", .int(Int64(getpid())))])
     var received: Int32 = 0
     while sigwait(&signals, &received) != 0 {}
     event("draining", [("signal", .string(received == SIGTERM ? "SIGTERM" : "SIGINT"))])
-    proxy.shutdown()
+    let drain = proxy.shutdown()
+    if drain.cancelledFetches > 0 || drain.cutRequests > 0 {
+      event(
+        "drain_cut",
+        [
+          ("cancelledFetches", .int(Int64(drain.cancelledFetches))),
+          ("cutRequests", .int(Int64(drain.cutRequests))),
+        ])
+    }
     event("stopped", [])
     return .finished(.success)
   }
@@ -125,7 +149,8 @@ enum ServeCommand: RunnableCommand {
   }
 
   /// The server's settings from `--listen`, `--unsigned`, `--deadline`, `--max-connections`,
-  /// `--max-fetches` and `--idle-timeout` (read in that order).
+  /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate` and
+  /// `--drain-timeout` (read in that order).
   private static func serverConfiguration(_ arguments: ParsedArguments) throws(UsageError)
     -> ServerConfiguration
   {
@@ -138,6 +163,9 @@ enum ServeCommand: RunnableCommand {
     if let seconds = try arguments[idleTimeout] {
       server.idleTimeoutSeconds = UInt32(clamping: seconds)
     }
+    if let seconds = try arguments[headTimeout] { server.requestHeadTimeoutSeconds = Double(seconds) }
+    if let bytes = try arguments[minimumRequestRate] { server.minimumRequestBytesPerSecond = Double(bytes) }
+    if let seconds = try arguments[drainTimeout] { server.drainSeconds = Double(seconds) }
     return server
   }
 

@@ -7,7 +7,10 @@ enum SignCommand: RunnableCommand {
   static let configuration = CommandConfiguration(
     name: "sign",
     abstract: "Print the signed 'attachkit serve' path of a URL.",
-    discussion: "Signs with the first key of the key file: /v1/a/<hmac-sha256 hex>/<base64url(url)>.",
+    discussion: """
+      Signs with the first key of the key file: /v1/a/<hmac-sha256 hex of the URL>/<base64url(url)>. \
+      '--route info' signs 'info', a line feed and the URL instead, so a push's URL never opens its record.
+      """,
     examples: [
       "attachkit sign --key-file keys https://cdn.example.com/push/123.jpg",
       "attachkit sign --key-file keys --base https://media.example.com https://cdn.example.com/a.mp4",

@@ -1,0 +1,65 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// SIGTERM's drain: fetches nobody waits for are cancelled at once, and the drain as a whole
+/// has a bound after which the rest are cut and logged.
+@Suite("attachkit serve: bounded drain", .serialized)
+struct DrainTests {
+  @Test(
+    "after a 504 at X-Deadline-Ms, SIGTERM cancels the fetch left running (--deadline 8) and exits at once")
+  func orphanFetchCancelled() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let serve = try await ServeProcess(workspace: workspace, ["--deadline", "8"])
+    defer { serve.stop() }
+    let path = try await serve.signed(origin.url("/fault/never"), keyFile: workspace.keyFile)
+    let hasty = try #require(RawConnection(port: serve.port))
+    hasty.send("GET \(path) HTTP/1.1\r\nHost: t\r\nX-Deadline-Ms: 300\r\nConnection: close\r\n\r\n")
+    #expect(await hasty.readUntilClosed(idleSeconds: 5).text.hasPrefix("HTTP/1.1 504"))
+    #expect(origin.requestCount(path: "/fault/never") == 1)  // and it goes on, to the 8 s deadline
+
+    let start = Date()
+    serve.stop()
+    let exited = await eventually(within: 10) { !serve.process.isRunning }
+    let seconds = Date().timeIntervalSince(start)
+    #expect(exited)
+    #expect(seconds < 3, "exited after \(seconds) s")
+    #expect(serve.process.terminationStatus == 0)
+    let cut = serve.events.first { $0["event"] as? String == "drain_cut" }
+    #expect(cut?["cancelledFetches"] as? Int == 1)
+    #expect(cut?["cutRequests"] as? Int == 0)
+    #expect(!workspace.cacheFiles().contains { $0.contains("tmp/") })
+  }
+
+  @Test("--drain-timeout 1: a request still waiting on its origin is cut after 1 s with 503, logged, exit 0")
+  func boundedDrain() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let serve = try await ServeProcess(workspace: workspace, ["--deadline", "20", "--drain-timeout", "1"])
+    defer { serve.stop() }
+    let path = try await serve.signed(origin.url("/fault/never"), keyFile: workspace.keyFile)
+    let patient = try #require(RawConnection(port: serve.port))
+    patient.send("GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    #expect(await eventually { origin.requestCount(path: "/fault/never") == 1 })
+
+    let start = Date()
+    serve.stop()
+    let answer = await patient.readUntilClosed(idleSeconds: 6)
+    let answered = Date().timeIntervalSince(start)
+    #expect(answer.text.hasPrefix("HTTP/1.1 503"), "\(answer.text.prefix(60))")
+    #expect(answer.text.contains("\"overloaded\""))
+    #expect(answered >= 0.9 && answered < 1 + 1.5, "answered after \(answered) s")
+    #expect(await eventually(within: 5) { !serve.process.isRunning })
+    #expect(serve.process.terminationStatus == 0)
+    let cut = serve.events.first { $0["event"] as? String == "drain_cut" }
+    #expect(cut?["cutRequests"] as? Int == 1)
+    #expect(cut?["cancelledFetches"] as? Int == 1)
+    #expect(serve.events.contains { $0["event"] as? String == "stopped" })
+    #expect(!workspace.cacheFiles().contains { $0.contains("tmp/") })
+  }
+}
