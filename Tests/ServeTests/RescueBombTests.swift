@@ -29,9 +29,9 @@ struct RescueBombTests {
     let scratch = NSTemporaryDirectory() + "bomb-\(UUID().uuidString.prefix(6))"
     try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: scratch) }
-    try #require(await ImageBombs.vips(["gaussnoise", scratch + "/frame.webp[Q=30]", "256", "256"]) == 0)
-    let still = try Array(Data(contentsOf: URL(fileURLWithPath: scratch + "/frame.webp")))
-    let bomb = try #require(ImageBombs.animatedWebP(still: still, width: 256, height: 256, frames: 950))
+    let made = await ImageBombs.animatedWebP(
+      vips: "gaussnoise", side: 256, options: "[Q=30]", frames: 950, in: scratch)
+    let bomb = try #require(made)
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     origin.serve("/slow.webp", body: bomb, contentType: "image/webp")

@@ -46,6 +46,36 @@ public enum ImageBombs {
     return Array("RIFF".utf8) + uint32(body.count) + body
   }
 
+  /// An animated WebP of `frames` frames of one `side` × `side` still that libvips' tool makes
+  /// with `operation` (`black`, `gaussnoise`) and the WebP save `options` (`[Q=30]`), written
+  /// into `directory` first. `nil` when the tool or the read fails.
+  public static func animatedWebP(
+    vips operation: String, side: Int, options: String = "", frames: Int, in directory: String
+  ) async -> [UInt8]? {
+    let path = directory + "/still-\(operation).webp"
+    guard await vips([operation, path + options, "\(side)", "\(side)"]) == 0, let still = contents(of: path)
+    else {
+      return nil
+    }
+    return animatedWebP(still: still, width: side, height: side, frames: frames)
+  }
+
+  /// The bytes of the file at `path`, or `nil`.
+  private static func contents(of path: String) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count < 0, errno == EINTR { continue }
+      guard count >= 0 else { return nil }
+      if count == 0 { return bytes }
+      bytes += buffer[0..<count]
+    }
+  }
+
   /// Runs libvips' command-line tool (`/usr/bin/vips`, from libvips-tools) with `arguments`,
   /// on a thread of its own, to make a source image.
   /// - Returns: its exit status (127 when it cannot start).

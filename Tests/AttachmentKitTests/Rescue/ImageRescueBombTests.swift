@@ -104,9 +104,8 @@ extension ImageRescueBombTests {
     // 2,000-frame bound, over the 64 MP animation budget: decoding is ~20 MP/s of WebP here)
     let scratch = try ScratchDirectory("budget")
     defer { scratch.remove() }
-    try #require(await ImageBombs.vips(["black", scratch.path + "/f.webp", "256", "256"]) == 0)
-    let still = try Array(Data(contentsOf: URL(fileURLWithPath: scratch.path + "/f.webp")))
-    let bomb = try #require(ImageBombs.animatedWebP(still: still, width: 256, height: 256, frames: 1_000))
+    let made = await ImageBombs.animatedWebP(vips: "black", side: 256, frames: 1_000, in: scratch.path)
+    let bomb = try #require(made)
 
     // When it is rescued
     let answer = try Self.rescue(bomb, name: "budget.webp")
@@ -128,10 +127,9 @@ extension RescuePipelineTests {
     // of 256 × 256 noise, 31 MP: about 1.8 s to GIF through `attachkit rescue` here)
     let scratch = try ScratchDirectory("noise")
     defer { scratch.remove() }
-    let frame = scratch.path + "/frame.webp"
-    try #require(await ImageBombs.vips(["gaussnoise", frame + "[Q=30]", "256", "256"]) == 0)
-    let still = try Array(Data(contentsOf: URL(fileURLWithPath: frame)))
-    let bomb = try #require(ImageBombs.animatedWebP(still: still, width: 256, height: 256, frames: 475))
+    let made = await ImageBombs.animatedWebP(
+      vips: "gaussnoise", side: 256, options: "[Q=30]", frames: 475, in: scratch.path)
+    let bomb = try #require(made)
 
     // When it is rescued with a deadline 0.5 s away
     let deadline = ContinuousClock.now + .seconds(0.5)
