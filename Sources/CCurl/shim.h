@@ -55,6 +55,11 @@ static inline CURLcode ak_call_getinfo_string(void *fn, CURL *handle, CURLINFO i
   return ((ak_easy_getinfo_fn)fn)(handle, info, value);
 }
 
+static inline CURLcode ak_call_getinfo_tls_session(void *fn, CURL *handle,
+                                                   struct curl_tlssessioninfo **value) {
+  return ((ak_easy_getinfo_fn)fn)(handle, CURLINFO_TLS_SSL_PTR, value);
+}
+
 static inline CURLMcode ak_call_multi_setopt_long(void *fn, CURLM *handle, CURLMoption option, long value) {
   return ((ak_multi_setopt_fn)fn)(handle, option, value);
 }

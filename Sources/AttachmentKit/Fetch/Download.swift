@@ -27,6 +27,9 @@ public struct Download: Sendable {
   /// last connection), or `nil` when libcurl does not say. The cache keeps it so a later hit
   /// is judged against the caller's address policy.
   public var peerAddressClass: PeerAddressClass?
+  /// The TLS the final response came over (version, forward secrecy), or `nil` over plain
+  /// HTTP or when libcurl's TLS library does not say.
+  public var tls: TLSFacts? = nil
 
   /// Whether the server answered a conditional request with `304 Not Modified`.
   public var isNotModified: Bool { status == 304 }

@@ -236,6 +236,13 @@ func ak_easy_getinfo_off_t(
   return ak_call_getinfo_off_t(table.easyGetinfo, easy, info, value)
 }
 
+func ak_easy_getinfo_tls_session(
+  _ easy: UnsafeMutableRawPointer?, _ value: UnsafeMutablePointer<UnsafeMutablePointer<curl_tlssessioninfo>?>
+) -> CURLcode {
+  guard let table = Libcurl.shared else { return failed }
+  return ak_call_getinfo_tls_session(table.easyGetinfo, easy, value)
+}
+
 func ak_easy_getinfo_string(
   _ easy: UnsafeMutableRawPointer?, _ info: CURLINFO,
   _ value: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>

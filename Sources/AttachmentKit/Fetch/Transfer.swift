@@ -16,6 +16,8 @@ final class Transfer: @unchecked Sendable {
   let ownsFile: Bool
 
   var easy: UnsafeMutableRawPointer?
+  /// The TLS of the final response's connection, read when its head arrived.
+  private var tls: TLSFacts?
   let configuration: DownloaderConfiguration
   private let allowedAddresses: Set<[UInt8]>
   private var fileDescriptor: Int32
@@ -103,6 +105,8 @@ final class Transfer: @unchecked Sendable {
     case .fail(let error):
       return abort(error)
     case .finalHead(let head):
+      // The connection is open now (after the transfer libcurl may have closed it).
+      if tls == nil { tls = TLSFacts.read(easy) }
       guard inspecting, head.status != 304, let inspector = request.inspector else { return true }
       switch inspector.inspect(head: head) {
       case .more: return true
@@ -204,7 +208,7 @@ final class Transfer: @unchecked Sendable {
         digest: bodyDigest,
         timings: timings(of: easy),
         redirectCount: redirects,
-        peerAddressClass: PeerAddressClass.ofPrimaryIP(easy)))
+        peerAddressClass: PeerAddressClass.ofPrimaryIP(easy), tls: tls))
   }
 
   private func timings(of easy: UnsafeMutableRawPointer) -> TransferTimings {

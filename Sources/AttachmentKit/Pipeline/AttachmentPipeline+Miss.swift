@@ -180,7 +180,8 @@ extension AttachmentPipeline {
     _ validation: inout Validation?, url: AttachmentURL, fetched: Fetched
   ) {
     guard configuration.warnsAboutTransportSecurity,
-      let warning = TransportSecurity.warning(requested: url.text, final: fetched.download.finalURL),
+      let warning = TransportSecurity.warning(
+        requested: url.text, final: fetched.download.finalURL, tls: fetched.download.tls),
       validation?.warnings.contains(warning) == false
     else { return }
     validation?.warnings.append(warning)

@@ -17,7 +17,7 @@ struct TLSTests {
 
     /// Starts a server whose self-signed certificate names `subjectAltName` (by default the
     /// address the tests connect to).
-    init(subjectAltName: String = "IP:127.0.0.1") throws {
+    init(subjectAltName: String = "IP:127.0.0.1", serverOptions: [String] = []) throws {
       scratch = try ScratchDirectory("tls")
       let commonName = subjectAltName.split(separator: ":").last.map(String.init) ?? "127.0.0.1"
       try Self.run(
@@ -30,10 +30,11 @@ struct TLSTests {
       try Data("secure hello".utf8).write(to: URL(fileURLWithPath: scratch.path + "/hello.txt"))
       port = try Loopback.freePort()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-      process.arguments = [
-        "s_server", "-WWW", "-accept", "127.0.0.1:\(port)", "-cert", scratch.path + "/cert.pem",
-        "-key", scratch.path + "/key.pem", "-quiet",
-      ]
+      process.arguments =
+        [
+          "s_server", "-WWW", "-accept", "127.0.0.1:\(port)", "-cert", scratch.path + "/cert.pem",
+          "-key", scratch.path + "/key.pem", "-quiet",
+        ] + serverOptions
       process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice

@@ -30,12 +30,13 @@ struct TransportSecurityTests {
     #expect(Self.atsWarnings(first).count == 1, "\(first.warnings)")
     #expect(Self.atsWarnings(second).count == 1, "\(second.warnings)")
     #expect(Self.atsWarnings(first).first?.contains("App Transport Security") == true)
-    try await Self.overHTTPS()
+    #expect(try await Self.overHTTPS().isEmpty)
   }
 
-  /// The same PNG over HTTPS (openssl s_server with a CA the pipeline trusts): no warning.
-  static func overHTTPS() async throws {
-    let server = try await onOwnThread { try TLSTests.TLSServer() }
+  /// The same PNG over HTTPS (openssl s_server with a CA the pipeline trusts, started with
+  /// `serverOptions`): its `ats` warnings.
+  static func overHTTPS(serverOptions: [String] = []) async throws -> [String] {
+    let server = try await onOwnThread { try TLSTests.TLSServer(serverOptions: serverOptions) }
     defer { server.stop() }
     try Data(try Samples.bytes("png-rgba.png")).write(
       to: URL(fileURLWithPath: server.scratch.path + "/a.png"))
@@ -50,7 +51,20 @@ struct TransportSecurityTests {
       for: "https://127.0.0.1:\(server.port)/a.png", timeout: .seconds(5))
 
     #expect(attachment.type == .png)
-    #expect(Self.atsWarnings(attachment).isEmpty, "\(attachment.warnings)")
+    return Self.atsWarnings(attachment)
+  }
+
+  @Test("over TLS 1.2 with an RSA key exchange (no forward secrecy) the result carries the ats warning")
+  func withoutForwardSecrecy() async throws {
+    // openssl s_server offering only TLS_RSA_WITH_AES_128_GCM_SHA256: libcurl accepts it, ATS
+    // does not (it requires ECDHE)
+    let warnings = try await Self.overHTTPS(serverOptions: ["-tls1_2", "-cipher", "AES128-GCM-SHA256"])
+    #expect(warnings.count == 1, "\(warnings)")
+    #expect(warnings.first?.contains("without forward secrecy") == true, "\(warnings)")
+    #expect(warnings.first?.contains("TLSv1.2") == true, "\(warnings)")
+    // and over TLS 1.2 with ECDHE, none
+    #expect(
+      try await Self.overHTTPS(serverOptions: ["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"]).isEmpty)
   }
 
   @Test("a pipeline configured without it adds no ats warning")
@@ -71,5 +85,19 @@ struct TransportSecurityTests {
     let warning = TransportSecurity.warning(requested: "http://user:secret@a.example/x", final: nil)
     let text: String = warning ?? ""
     #expect(!text.isEmpty && text.range(of: "secret") == nil)
+    // TLS: below 1.2, or without forward secrecy; 1.3 and 1.2 with ECDHE pass
+    let https = "https://a.example/x"
+    let old = TLSFacts(version: "TLSv1.1", versionNumber: 0x0302, forwardSecrecy: true)
+    #expect(
+      TransportSecurity.warning(requested: https, final: nil, tls: old)?.contains("TLS 1.2 or later") == true)
+    let rsa = TLSFacts(version: "TLSv1.2", versionNumber: 0x0303, forwardSecrecy: false)
+    #expect(
+      TransportSecurity.warning(requested: https, final: nil, tls: rsa)?.contains("forward secrecy") == true)
+    for good in [
+      TLSFacts(version: "TLSv1.2", versionNumber: 0x0303, forwardSecrecy: true),
+      TLSFacts(version: "TLSv1.3", versionNumber: 0x0304, forwardSecrecy: true),
+    ] {
+      #expect(TransportSecurity.warning(requested: https, final: nil, tls: good) == nil)
+    }
   }
 }
