@@ -21,7 +21,10 @@ public final class AttachmentServer: Sendable {
   /// The server's settings.
   public let configuration: ServerConfiguration
   let pipeline: AttachmentPipeline
-  let signer: URLSigner
+  /// The keys paths are verified with; ``replaceSigner(_:)`` swaps them (SIGHUP's reload).
+  private let signerState: Locked<URLSigner>
+  /// The keys paths are verified with now.
+  var signer: URLSigner { signerState.withLock { $0 } }
   let infoRecord: @Sendable (String, Result<Attachment, AttachmentError>) -> JSON
   let metrics = Metrics()
   let admission: FetchAdmission
@@ -32,6 +35,12 @@ public final class AttachmentServer: Sendable {
   /// Connections suspended while a task prepares their answer.
   let suspended = Locked(0)
 
+  /// Verifies paths with `signer` from now on (requests already verified are not judged again):
+  /// the key file's reload on SIGHUP, without a restart.
+  public func replaceSigner(_ signer: URLSigner) {
+    signerState.withLock { $0 = signer }
+  }
+
   /// A server that answers with `pipeline`'s attachments, verifying paths with `signer`.
   /// `infoRecord` makes the JSON of `GET /v1/info/…` from a URL (redacted) and its outcome (the command
   /// line passes its `fetch --json` record); by default, a small record of the attachment.
@@ -41,7 +50,7 @@ public final class AttachmentServer: Sendable {
   ) {
     self.configuration = configuration
     self.pipeline = pipeline
-    self.signer = signer
+    signerState = Locked(signer)
     self.infoRecord = infoRecord ?? Self.defaultInfoRecord
     admission = FetchAdmission(limit: configuration.maximumFetches)
     let rules = ConnectionRules(
@@ -150,6 +159,12 @@ public final class AttachmentServer: Sendable {
       MHD_OptionItem(
         option: .SOCK_ADDR, value: 0, ptr_value: address.map { UnsafeMutableRawPointer(mutating: $0) }),
     ]
+    if configuration.port != 0 {
+      // SO_REUSEPORT: a new instance binds the port while this one drains (a restart without
+      // refusing connections). Never with port 0: the kernel may then pick a port another
+      // reuse-port socket of this user holds, and two servers would share it.
+      options.append(MHD_OptionItem(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil))
+    }
     if configuration.threads > 1 {
       options.append(
         MHD_OptionItem(option: .THREAD_POOL_SIZE, value: configuration.threads, ptr_value: nil))

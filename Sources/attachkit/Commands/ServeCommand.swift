@@ -5,7 +5,7 @@ import Glibc
 import PipelineOptions
 
 /// `attachkit serve`: the push-media proxy. Answers signed URLs with validated, cached files
-/// until SIGTERM or SIGINT, then drains and exits 0.
+/// until SIGTERM or SIGINT, then drains and exits 0; SIGHUP reloads the key file.
 enum ServeCommand: RunnableCommand {
   static let configuration = CommandConfiguration(
     name: "serve",
@@ -14,7 +14,9 @@ enum ServeCommand: RunnableCommand {
       Routes: GET|HEAD /v1/a/<sig>/<base64url(url)> (the file), GET /v1/info/<sig>/<base64url(url)> \
       (its JSON record), GET /healthz, GET /metrics (Prometheus). Sign paths with 'attachkit sign'. \
       Writes one JSON line per request to standard error. SIGTERM stops accepting, cancels fetches \
-      no client waits for, finishes the requests in flight (at most --drain-timeout) and exits 0.
+      no client waits for, finishes the requests in flight (at most --drain-timeout) and exits 0. \
+      SIGHUP re-reads --key-file (a bad file keeps the old keys; the log says why). The port is \
+      bound with SO_REUSEPORT, so a new instance can start before the old one drains.
       """,
     examples: [
       "attachkit serve --listen 127.0.0.1:8080 --key-file /etc/attachkit/keys",
@@ -99,7 +101,8 @@ enum ServeCommand: RunnableCommand {
     } catch {
       throw arguments.usageError(error.message)
     }
-    // The warning comes first: whoever waits for "listening" has seen it by then.
+    // The warnings come first: whoever waits for "listening" has seen them by then.
+    warnIfReadableByOthers(arguments[Self.keyFile])
     if server.acceptsUnsigned {
       event(
         "warning",
@@ -108,8 +111,7 @@ enum ServeCommand: RunnableCommand {
     event(
       "listening",
       [("address", .string(addressText(server.host, proxy.port))), ("pid", .int(Int64(getpid())))])
-    var received: Int32 = 0
-    while sigwait(&signals, &received) != 0 {}
+    let received = waitForStop(&signals, reloading: arguments[Self.keyFile], into: proxy)
     event("draining", [("signal", .string(received == SIGTERM ? "SIGTERM" : "SIGINT"))])
     let drain = proxy.shutdown()
     if drain.cancelledFetches > 0 || drain.cutRequests > 0 {
@@ -124,14 +126,63 @@ enum ServeCommand: RunnableCommand {
     return .finished(.success)
   }
 
-  /// Blocks SIGTERM and SIGINT in the calling thread and returns the set. Every thread started
-  /// from here on (libmicrohttpd's, the pipeline's) inherits the mask, so the two signals are
-  /// taken only by the `sigwait` that waits for them.
+  /// Waits for SIGTERM or SIGINT (which it returns), reloading the keys on each SIGHUP meanwhile.
+  private static func waitForStop(
+    _ signals: inout sigset_t, reloading keyFile: String?, into proxy: AttachmentServer
+  ) -> Int32 {
+    var received: Int32 = 0
+    while true {
+      while sigwait(&signals, &received) != 0 {}
+      guard received == SIGHUP else { return received }
+      reloadKeys(keyFile, into: proxy)
+    }
+  }
+
+  /// SIGHUP: re-reads the key file and verifies with its keys from now on; a file that cannot
+  /// be read or holds no valid key keeps the old keys, and the event says why.
+  private static func reloadKeys(_ path: String?, into proxy: AttachmentServer) {
+    guard let path else { return }
+    do {
+      let signer = try URLSigner(keyFile: path)
+      proxy.replaceSigner(signer)
+      event("keys_reloaded", [("keys", .int(Int64(signer.keys.count)))])
+      warnIfReadableByOthers(path)
+    } catch {
+      event(
+        "keys_reload_failed",
+        [("message", .string("--key-file \(path): \(error.message) The old keys stay in use."))])
+    }
+  }
+
+  /// Warns (an event) when the key file can be read by its group or by everyone: anyone who can
+  /// read it can sign URLs this server fetches.
+  private static func warnIfReadableByOthers(_ path: String?) {
+    var info = stat()
+    guard let path, stat(path, &info) == 0, info.st_mode & (S_IRGRP | S_IROTH) != 0 else { return }
+    event(
+      "warning",
+      [
+        (
+          "message",
+          .string(
+            "the key file \(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))): anyone who can read it can sign URLs; chmod 600 it."
+          )
+        )
+      ])
+  }
+
+  /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread and returns the set. Every thread
+  /// started from here on (libmicrohttpd's, the pipeline's) inherits the mask, so the signals
+  /// are taken only by the `sigwait` that waits for them: SIGHUP reloads the keys, the others
+  /// drain and stop.
   private static func blockStopSignals() -> sigset_t {
     var signals = sigset_t()
     sigemptyset(&signals)
     sigaddset(&signals, SIGTERM)
     sigaddset(&signals, SIGINT)
+    sigaddset(&signals, SIGHUP)
+    // Under nohup SIGHUP is ignored, and an ignored signal never reaches sigwait.
+    signal(SIGHUP, SIG_DFL)
     pthread_sigmask(SIG_BLOCK, &signals, nil)
     return signals
   }

@@ -1,0 +1,93 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Keys rotate without downtime (issue #26, item 4): SIGHUP re-reads the key file in the same
+/// process, a bad file keeps the old keys, a new instance binds the port beside a running one,
+/// and a key file others can read is warned about.
+@Suite("serve: key reload and restarts")
+struct ReloadTests {
+  /// Waits (observed, 5 s bound) until `serve` has logged `count` events named `name`.
+  static func logged(_ serve: ServeProcess, _ name: String, count: Int = 1) async -> Bool {
+    await eventually(within: 5) { serve.events.filter { $0["event"] as? String == name }.count >= count }
+  }
+
+  @Test("SIGHUP loads a new key within 2 s in the same process; a bad key file then keeps the keys in use")
+  func sighupReloads() async throws {
+    // Given serve with key A, and a URL signed with key B
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve("/r.gif", body: try Media.bytes("gif-static.gif"), contentType: "image/gif")
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    try workspace.writeKeys([Workspace.keyA])
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let signerB = workspace.path + "/keys-b"
+    try workspace.writeKeys([Workspace.keyB], to: signerB)
+    let pathB = serve.url(try await serve.signed(origin.url("/r.gif"), keyFile: signerB))
+    #expect(try await Curl.get(pathB).status == 403)
+    let pid = serve.process.processIdentifier
+
+    // When the key file gains B and serve gets SIGHUP
+    try workspace.writeKeys([Workspace.keyB, Workspace.keyA])
+    let sent = ContinuousClock.now
+    kill(pid, SIGHUP)
+
+    // Then it says so within 2 s, B verifies, and it is the same process
+    #expect(await Self.logged(serve, "keys_reloaded"))
+    #expect(ContinuousClock.now - sent < .seconds(2))
+    #expect(try await Curl.get(pathB).status == 200)
+    #expect(serve.process.isRunning && serve.process.processIdentifier == pid)
+
+    // When the key file is broken and SIGHUP comes again
+    try "not a key\n".write(toFile: workspace.keyFile, atomically: true, encoding: .utf8)
+    kill(pid, SIGHUP)
+
+    // Then the failure is logged with the path, and B still verifies
+    #expect(await Self.logged(serve, "keys_reload_failed"))
+    let failure = serve.events.last { $0["event"] as? String == "keys_reload_failed" }
+    #expect((failure?["message"] as? String)?.contains(workspace.keyFile) == true)
+    #expect(try await Curl.get(pathB).status == 200)
+    #expect(serve.process.isRunning)
+  }
+
+  @Test("a second instance binds the explicit port of a running one (SO_REUSEPORT), and both answer")
+  func secondInstance() async throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    // An explicit port: with port 0 no reuse is asked for (the kernel could then hand out a
+    // port another reuse-port socket holds)
+    let port = try Loopback.freePort()
+    let first = try await ServeProcess(workspace: workspace, ["--listen", "127.0.0.1:\(port)"])
+    defer { first.stop() }
+    #expect(first.port == port)
+    let second = try await ServeProcess(workspace: workspace, ["--listen", "127.0.0.1:\(first.port)"])
+    defer { second.stop() }
+    #expect(second.port == first.port)
+    #expect(try await Curl.get(second.url("/healthz")).status == 200)
+  }
+
+  @Test("a key file readable by others is warned about, naming it; one of mode 0600 is not")
+  func readableKeyFile() async throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    try #require(chmod(workspace.keyFile, 0o644) == 0)
+    let open = try await ServeProcess(workspace: workspace)
+    defer { open.stop() }
+    let warning = { (serve: ServeProcess) in
+      serve.events.first {
+        $0["event"] as? String == "warning" && ($0["message"] as? String)?.contains(workspace.keyFile) == true
+      }
+    }
+    // (written before the "listening" line the harness waited for)
+    #expect(warning(open) != nil)
+    #expect((warning(open)?["message"] as? String)?.contains("chmod 600") == true)
+
+    try #require(chmod(workspace.keyFile, 0o600) == 0)
+    let closed = try await ServeProcess(workspace: workspace)
+    defer { closed.stop() }
+    #expect(try await Curl.get(closed.url("/healthz")).status == 200)
+    #expect(warning(closed) == nil)
+  }
+}
