@@ -26,6 +26,7 @@ public final class AttachmentServer: Sendable {
   let metrics = Metrics()
   let admission: FetchAdmission
   let hitMemo = HitMemo()
+  let refusalMemo = RefusalMemo()
   private let daemon = Locked<DaemonHandle?>(nil)
   private let draining = Locked(false)
 

@@ -164,6 +164,7 @@ extension AttachmentServer {
       if let reply = FileReply.make(remembered, conditions: conditions, now: now) { return .reply(reply) }
       hitMemo.forget(key)
     }
+    if let reply = rememberedReply(checked, kind: kind, now: now) { return .reply(reply) }
     let lookup = pipeline.lookup(checked)
     if kind == .file, case .hit(let hit) = lookup {
       hitMemo.remember(key, hit, now: now)
@@ -229,6 +230,9 @@ extension AttachmentServer {
         result = .failure(error)
       }
       countUpstream(result, key: key)
+      if case .failure(let error) = result {
+        refusalMemo.remember(key, error, limits: pipeline.configuration.limits, now: HitMemo.now())
+      }
       admission.leave(key)
       return result
     }
@@ -237,7 +241,7 @@ extension AttachmentServer {
     case (.info, _):
       return infoReply(url.redacted, result)
     case (.file, .failure(let error)):
-      return .error(error, url: url.redacted)
+      return errorReply(error, url: url, key: key)
     case (.file, .success(let attachment)):
       if let reply = FileReply.make(attachment, conditions: conditions) {
         // A no-store body is this answer's alone: once open, its name and its bytes in the
@@ -256,7 +260,7 @@ extension AttachmentServer {
   }
 
   /// The answer of `GET /v1/info/…`: the info record of the outcome, under its status.
-  private func infoReply(_ redacted: String, _ result: Result<Attachment, AttachmentError>) -> Reply {
+  func infoReply(_ redacted: String, _ result: Result<Attachment, AttachmentError>) -> Reply {
     var reply = Reply.text(
       Self.status(of: result), infoRecord(redacted, result).text + "\n", contentType: "application/json",
       outcome: Self.outcome(of: result))
