@@ -27,6 +27,7 @@ public final class AttachmentServer: Sendable {
   let admission: FetchAdmission
   let hitMemo = HitMemo()
   let refusalMemo = RefusalMemo()
+  let cacheGauges = CacheGauges()
   private let daemon = Locked<DaemonHandle?>(nil)
   private let draining = Locked(false)
 

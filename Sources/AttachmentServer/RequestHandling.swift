@@ -94,7 +94,9 @@ extension AttachmentServer {
         outcome: queued.outcome, bytes: queued.bytes, seconds: seconds,
         completed: termination == .REQUEST_TERMINATED_COMPLETED_OK)
     }
-    metrics.end(route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds)
+    let sent = termination == .REQUEST_TERMINATED_COMPLETED_OK && state.method != "HEAD" ? queued.bytes : 0
+    metrics.end(
+      route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds, bytes: sent)
   }
 
   /// What a request needs: an answer now, or a pipeline call first.
@@ -127,8 +129,9 @@ extension AttachmentServer {
     case .health:
       return .reply(.text(200, "ok\n", contentType: "text/plain; charset=utf-8", outcome: "ok"))
     case .metrics:
-      return .reply(
-        .text(200, metrics.text, contentType: "text/plain; version=0.0.4; charset=utf-8", outcome: "ok"))
+      return .reply(metricsReply())
+    case .ready:
+      return .reply(readinessReply())
     case .notFound:
       return .reply(.error(AttachmentError(.notFound, "No such route.")))
     case .malformed(let message):
@@ -222,6 +225,7 @@ extension AttachmentServer {
     let key = url.normalized
     // The pipeline call holds the URL's admission until it ends, even past this answer.
     let work = Task { () -> Result<Attachment, AttachmentError> in
+      let started = ContinuousClock.now
       let result: Result<Attachment, AttachmentError>
       do throws(AttachmentError) {
         result = .success(
@@ -229,7 +233,7 @@ extension AttachmentServer {
       } catch {
         result = .failure(error)
       }
-      countUpstream(result, key: key)
+      countUpstream(result, key: key, seconds: (ContinuousClock.now - started).inSeconds)
       if case .failure(let error) = result {
         refusalMemo.remember(key, error, limits: pipeline.configuration.limits, now: HitMemo.now())
       }
@@ -294,14 +298,14 @@ extension AttachmentServer {
     }
   }
 
-  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: String) {
+  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: String, seconds: Double) {
     let bytes: Int64
     switch result {
     case .success(let attachment) where attachment.source != .cache: bytes = attachment.bytesTransferred
     case .failure(let error) where [.rejection, .fetch].contains(error.kind): bytes = 0
     default: return
     }
-    if admission.claimUpstreamCount(key) { metrics.upstream(bytes: bytes) }
+    if admission.claimUpstreamCount(key) { metrics.upstream(bytes: bytes, seconds: seconds) }
   }
 
   private static func status(of result: Result<Attachment, AttachmentError>) -> Int {

@@ -140,8 +140,8 @@ struct RouteTests {
     #expect(metrics.contains("attachkit_upstream_requests_total 1\n"))
     #expect(metrics.contains("attachkit_upstream_bytes_total \(png.count)\n"))
     #expect(metrics.contains("attachkit_inflight_requests 1\n"))  // this request
-    #expect(metrics.contains("attachkit_request_duration_seconds_count 4\n"))
-    #expect(metrics.contains("attachkit_request_duration_seconds_bucket{le=\"+Inf\"} 4\n"))
+    #expect(metrics.contains("attachkit_request_duration_seconds_count{route=\"healthz\"} 2\n"))
+    #expect(metrics.contains("attachkit_request_duration_seconds_bucket{route=\"healthz\",le=\"+Inf\"} 2\n"))
 
     // The access log: one JSON line per request, with the redacted URL and never the signature.
     await serve.terminate()

@@ -132,6 +132,7 @@ enum ServeCommand: RunnableCommand {
     var server = ServerConfiguration()
     (server.host, server.port) = try listenAddress(arguments)
     server.acceptsUnsigned = arguments[unsigned]
+    server.version = RootCommand.version
     server.deadlineSeconds = try PipelineOptions.deadlineSeconds(from: arguments)
     if let count = try arguments[maximumConnections] { server.maximumConnections = count }
     if let count = try arguments[maximumFetches] { server.maximumFetches = count }
