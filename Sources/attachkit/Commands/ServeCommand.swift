@@ -12,7 +12,8 @@ enum ServeCommand: RunnableCommand {
     abstract: "Run the push-media proxy: signed URLs in, validated cached files out.",
     discussion: """
       Routes: GET|HEAD /v1/a/<sig>/<base64url(url)> (the file), GET /v1/info/<sig>/<base64url(url)> \
-      (its JSON record), GET /healthz, GET /metrics (Prometheus). Sign paths with 'attachkit sign'. \
+      (its JSON record), GET /healthz, GET /readyz (cache usable, keys loaded), GET /metrics (Prometheus). \
+      Sign paths with 'attachkit sign'. \
       Writes one JSON line per request to standard error. SIGTERM stops accepting, finishes the \
       requests in flight and exits 0.
       """,
