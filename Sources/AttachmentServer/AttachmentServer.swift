@@ -30,6 +30,8 @@ public final class AttachmentServer: Sendable {
   let admission: FetchAdmission
   let hitMemo = HitMemo()
   let watch: ConnectionWatch
+  let refusalMemo = RefusalMemo()
+  let cacheGauges = CacheGauges()
   private let daemon = Locked<DaemonHandle?>(nil)
   private let draining = Locked(false)
   /// Connections suspended while a task prepares their answer.

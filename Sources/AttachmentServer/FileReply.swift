@@ -22,11 +22,12 @@ enum FileReply {
     let etag = "\"\(attachment.sha256)\""
     var headers: [(String, String)] = [
       ("ETag", etag),
-      ("Cache-Control", "public, max-age=\(maxAge(attachment, now: now))"),
+      ("Cache-Control", CacheControlPolicy.header(for: attachment, now: now)),
       ("X-Attachment-Type-Hint", attachment.uti),
       ("X-Attachment-Source", attachment.source.rawValue),
       ("Accept-Ranges", "bytes"),
     ]
+    if let lastModified = attachment.lastModified { headers.append(("Last-Modified", lastModified)) }
     if let rescued = attachment.validation.rescued {
       headers.append(("X-Attachment-Rescued", rescued.from))
     }
@@ -74,12 +75,6 @@ enum FileReply {
       return nil
     }
     return (descriptor, Int64(info.st_size))
-  }
-
-  /// `Cache-Control: max-age`, in seconds: what is left of the origin's freshness, at least 60.
-  static func maxAge(_ attachment: Attachment, now: Double) -> Int {
-    guard let freshUntil = attachment.freshUntil, freshUntil - now > 60 else { return 60 }
-    return Int(min(freshUntil - now, 31_536_000))
   }
 
   /// Whether an `If-None-Match` list names `etag` (weak comparison, as RFC 9110 asks) or is `*`.

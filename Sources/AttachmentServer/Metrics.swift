@@ -4,9 +4,12 @@ import PosixLock
 ///
 /// `attachkit_requests_total{route,outcome,code}` counts answers (outcome: the attachment's
 /// source, an error code, `not_modified` or `ok`; code: the HTTP status);
-/// `attachkit_request_duration_seconds` is a histogram from a request's first byte to its
-/// answer's last; the upstream counters count fetches this server's requests made, once per
-/// fetch however many requests shared it.
+/// `attachkit_request_duration_seconds{route}` is a histogram from a request's first byte to
+/// its answer's last, per route (so scrapes and health checks do not set the attachments'
+/// p99); `attachkit_response_bytes_total` counts body bytes of answers sent to the end; the
+/// upstream counters and `attachkit_upstream_duration_seconds` count fetches this server's
+/// requests made, once per fetch however many requests shared it. The gauges of the cache and
+/// the process are in ``ProcessMetrics`` and ``CacheGauges``.
 final class Metrics: Sendable {
   private struct RequestKey: Hashable {
     var route: String
@@ -19,15 +22,15 @@ final class Metrics: Sendable {
     var cacheHits = 0
     var upstreamRequests = 0
     var upstreamBytes: Int64 = 0
+    var responseBytes: Int64 = 0
     var inflight = 0
     var connections = 0
     var cuts: [String: Int] = [:]
-    var buckets = [Int](repeating: 0, count: Metrics.bounds.count)
-    var durationCount = 0
-    var durationSum = 0.0
+    var durations: [String: Histogram] = [:]
+    var upstreamDurations = Histogram()
   }
 
-  /// The histogram's upper bounds, in seconds.
+  /// The histograms' upper bounds, in seconds.
   static let bounds: [Double] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
   ]
@@ -37,23 +40,23 @@ final class Metrics: Sendable {
   /// A request started.
   func begin() { state.withLock { $0.inflight += 1 } }
 
-  /// A request was answered (or abandoned) after `seconds`.
-  func end(route: String, outcome: String, code: Int, seconds: Double) {
+  /// A request was answered (or abandoned) after `seconds`, having sent `bytes` of body.
+  func end(route: String, outcome: String, code: Int, seconds: Double, bytes: Int64 = 0) {
     state.withLock { state in
       state.inflight -= 1
       state.requests[RequestKey(route: route, outcome: outcome, code: code), default: 0] += 1
       if outcome == "cache" { state.cacheHits += 1 }
-      if let index = Self.bounds.firstIndex(where: { seconds <= $0 }) { state.buckets[index] += 1 }
-      state.durationCount += 1
-      state.durationSum += seconds
+      state.durations[route, default: Histogram()].observe(seconds)
+      state.responseBytes += bytes
     }
   }
 
-  /// An upstream fetch (or revalidation) finished, having received `bytes` of body.
-  func upstream(bytes: Int64) {
+  /// An upstream fetch (or revalidation) finished after `seconds`, having received `bytes` of body.
+  func upstream(bytes: Int64, seconds: Double) {
     state.withLock { state in
       state.upstreamRequests += 1
       state.upstreamBytes += bytes
+      state.upstreamDurations.observe(seconds)
     }
   }
 
@@ -72,7 +75,7 @@ final class Metrics: Sendable {
   /// Requests started and not yet answered.
   var inflight: Int { state.withLock { $0.inflight } }
 
-  /// The Prometheus text exposition (version 0.0.4).
+  /// The Prometheus text exposition (version 0.0.4) of the request and upstream metrics.
   var text: String {
     let state = state.withLock { $0 }
     var out = "# HELP attachkit_requests_total Requests answered, by route, outcome and HTTP status.\n"
@@ -83,18 +86,18 @@ final class Metrics: Sendable {
       out +=
         "attachkit_requests_total{route=\"\(key.route)\",outcome=\"\(key.outcome)\",code=\"\(key.code)\"} \(count)\n"
     }
-    out += "# HELP attachkit_cache_hits_total Files answered from the cache without contacting the origin.\n"
-    out += "# TYPE attachkit_cache_hits_total counter\nattachkit_cache_hits_total \(state.cacheHits)\n"
-    out += "# HELP attachkit_upstream_requests_total Fetches and revalidations sent to origins.\n"
-    out +=
-      "# TYPE attachkit_upstream_requests_total counter\nattachkit_upstream_requests_total \(state.upstreamRequests)\n"
-    out += "# HELP attachkit_upstream_bytes_total Body bytes received from origins.\n"
-    out +=
-      "# TYPE attachkit_upstream_bytes_total counter\nattachkit_upstream_bytes_total \(state.upstreamBytes)\n"
-    out += "# HELP attachkit_inflight_requests Requests started and not yet answered.\n"
-    out += "# TYPE attachkit_inflight_requests gauge\nattachkit_inflight_requests \(state.inflight)\n"
-    out += "# HELP attachkit_open_connections Client connections open.\n"
-    out += "# TYPE attachkit_open_connections gauge\nattachkit_open_connections \(state.connections)\n"
+    out += Self.counter(
+      "attachkit_cache_hits_total", "Files answered from the cache without contacting the origin.",
+      state.cacheHits)
+    out += Self.counter(
+      "attachkit_upstream_requests_total", "Fetches and revalidations sent to origins.",
+      state.upstreamRequests)
+    out += Self.counter(
+      "attachkit_upstream_bytes_total", "Body bytes received from origins.", state.upstreamBytes)
+    out += Self.counter(
+      "attachkit_response_bytes_total", "Body bytes of answers sent to their end.", state.responseBytes)
+    out += Self.gauge("attachkit_inflight_requests", "Requests started and not yet answered.", state.inflight)
+    out += Self.gauge("attachkit_open_connections", "Client connections open.", state.connections)
     out += "# HELP attachkit_connections_cut_total Connections closed by the server's timeouts, by reason.\n"
     out += "# TYPE attachkit_connections_cut_total counter\n"
     for (reason, count) in state.cuts.sorted(by: { $0.key < $1.key }) {
@@ -102,14 +105,51 @@ final class Metrics: Sendable {
     }
     out += "# HELP attachkit_request_duration_seconds Time from a request's arrival to its answer's end.\n"
     out += "# TYPE attachkit_request_duration_seconds histogram\n"
-    var cumulative = 0
-    for (bound, count) in zip(Self.bounds, state.buckets) {
-      cumulative += count
-      out += "attachkit_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+    for (route, histogram) in state.durations.sorted(by: { $0.key < $1.key }) {
+      out += histogram.lines("attachkit_request_duration_seconds", labels: "route=\"\(route)\",")
     }
-    out += "attachkit_request_duration_seconds_bucket{le=\"+Inf\"} \(state.durationCount)\n"
-    out += "attachkit_request_duration_seconds_sum \(state.durationSum)\n"
-    out += "attachkit_request_duration_seconds_count \(state.durationCount)\n"
+    out += "# HELP attachkit_upstream_duration_seconds Time of a fetch or revalidation from its origin.\n"
+    out += "# TYPE attachkit_upstream_duration_seconds histogram\n"
+    out += state.upstreamDurations.lines("attachkit_upstream_duration_seconds", labels: "")
+    return out
+  }
+
+  /// A counter's three lines.
+  static func counter(_ name: String, _ help: String, _ value: some Numeric) -> String {
+    "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
+  }
+
+  /// A gauge's three lines.
+  static func gauge(_ name: String, _ help: String, _ value: some Numeric) -> String {
+    "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(value)\n"
+  }
+}
+
+/// A histogram's cumulative buckets over ``Metrics/bounds``, count and sum.
+struct Histogram: Sendable {
+  var buckets = [Int](repeating: 0, count: Metrics.bounds.count)
+  var count = 0
+  var sum = 0.0
+
+  mutating func observe(_ seconds: Double) {
+    if let index = Metrics.bounds.firstIndex(where: { seconds <= $0 }) { buckets[index] += 1 }
+    count += 1
+    sum += seconds
+  }
+
+  /// The `_bucket`, `_sum` and `_count` lines of `name`, each with `labels` (empty, or ending
+  /// in a comma) before `le`.
+  func lines(_ name: String, labels: String) -> String {
+    var out = ""
+    var cumulative = 0
+    for (bound, count) in zip(Metrics.bounds, buckets) {
+      cumulative += count
+      out += "\(name)_bucket{\(labels)le=\"\(bound)\"} \(cumulative)\n"
+    }
+    out += "\(name)_bucket{\(labels)le=\"+Inf\"} \(count)\n"
+    let plain = labels.isEmpty ? "" : "{\(labels.dropLast())}"
+    out += "\(name)_sum\(plain) \(sum)\n"
+    out += "\(name)_count\(plain) \(count)\n"
     return out
   }
 }

@@ -10,6 +10,7 @@ extension AttachmentServer {
     // The pipeline call holds the URL's admission until it ends, even past this answer.
     let id = admission.reserveID()
     let work = Task { () -> Result<Attachment, AttachmentError> in
+      let started = ContinuousClock.now
       let result: Result<Attachment, AttachmentError>
       do throws(AttachmentError) {
         result = .success(
@@ -17,7 +18,10 @@ extension AttachmentServer {
       } catch {
         result = .failure(error)
       }
-      countUpstream(result, key: key)
+      countUpstream(result, key: key, seconds: (ContinuousClock.now - started).inSeconds)
+      if case .failure(let error) = result {
+        refusalMemo.remember(url.normalized, error, limits: pipeline.configuration.limits, now: HitMemo.now())
+      }
       admission.leave(key, id: id)
       return result
     }
@@ -32,7 +36,7 @@ extension AttachmentServer {
     case (.info, _):
       return infoReply(url.redacted, result)
     case (.file, .failure(let error)):
-      return .error(error, url: url.redacted)
+      return errorReply(error, url: url, key: url.normalized)
     case (.file, .success(let attachment)):
       if let reply = FileReply.make(attachment, conditions: conditions) {
         // A no-store body is this answer's alone: once open, its name and its bytes in the
@@ -88,14 +92,14 @@ extension AttachmentServer {
     }
   }
 
-  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: URLBytes) {
+  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: URLBytes, seconds: Double) {
     let bytes: Int64
     switch result {
     case .success(let attachment) where attachment.source != .cache: bytes = attachment.bytesTransferred
     case .failure(let error) where [.rejection, .fetch].contains(error.kind): bytes = 0
     default: return
     }
-    if admission.claimUpstreamCount(key) { metrics.upstream(bytes: bytes) }
+    if admission.claimUpstreamCount(key) { metrics.upstream(bytes: bytes, seconds: seconds) }
   }
 
   private static func status(of result: Result<Attachment, AttachmentError>) -> Int {

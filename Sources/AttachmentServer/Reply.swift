@@ -53,6 +53,8 @@ struct Reply: Sendable {
       ErrorStatus.of(error), errorJSON(error).text + "\n", contentType: "application/json",
       outcome: error.code.rawValue)
     reply.url = url
+    // Overloaded is brief: a client (or a tier) may ask again in a second.
+    if reply.status == 503 { reply.headers.append(("Retry-After", "1")) }
     return reply
   }
 

@@ -113,7 +113,9 @@ extension AttachmentServer {
         method: state.method, route: state.route.label, url: queued.url, status: queued.status,
         outcome: queued.outcome, bytes: bytes, seconds: seconds, completed: completed)
     }
-    metrics.end(route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds)
+    let sent = termination == .REQUEST_TERMINATED_COMPLETED_OK && state.method != "HEAD" ? queued.bytes : 0
+    metrics.end(
+      route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds, bytes: sent)
   }
 
   /// What a request needs: an answer now, or a pipeline call first.
@@ -139,27 +141,44 @@ extension AttachmentServer {
     case info
   }
 
-  private func start(route: Route, connection: OpaquePointer?, mhd: MicroHTTPD) -> Start {
-    let url: String
-    let kind: Kind
+  /// The URL and kind a route asks for once its signature verifies, or the reply that answers
+  /// it at once (health, metrics, readiness, an unknown or malformed path, a bad signature).
+  private func target(of route: Route) -> Result<(url: String, kind: Kind), ImmediateReply> {
     switch route {
     case .health:
-      return .reply(.text(200, "ok\n", contentType: "text/plain; charset=utf-8", outcome: "ok"))
+      return .failure(
+        ImmediateReply(reply: .text(200, "ok\n", contentType: "text/plain; charset=utf-8", outcome: "ok")))
     case .metrics:
-      return .reply(
-        .text(200, metrics.text, contentType: "text/plain; version=0.0.4; charset=utf-8", outcome: "ok"))
+      return .failure(ImmediateReply(reply: metricsReply()))
+    case .ready:
+      return .failure(ImmediateReply(reply: readinessReply()))
     case .notFound:
-      return .reply(.error(AttachmentError(.notFound, "No such route.")))
+      return .failure(ImmediateReply(reply: .error(AttachmentError(.notFound, "No such route."))))
     case .malformed(let message):
-      return .reply(.error(AttachmentError(.badRequest, message)))
+      return .failure(ImmediateReply(reply: .error(AttachmentError(.badRequest, message))))
     case .attachment(let target, let signature):
-      guard verify(signature, for: target) else { return .reply(badSignature(signature, url: target)) }
-      (url, kind) = (target, .file)
+      guard verify(signature, for: target) else {
+        return .failure(ImmediateReply(reply: badSignature(signature, url: target)))
+      }
+      return .success((target, .file))
     case .info(let target, let signature):
       guard verify(signature, for: target, route: .info) else {
-        return .reply(badSignature(signature, url: target))
+        return .failure(ImmediateReply(reply: badSignature(signature, url: target)))
       }
-      (url, kind) = (target, .info)
+      return .success((target, .info))
+    }
+  }
+
+  /// A reply made before any pipeline work (see ``target(of:)``).
+  struct ImmediateReply: Error {
+    let reply: Reply
+  }
+
+  private func start(route: Route, connection: OpaquePointer?, mhd: MicroHTTPD) -> Start {
+    let (url, kind): (String, Kind)
+    switch target(of: route) {
+    case .success(let target): (url, kind) = target
+    case .failure(let immediate): return .reply(immediate.reply)
     }
     let checked: AttachmentURL
     do {
@@ -185,6 +204,7 @@ extension AttachmentServer {
       if let reply = FileReply.make(remembered, conditions: conditions, now: now) { return .reply(reply) }
       hitMemo.forget(key)
     }
+    if let reply = rememberedReply(checked, kind: kind, now: now) { return .reply(reply) }
     let lookup = pipeline.lookup(checked)
     if kind == .file, case .hit(let hit) = lookup {
       hitMemo.remember(key, hit, now: now)

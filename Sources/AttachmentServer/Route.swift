@@ -7,6 +7,8 @@ enum Route: Equatable {
   case health
   /// `GET /metrics`.
   case metrics
+  /// `GET /readyz`: whether the server can serve (its cache directory usable, keys loaded).
+  case ready
   /// `/v1/a/<sig>/<enc>` (`signature` set) or `/v1/u/<enc>` (`signature` nil): the file.
   case attachment(url: String, signature: String?)
   /// `/v1/info/<sig>/<enc>`: the JSON record.
@@ -21,6 +23,7 @@ enum Route: Equatable {
     switch self {
     case .health: "healthz"
     case .metrics: "metrics"
+    case .ready: "readyz"
     case .attachment(_, let signature): signature == nil ? "unsigned" : "attachment"
     case .info: "info"
     case .notFound, .malformed: "other"
@@ -56,6 +59,8 @@ enum Route: Equatable {
       self = .health
     } else if parts.count == 2 && part(1, is: "metrics") {
       self = .metrics
+    } else if parts.count == 2 && part(1, is: "readyz") {
+      self = .ready
     } else if !part(1, is: "v1") {
       self = .notFound
     } else if parts.count == 5 && (part(2, is: "a") || part(2, is: "info")) {

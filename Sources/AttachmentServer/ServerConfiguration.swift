@@ -43,6 +43,8 @@ public struct ServerConfiguration: Sendable {
   public var threads = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
   /// Write a JSON access-log line per request to standard error. Default: `true`.
   public var accessLog = true
+  /// The version `attachkit_build_info` reports. Default: `unknown`.
+  public var version = "unknown"
 
   /// Makes a configuration listening on `host:port`, with the defaults above.
   public init(host: String = "127.0.0.1", port: UInt16 = 8080) {

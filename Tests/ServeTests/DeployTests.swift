@@ -122,7 +122,9 @@ final class NginxTier {
             proxy_pass http://attach;
             proxy_cache media;
             proxy_cache_lock on;
+            proxy_cache_revalidate on;
             proxy_cache_valid 200 206 1h;
+            proxy_hide_header X-Attachment-Source;
             add_header X-Cache $upstream_cache_status always;
           }
         }

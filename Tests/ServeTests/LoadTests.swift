@@ -75,6 +75,7 @@ struct LoadTests {
     #expect(refused.status == 503)
     #expect(refused.errorCode == "overloaded")
     #expect(refused.header("Connection") == "close")
+    #expect(refused.header("Retry-After") == "1")
     #expect(origin.requestCount(path: "/other.gif") == 0)
 
     // Connections: the waiting client holds one; three idle keep-alive clients fill the rest.

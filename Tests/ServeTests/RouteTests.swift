@@ -40,10 +40,10 @@ struct RouteTests {
     #expect(hit.header("X-Attachment-Source") == "cache")
     #expect(origin.requestCount(path: "/fresh.jpg") == 1)
 
-    // An origin that gives less than a minute: the floor of 60 s.
+    // An origin that gives five seconds: what is left of them, no more.
     let plain = try await Curl.get(
       serve.url(try await serve.signed(origin.url("/brief.jpg"), keyFile: workspace.keyFile)))
-    #expect(plain.header("Cache-Control") == "public, max-age=60")
+    #expect((0...5).contains(CacheControlTests.seconds("max-age", in: plain.header("Cache-Control")) ?? -1))
     #expect(plain.header("Content-Type") == "image/jpeg")
 
     // HEAD: the same head, no body.
@@ -140,8 +140,8 @@ struct RouteTests {
     #expect(metrics.contains("attachkit_upstream_requests_total 1\n"))
     #expect(metrics.contains("attachkit_upstream_bytes_total \(png.count)\n"))
     #expect(metrics.contains("attachkit_inflight_requests 1\n"))  // this request
-    #expect(metrics.contains("attachkit_request_duration_seconds_count 4\n"))
-    #expect(metrics.contains("attachkit_request_duration_seconds_bucket{le=\"+Inf\"} 4\n"))
+    #expect(metrics.contains("attachkit_request_duration_seconds_count{route=\"healthz\"} 2\n"))
+    #expect(metrics.contains("attachkit_request_duration_seconds_bucket{route=\"healthz\",le=\"+Inf\"} 2\n"))
 
     // The access log: one JSON line per request, with the redacted URL and never the signature.
     await serve.terminate()

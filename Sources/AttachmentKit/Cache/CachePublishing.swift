@@ -36,7 +36,8 @@ extension AttachmentCache {
     var record = CacheRecord(
       url: key.normalized, validation: validation, peer: peer, etag: validators.etag,
       lastModified: validators.lastModified, date: validators.date, fetchedAt: now,
-      freshUntil: now + freshness.lifetime, lastAccess: now)
+      freshUntil: now + freshness.lifetime, lastAccess: now, cacheControl: validators.cacheControl,
+      expires: validators.expires)
     let digest = recordKey.name(for: key)
     let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
     // Checked before the lock, to keep its hold short: a fan-out directory made once does not
@@ -132,6 +133,8 @@ extension AttachmentCache {
       record.etag = validators.etag ?? record.etag
       record.lastModified = validators.lastModified ?? record.lastModified
       record.date = validators.date ?? record.date
+      record.cacheControl = validators.cacheControl ?? record.cacheControl
+      record.expires = validators.expires ?? record.expires
       record.fetchedAt = now
       record.freshUntil = now + freshness.lifetime
       record.lastAccess = now

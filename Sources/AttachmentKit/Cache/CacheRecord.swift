@@ -26,6 +26,12 @@ struct CacheRecord: Equatable, Sendable {
   var lastModified: String?
   /// The `Date` header of the response.
   var date: String?
+  /// The origin's `Cache-Control` (after a `304`, the one it sent, else the stored one), so a
+  /// revalidation keeps the origin's lifetime and a proxy can pass `private`, `no-cache` and
+  /// `s-maxage` on.
+  var cacheControl: String?
+  /// The origin's `Expires`, kept for the same reason as ``cacheControl``.
+  var expires: String?
   /// When the content was fetched or last revalidated, in seconds since 1970.
   var fetchedAt: Double
   /// Until when the entry is fresh, in seconds since 1970.
@@ -44,6 +50,8 @@ struct CacheRecord: Equatable, Sendable {
     if let etag { lines.append("etag \(etag)") }
     if let lastModified { lines.append("lastmod \(lastModified)") }
     if let date { lines.append("date \(date)") }
+    if let cacheControl { lines.append("cc \(cacheControl)") }
+    if let expires { lines.append("expires \(expires)") }
     lines.append("fetched \(fetchedAt)")
     lines.append("fresh \(freshUntil)")
     lines.append("access \(lastAccess)")
@@ -73,6 +81,8 @@ struct CacheRecord: Equatable, Sendable {
     etag = lines.single["etag"].map(String.init)
     lastModified = lines.single["lastmod"].map(String.init)
     date = lines.single["date"].map(String.init)
+    cacheControl = lines.single["cc"].map(String.init)
+    expires = lines.single["expires"].map(String.init)
     fetchedAt = fetched
     freshUntil = fresh
     lastAccess = access
@@ -89,7 +99,8 @@ struct CacheRecord: Equatable, Sendable {
   /// Makes a record.
   init(
     url: String, validation: Validation, peer: PeerAddressClass?, etag: String?, lastModified: String?,
-    date: String?, fetchedAt: Double, freshUntil: Double, lastAccess: Double, seal: ContentSeal? = nil
+    date: String?, fetchedAt: Double, freshUntil: Double, lastAccess: Double, seal: ContentSeal? = nil,
+    cacheControl: String? = nil, expires: String? = nil
   ) {
     self.url = url
     self.validation = validation
@@ -101,6 +112,8 @@ struct CacheRecord: Equatable, Sendable {
     self.freshUntil = freshUntil
     self.lastAccess = lastAccess
     self.seal = seal
+    self.cacheControl = cacheControl
+    self.expires = expires
   }
 
   // MARK: - The validation round trip (one place to add a field)

@@ -1,5 +1,6 @@
-/// What a record keeps of a response to revalidate it later: the cache's own value, so the
-/// cache takes no HTTP type (``ResponseHeaders`` belongs to the fetch layer).
+/// What a record keeps of a response to revalidate it later and to tell a proxy's clients
+/// what the origin allowed: the cache's own value, so the cache takes no HTTP type
+/// (``ResponseHeaders`` belongs to the fetch layer).
 struct StoredValidators: Sendable, Equatable {
   /// The `ETag`, for `If-None-Match`.
   var etag: String?
@@ -7,11 +8,25 @@ struct StoredValidators: Sendable, Equatable {
   var lastModified: String?
   /// The `Date` of the response.
   var date: String?
+  /// The `Cache-Control` of the response.
+  var cacheControl: String?
+  /// The `Expires` of the response.
+  var expires: String?
+
+  /// These headers (a `304`'s) merged into the stored ones, as RFC 9111 §4.3.4 asks: each
+  /// field the `304` sends replaces the stored one, the rest are kept.
+  func merged(over record: CacheRecord) -> StoredValidators {
+    StoredValidators(
+      etag: etag ?? record.etag, lastModified: lastModified ?? record.lastModified, date: date ?? record.date,
+      cacheControl: cacheControl ?? record.cacheControl, expires: expires ?? record.expires)
+  }
 }
 
 extension StoredValidators {
   /// The validators a response carries.
   init(_ headers: ResponseHeaders) {
-    self.init(etag: headers.etag, lastModified: headers.lastModified, date: headers.date)
+    self.init(
+      etag: headers.etag, lastModified: headers.lastModified, date: headers.date,
+      cacheControl: headers.cacheControl, expires: headers.expires)
   }
 }

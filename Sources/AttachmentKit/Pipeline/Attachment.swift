@@ -30,6 +30,14 @@ public struct Attachment: Sendable {
   /// Until when the origin's freshness lasts, in seconds since 1970 (what a proxy turns into
   /// `Cache-Control: max-age`); `nil` when the copy was not kept (the origin said `no-store`).
   public var freshUntil: Double? = nil
+  /// The origin's `Last-Modified`, as it sent it (a proxy passes it on).
+  public var lastModified: String? = nil
+  /// The origin's `Cache-Control` (after a revalidation, the `304`'s when it sent one, else
+  /// the stored one): what a proxy reads `private`, `no-cache` and `s-maxage` from.
+  public var cacheControl: String? = nil
+  /// When the copy was received or last revalidated, in seconds since 1970 (the age a proxy
+  /// takes off `s-maxage`).
+  public var fetchedAt: Double? = nil
 
   /// The media type.
   public var type: MediaType { validation.type }

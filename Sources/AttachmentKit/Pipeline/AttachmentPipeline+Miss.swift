@@ -45,11 +45,10 @@ extension AttachmentPipeline {
         guard let fetched = last else {
           return .failure(AttachmentError(.networkError, "No response to refresh from."))
         }
+        let (validators, freshness) = revalidated(entry, by: fetched)
         action = machine.refreshed(
           Result { () throws(AttachmentError) in
-            try cache.refresh(
-              entry, validators: StoredValidators(fetched.download.headers), freshness: fetched.freshness,
-              now: fetched.now)
+            try cache.refresh(entry, validators: validators, freshness: freshness, now: fetched.now)
           })
       case .answerFromCache(let entry, let source, let staleBecause):
         var attachment = answer(entry, url: url, source: source, start: start)
@@ -66,6 +65,18 @@ extension AttachmentPipeline {
         preconditionFailure("\(action) is the check thread's (see finish)")
       }
     }
+  }
+
+  /// A `304`'s headers merged into `entry`'s stored ones (RFC 9111 §4.3.4), and the freshness
+  /// they give: a `304` that repeats no `Cache-Control` keeps the origin's lifetime instead of
+  /// falling to the default.
+  private func revalidated(_ entry: CacheEntry, by fetched: Fetched) -> (StoredValidators, Freshness.Policy) {
+    let merged = StoredValidators(fetched.download.headers).merged(over: entry.record)
+    let freshness = Freshness.policy(
+      cacheControl: merged.cacheControl, expires: merged.expires, date: merged.date,
+      lastModified: merged.lastModified, now: fetched.now,
+      defaultLifetime: configuration.cache.defaultFreshnessSeconds)
+    return (merged, freshness)
   }
 
   /// Downloads `url` into a new body file of the cache, sniffing as it streams.
@@ -165,7 +176,9 @@ extension AttachmentPipeline {
           Attachment(
             url: url.redacted, path: published.path, validation: validation, source: .network, isStale: false,
             bytesTransferred: fetched.download.bytesReceived, transferTimings: fetched.download.timings,
-            totalMicroseconds: Self.microseconds(since: start), freshUntil: published.freshUntil))
+            totalMicroseconds: Self.microseconds(since: start), freshUntil: published.freshUntil,
+            lastModified: fetched.download.headers.lastModified,
+            cacheControl: fetched.download.headers.cacheControl, fetchedAt: fetched.now))
       case .fail(let error):
         return .failure(error)
       case .download, .refresh, .answerFromCache:

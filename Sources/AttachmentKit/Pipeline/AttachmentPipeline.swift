@@ -204,7 +204,9 @@ public final class AttachmentPipeline: Sendable {
     Attachment(
       url: url.redacted, path: entry.path, validation: entry.record.validation, source: source,
       isStale: false, bytesTransferred: 0, transferTimings: nil,
-      totalMicroseconds: Self.microseconds(since: start), freshUntil: entry.record.freshUntil)
+      totalMicroseconds: Self.microseconds(since: start), freshUntil: entry.record.freshUntil,
+      lastModified: entry.record.lastModified, cacheControl: entry.record.cacheControl,
+      fetchedAt: entry.record.fetchedAt)
   }
 
   /// Microseconds from `start` to now.

@@ -12,7 +12,8 @@ enum ServeCommand: RunnableCommand {
     abstract: "Run the push-media proxy: signed URLs in, validated cached files out.",
     discussion: """
       Routes: GET|HEAD /v1/a/<sig>/<base64url(url)> (the file), GET /v1/info/<sig>/<base64url(url)> \
-      (its JSON record), GET /healthz, GET /metrics (Prometheus). Sign paths with 'attachkit sign'. \
+      (its JSON record), GET /healthz, GET /readyz (cache usable, keys loaded), GET /metrics (Prometheus). \
+      Sign paths with 'attachkit sign'. \
       Writes one JSON line per request to standard error. SIGTERM stops accepting, cancels fetches \
       no client waits for, finishes the requests in flight (at most --drain-timeout) and exits 0. \
       SIGHUP re-reads --key-file (a bad file keeps the old keys; the log says why). The port is \
@@ -208,6 +209,7 @@ enum ServeCommand: RunnableCommand {
     var server = ServerConfiguration()
     (server.host, server.port) = try listenAddress(arguments)
     server.acceptsUnsigned = arguments[unsigned]
+    server.version = RootCommand.version
     server.deadlineSeconds = try PipelineOptions.deadlineSeconds(from: arguments)
     if let count = try arguments[maximumConnections] { server.maximumConnections = count }
     if let count = try arguments[maximumFetches] { server.maximumFetches = count }

@@ -1,0 +1,77 @@
+import AttachmentKit
+
+/// The `Cache-Control` of a file answer, following the origin's as a shared cache passes it on
+/// (RFC 9111): what the origin forbade a shared cache is never made `public`.
+///
+/// - the origin said `no-store` (the copy was not kept): `no-store`;
+/// - `no-cache`: `no-cache` (`private, no-cache` when it also said `private`);
+/// - `private`: `private, max-age=N`, so a tier does not keep it and the device may;
+/// - no freshness left (`max-age=0`, or an expired copy served): `max-age=0, must-revalidate`;
+/// - otherwise `public, max-age=N`, N what is left of the origin's freshness, with the
+///   origin's `s-maxage` (less the copy's age) for the tier and its `must-revalidate` and
+///   `proxy-revalidate` passed on.
+enum CacheControlPolicy {
+  /// The longest lifetime given, a year (RFC 9111 §5.2.2.1 suggests no more).
+  static let longest = 31_536_000
+
+  /// The header value for `attachment` answered at `now` (seconds since 1970).
+  static func header(for attachment: Attachment, now: Double) -> String {
+    let directives = Directives(attachment.cacheControl)
+    guard let freshUntil = attachment.freshUntil, !directives.noStore else { return "no-store" }
+    let scope = directives.isPrivate ? "private" : "public"
+    if directives.noCache { return directives.isPrivate ? "private, no-cache" : "no-cache" }
+    let left = seconds(freshUntil - now)
+    guard left > 0 else {
+      return directives.isPrivate ? "private, max-age=0, must-revalidate" : "max-age=0, must-revalidate"
+    }
+    var parts = [scope, "max-age=\(left)"]
+    if !directives.isPrivate, let shared = directives.sharedMaxAge {
+      let age = max(0, now - (attachment.fetchedAt ?? now))
+      parts.append("s-maxage=\(seconds(shared - age))")
+    }
+    if directives.mustRevalidate { parts.append("must-revalidate") }
+    if directives.proxyRevalidate { parts.append("proxy-revalidate") }
+    return parts.joined(separator: ", ")
+  }
+
+  /// Whole seconds of `interval`, between 0 and ``longest``.
+  private static func seconds(_ interval: Double) -> Int {
+    guard interval.isFinite, interval > 0 else { return 0 }
+    return Int(min(interval, Double(longest)))
+  }
+
+  /// The directives of an origin's `Cache-Control` that decide what a shared cache passes on.
+  struct Directives: Equatable {
+    var noStore = false
+    var noCache = false
+    /// `private`, bare or naming fields (either way the answer is not for a shared cache).
+    var isPrivate = false
+    var mustRevalidate = false
+    var proxyRevalidate = false
+    /// `s-maxage`, in seconds.
+    var sharedMaxAge: Double?
+
+    private static func isPadding(_ character: Character) -> Bool {
+      character == " " || character == "\t" || character == "\""
+    }
+
+    /// The directives of `header` (case-insensitive names, quoted or bare arguments).
+    init(_ header: String?) {
+      for directive in (header ?? "").split(separator: ",") {
+        let parts = directive.split(separator: "=", maxSplits: 1).map { part in
+          let trimmed = part.drop(while: Self.isPadding).reversed().drop(while: Self.isPadding).reversed()
+          return String(trimmed).lowercased()
+        }
+        switch parts.first {
+        case "no-store": noStore = true
+        case "no-cache": noCache = true
+        case "private": isPrivate = true
+        case "must-revalidate": mustRevalidate = true
+        case "proxy-revalidate": proxyRevalidate = true
+        case "s-maxage": sharedMaxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
+        default: break
+        }
+      }
+    }
+  }
+}
