@@ -25,14 +25,18 @@ struct ImageWorkBounds {
   ///   `too_many_pixels` for a progressive JPEG over its own pixel budget; `detected` is
   ///   passed into each.
   func check(_ source: Source, detected: String?) throws(AttachmentError) {
-    let pixels = source.width * source.height
+    // Products saturate: the pixel budget was checked first, but a bound must not trap on input.
+    let pixels =
+      source.width.multipliedReportingOverflow(by: source.height).overflow
+      ? Int64.max : source.width * source.height
     if source.frames > Int64(configuration.maximumFrames) {
       throw AttachmentError(
         .tooComplex,
         "The animation has \(source.frames) frames, over the rescue's limit of \(configuration.maximumFrames).",
         detected: detected)
     }
-    let decoded = pixels * max(1, source.frames)
+    let (product, overflow) = pixels.multipliedReportingOverflow(by: max(1, source.frames))
+    let decoded = overflow ? Int64.max : product
     if source.frames > 1, decoded > configuration.maximumAnimationSourcePixels {
       throw AttachmentError(
         .tooComplex,
