@@ -149,7 +149,7 @@ final class BodyDigest: @unchecked Sendable {
       state.scheduled = true
       return true
     }
-    if start { DispatchQueue.global().async { self.catchUp() } }
+    if start { BackgroundWork.start("AttachmentKit.body-digest", qos: .default) { self.catchUp() } }
   }
 
   /// The background job: hash from where hashing stopped to where writing is, until caught up,

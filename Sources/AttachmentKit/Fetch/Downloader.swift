@@ -76,7 +76,7 @@ public final class Downloader: Sendable {
         engine.cancel(transfer, with: error)
       }
     }
-    DispatchQueue.global().asyncAfter(
+    BackgroundWork.deadlines.asyncAfter(
       deadline: .now() + Self.dispatchInterval(deadline - .now), execute: watchdog)
     defer { watchdog.cancel() }
 

@@ -118,7 +118,7 @@ struct Libvips: @unchecked Sendable {
   /// `vips_init` would tear libraries down under it).
   static func prepare(concurrency: Int) -> Preparation {
     let preparation = Preparation()
-    DispatchQueue.global(qos: .userInitiated).async {
+    BackgroundWork.start("AttachmentKit.libvips-load") {
       _ = started(concurrency: concurrency)
       // The rescued file is hashed when it is re-validated: OpenSSL reads its configuration
       // on the first digest (libcrypto itself is among libvips' libraries).

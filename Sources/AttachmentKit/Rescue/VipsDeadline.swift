@@ -34,7 +34,7 @@ final class VipsDeadline: Sendable {
       ? 0
       : Int(left.components.seconds) * 1_000_000_000
         + Int(left.components.attoseconds / 1_000_000_000)
-    DispatchQueue.global(qos: .userInitiated).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+    BackgroundWork.deadlines.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
       watch.state.withLock { state in
         guard state.running else { return }
         state.killed = true

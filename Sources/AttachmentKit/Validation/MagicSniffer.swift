@@ -24,7 +24,7 @@ enum MagicSniffer {
   /// overlaps libcurl's start, the connection and the response head. Called when a sniffer is
   /// made, that is on a cache miss, never on a hit.
   static func prepare() {
-    DispatchQueue.global(qos: .userInitiated).async {
+    BackgroundWork.start("AttachmentKit.libmagic-load") {
       cookie.withLock { cookie in
         if cookie == nil { cookie = load() }
       }

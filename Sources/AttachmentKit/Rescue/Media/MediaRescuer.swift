@@ -52,7 +52,7 @@ extension MediaRescuer: Rescuer {
   public func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
     guard canRescue(evidence) else { return nil }
     let preparation = LibavPreparation()
-    DispatchQueue.global(qos: .userInitiated).async {
+    BackgroundWork.start("AttachmentKit.libav-load") {
       _ = Libav.shared
       preparation.done.signal()
     }
