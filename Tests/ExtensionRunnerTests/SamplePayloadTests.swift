@@ -127,8 +127,9 @@ struct SamplePayloadTests {
     #expect(fixture.requestsReceived == 0)
     #expect(!FileManager.default.fileExists(atPath: fixture.cacheDirectory))
     #expect(run.standardError.contains("unchanged"))
-    // "At once": well under the 30 s default budget and its time-will-expire at 29 s.
-    #expect(run.elapsed < .seconds(2), "took \(run.milliseconds) ms")
+    // "At once": not at the 30 s default budget, nor its time-will-expire at 29 s (the bound
+    // leaves room for a loaded machine's process start).
+    #expect(run.elapsed < .seconds(10), "took \(run.milliseconds) ms")
   }
 
   @Test("refused media falls back to the content without it")

@@ -19,13 +19,7 @@ struct CacheIntegrityTests {
     let url = fixture.server.url("/f.jpg")
     let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
 
-    // Flip one byte in place (same size, so only a hash check can tell)
-    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: first.path))
-    try handle.seek(toOffset: 200)
-    let byte = try #require(try handle.read(upToCount: 1)?.first)
-    try handle.seek(toOffset: 200)
-    try handle.write(contentsOf: Data([byte ^ 0xFF]))
-    try handle.close()
+    try Self.flipByte(at: 200, in: first.path)
 
     let report = try fixture.pipeline.cache.verify()
     #expect(report.corrupt == 1)
@@ -35,6 +29,33 @@ struct CacheIntegrityTests {
     #expect(again.source == .network)
     #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(jpeg))
     #expect(fixture.server.requestCount(path: "/f.jpg") == 2)
+  }
+
+  @Test("a byte flipped in a stored object is never served by the next hit: it is refetched")
+  func flippedByteOnHit() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let jpeg = try Samples.bytes("jpeg-progressive.jpg")
+    fixture.server.serve("/h.jpg", body: jpeg, contentType: "image/jpeg")
+    let url = fixture.server.url("/h.jpg")
+    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    try Self.flipByte(at: 200, in: first.path)
+
+    // No verify() first: the hit itself must notice (the object's seal no longer matches).
+    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    #expect(again.source == .network)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(jpeg))
+    #expect(fixture.server.requestCount(path: "/h.jpg") == 2)
+  }
+
+  /// Inverts one byte of the file at `path` in place (same size: only its hash can tell).
+  private static func flipByte(at offset: UInt64, in path: String) throws {
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    try handle.seek(toOffset: offset)
+    let byte = try #require(try handle.read(upToCount: 1)?.first)
+    try handle.seek(toOffset: offset)
+    try handle.write(contentsOf: Data([byte ^ 0xFF]))
   }
 
   @Test("a truncated object is a miss: dropped and refetched, never served")
@@ -136,7 +157,11 @@ struct CacheIntegrityTests {
     let missing = Locked<[String]>([])
 
     // When the 40 are fetched at once while a sweeper collects each time a publish landed
+    // (the sweeper stops when all 40 are published, or when the fetches ended without that:
+    // a failed fetch fails the test instead of leaving the sweeper waiting for it forever)
+    let fetchesEnded = Locked(false)
     async let written: Int = withThrowingTaskGroup(of: Void.self) { group in
+      defer { fetchesEnded.withLock { $0 = true } }
       for index in 30..<70 {
         group.addTask {
           let attachment = try await pipeline.attachment(
@@ -157,6 +182,7 @@ struct CacheIntegrityTests {
       while seen < 40 {
         let now = published.withLock { $0 }
         if now == seen {
+          if fetchesEnded.withLock({ $0 }) && published.withLock({ $0 }) == seen { break }
           usleep(200)
           continue
         }

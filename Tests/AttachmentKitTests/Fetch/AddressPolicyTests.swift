@@ -112,7 +112,7 @@ struct AddressPolicyTests {
     defer { scratch.remove() }
     for url in [server.url("/a.jpg"), "http://localhost:\(server.port)/a.jpg"] {
       let start = ContinuousClock.now
-      defer { #expect(ContinuousClock.now - start <= .seconds(3) + .milliseconds(250), "\(url)") }
+      defer { #expect(ContinuousClock.now - start <= .seconds(3) + deadlineMargin, "\(url)") }
       do {
         _ = try await Downloader().download(
           DownloadRequest(url: url, directory: scratch.path), timeout: .seconds(3))

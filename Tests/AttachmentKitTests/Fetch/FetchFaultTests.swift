@@ -80,7 +80,7 @@ struct FetchFaultTests {
     let milliseconds = elapsed.inMilliseconds
     let got = outcome.failureCode?.rawValue ?? "success"
     print("fault \(fault.path): \(got) after \(Int(milliseconds.rounded())) ms (deadline \(fault.timeout))")
-    #expect(elapsed <= fault.timeout + .milliseconds(250))
+    #expect(elapsed <= fault.timeout + deadlineMargin)
     #expect(scratch.leftovers().isEmpty)
   }
 
@@ -140,7 +140,7 @@ struct FetchFaultTests {
       } catch {
         #expect(error.code == code, "\(url): \(error)")
       }
-      #expect(ContinuousClock.now - start <= .seconds(1) + .milliseconds(250), "\(url)")
+      #expect(ContinuousClock.now - start <= .seconds(1) + deadlineMargin, "\(url)")
     }
     #expect(scratch.contents().isEmpty)  // refused before any file was made
   }
@@ -159,7 +159,7 @@ struct FetchFaultTests {
     } catch {
       #expect(error.code == .connectFailed)
     }
-    #expect(ContinuousClock.now - start <= .seconds(3) + .milliseconds(250))
+    #expect(ContinuousClock.now - start <= .seconds(3) + deadlineMargin)
     #expect(scratch.contents().isEmpty)
   }
 
@@ -185,8 +185,8 @@ struct FetchFaultTests {
     case .success: Issue.record("expected cancelled")
     case .failure(let error): #expect((error as? AttachmentError)?.code == .cancelled)
     }
-    // Prompt against a 20 s deadline and a body that would take 200 s: the documented headroom.
-    #expect(latency < .milliseconds(250))
+    // Prompt against a 20 s deadline and a body that would take 200 s.
+    #expect(latency < deadlineMargin)
     #expect(scratch.leftovers().isEmpty)
   }
 
@@ -194,7 +194,7 @@ struct FetchFaultTests {
     "the caller is answered at the deadline while the engine thread is stuck in a callback, and the transfer is torn down after"
   )
   func deadlineKeptWhenEngineIsStuck() async throws {
-    // Given an engine thread that blocks for 2 s inside a header callback. (This stands in for
+    // Given an engine thread that blocks for 4 s inside a header callback. (This stands in for
     // libcurl stuck in a call, as its cleanup can be on a hung resolver; a real hung resolver
     // cannot be made on loopback without sending a query to the machine's resolver.)
     let server = try TestHTTPServer.start()
@@ -203,7 +203,7 @@ struct FetchFaultTests {
     let scratch = try ScratchDirectory("stuck")
     defer { scratch.remove() }
     let request = DownloadRequest(
-      url: server.url("/files/a"), directory: scratch.path, inspector: StallingInspector(seconds: 2))
+      url: server.url("/files/a"), directory: scratch.path, inspector: StallingInspector(seconds: 4))
 
     // When the caller's deadline is 500 ms
     let start = ContinuousClock.now
@@ -215,12 +215,13 @@ struct FetchFaultTests {
       code = error.code
     }
 
-    // Then it is answered at the deadline (+ 250 ms), and the body's file is already gone
+    // Then it is answered at the deadline (not when the callback returns, 4 s in), and the
+    // body's file is already gone
     #expect(code == .deadlineExceeded)
-    #expect(ContinuousClock.now - start < .milliseconds(750))
+    #expect(ContinuousClock.now - start < .milliseconds(500) + deadlineMargin)
     #expect(scratch.leftovers().isEmpty)
     // And once the callback returns, the engine tears the transfer down: its connection closes.
-    #expect(await server.waitForNoOpenConnections(upTo: .seconds(5)), "the transfer was never torn down")
+    #expect(await server.waitForNoOpenConnections(upTo: .seconds(20)), "the transfer was never torn down")
   }
 
   @Test("curl codes map to the documented error codes")

@@ -49,10 +49,12 @@ struct HitPolicyTests {
     #expect(lenientVideo.source == .network)
     let directory = fixture.pipeline.configuration.cache.directory
 
-    // When callers with the default limits, a small image limit, a small pixel budget and
+    // When callers with the default limits, a small image limit, a small download limit (the
+    // category limits untouched, so only the body limit can refuse), a small pixel budget and
     // no private networks ask for the same URLs
     let defaults = try Self.pipeline(directory) { _ in }
     let smallImages = try Self.pipeline(directory) { $0.limits.maximumImageBytes = image.bytes - 1 }
+    let smallBodies = try Self.pipeline(directory) { $0.downloader.maximumBodyBytes = image.bytes - 1 }
     let fewPixels = try Self.pipeline(directory) { $0.limits.maximumDecodedImageBytes = 16 }
     let publicOnly = try Self.pipeline(directory) { $0.downloader.allowPrivateNetworks = false }
     let before = fixture.server.totalRequests
@@ -62,6 +64,8 @@ struct HitPolicyTests {
     #expect(await Self.code(defaults, videoURL) == .tooLong)
     #expect(defaults.cachedAttachment(for: videoURL) == nil)
     #expect(await Self.code(smallImages, imageURL) == .tooLarge)
+    #expect(await Self.code(smallBodies, imageURL) == .tooLarge)
+    #expect(smallBodies.cachedAttachment(for: imageURL) == nil)
     #expect(await Self.code(fewPixels, imageURL) == .tooManyPixels)
     #expect(await Self.code(publicOnly, imageURL) == .blockedAddress)
     #expect(publicOnly.cachedAttachment(for: imageURL) == nil)

@@ -6,7 +6,7 @@ import Testing
 
 /// One identification of the first bytes per miss: the streaming sniffer identifies them, and
 /// the validator, the rescue decision and the record continue from its verdict.
-@Suite("One identification per miss", .threadOfItsOwn)
+@Suite("One identification per miss", .rescueTurn, .threadOfItsOwn)
 struct IdentificationCountTests {
   @Test(
     "an accepted, a refused and a rescued miss each identify their first bytes once",

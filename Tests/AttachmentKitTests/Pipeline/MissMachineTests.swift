@@ -5,7 +5,7 @@ import Testing
 /// Every transition of one miss, as values: no socket, file or clock. The end-to-end tests
 /// (`PipelineTests`, `PipelineStageTests`, `RescuePipelineTests`) drive the same machine
 /// through the real pipeline.
-@Suite("The miss machine", .threadOfItsOwn)
+@Suite("The miss machine", .rescueTurn, .threadOfItsOwn)
 struct MissMachineTests {
   /// A stored JPEG entry, from a public address, with the given validators.
   static func entry(etag: String? = "\"v1\"", lastModified: String? = nil, bytes: Int64 = 756) -> CacheEntry {

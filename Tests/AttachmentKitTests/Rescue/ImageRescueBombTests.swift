@@ -7,7 +7,7 @@ import Testing
 /// The security review's rescue bombs (issue #25, item 1), through the real image rescuer and
 /// libvips: work the pixel budget does not see is bounded before decoding, and a rescue that
 /// runs out of time stops libvips at its deadline.
-@Suite("Rescue: decode-work bombs", .threadOfItsOwn)
+@Suite("Rescue: decode-work bombs", .rescueTurn, .threadOfItsOwn)
 struct ImageRescueBombTests {
   /// A refusal the image rescuer undoes (an image over the byte limit): the bombs are handed
   /// to it as the pipeline would hand a near-miss.
@@ -116,9 +116,10 @@ extension ImageRescueBombTests {
   }
 }
 
-/// In the serialized rescue pipeline suite: it needs the process's image-rescue turn for the
-/// whole of its deadline (a holder there would make it wait instead of being stopped).
-extension RescuePipelineTests {
+/// It needs the process's image-rescue gate for the whole of its deadline (a holder there would
+/// make it wait instead of being stopped): the rescue turn (``RescueTurnTrait``) keeps every other
+/// in-process rescue out meanwhile.
+extension ImageRescueBombTests {
   @Test(
     "a rescue that runs past its deadline stops libvips there: stopped and answered deadline_exceeded, not delivered late"
   )

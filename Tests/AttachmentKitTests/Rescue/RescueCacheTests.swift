@@ -6,7 +6,7 @@ import Testing
 
 /// Callers with rescue on and off sharing one cache directory: each gets what its own policy
 /// asks, and a rescue-off caller is never served a rescued derivative as the original.
-@Suite("Rescue: shared cache policy", .threadOfItsOwn)
+@Suite("Rescue: shared cache policy", .rescueTurn, .threadOfItsOwn)
 struct RescueCacheTests {
   /// A server and a cache directory shared by several pipelines.
   struct Fixture {

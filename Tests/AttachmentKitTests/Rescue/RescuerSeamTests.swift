@@ -8,7 +8,7 @@ import Testing
 /// change to the pipeline, the hit policy or the cache record: it is asked after the image
 /// rescuer, its output is validated, its provenance is stored under its name, and a caller
 /// without it is refused from the record as the original would be.
-@Suite("Rescue: the seam", .threadOfItsOwn)
+@Suite("Rescue: the seam", .rescueTurn, .threadOfItsOwn)
 struct RescuerSeamTests {
   /// Delivers a campaign's fallback picture when the server answers with an HTML page (an
   /// error or login page served in the media's place): a real rescuer a product might add.

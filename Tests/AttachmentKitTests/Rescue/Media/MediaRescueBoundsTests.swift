@@ -6,7 +6,7 @@ import Testing
 /// The media rescue on long and hostile sources: a cut within the limit by stream copy, the
 /// deadline honoured mid-transcode, declared budgets refused before decoding, and files that
 /// only pretend to be media keeping their refusal.
-@Suite("Media rescue: long and hostile sources", .threadOfItsOwn)
+@Suite("Media rescue: long and hostile sources", .rescueTurn, .threadOfItsOwn)
 struct MediaRescueBoundsTests {
   private static func job(
     _ path: String, refusal: AttachmentError, output: String,

@@ -9,7 +9,7 @@ import Testing
 /// derivative is published with its provenance and served only to callers with the rescuer;
 /// a deadline mid-transcode leaves nothing behind; transcodes never hold up image rescues or
 /// hits.
-@Suite("Media rescue: pipeline", .threadOfItsOwn)
+@Suite("Media rescue: pipeline", .rescueTurn, .threadOfItsOwn)
 struct MediaRescuePipelineTests {
   static func fixture(
     _ label: String, observer: StageObserver? = nil,

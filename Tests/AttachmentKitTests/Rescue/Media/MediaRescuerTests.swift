@@ -5,7 +5,7 @@ import Testing
 
 /// The media rescuer on the bundled samples, each row of its table: the source is refused as
 /// it is, rescued with FFmpeg's libraries, and what it delivers passes the ordinary validator.
-@Suite("Media rescue: each kind of source", .threadOfItsOwn)
+@Suite("Media rescue: each kind of source", .rescueTurn, .threadOfItsOwn)
 struct MediaRescuerTests {
   @Test(
     "a refused video or audio sample is delivered as a file the validator accepts, with the actions its row names",
