@@ -59,6 +59,15 @@ enum ServeCommand: RunnableCommand {
   static let drainTimeout = OptionKey<Int>.integer(
     long: "drain-timeout", valueName: "SECONDS", bound: .positive,
     help: "On SIGTERM, wait at most this long for requests in flight, then cut and log them (default 30).")
+  static let trustForwardedFrom = OptionKey<TrustedNetworks>.parsed(
+    long: "trust-forwarded-from", valueName: "LIST",
+    help:
+      "Addresses or CIDR blocks of the tier in front (10.0.0.0/8,192.0.2.7): only their X-Forwarded-For names the logged client, only their X-Request-Id is kept.",
+    expecting: "IP addresses or CIDR blocks separated by commas"
+  ) { text in
+    Result { () throws(TrustedNetworks.Problem) in try TrustedNetworks(parsing: text) }
+      .mapError { OptionProblem("'\(Terminal.safe($0.item))' is neither") }
+  }
   static let unsigned = FlagKey(
     long: "unsigned",
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
@@ -66,7 +75,7 @@ enum ServeCommand: RunnableCommand {
   static let arguments: [any ArgumentKey] =
     [
       listen, keyFile, maximumConnections, maximumFetches, idleTimeout, headTimeout, minimumRequestRate,
-      drainTimeout, unsigned,
+      drainTimeout, trustForwardedFrom, unsigned,
     ]
     + PipelineOptions.all
 
@@ -201,8 +210,8 @@ enum ServeCommand: RunnableCommand {
   }
 
   /// The server's settings from `--listen`, `--unsigned`, `--deadline`, `--max-connections`,
-  /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate` and
-  /// `--drain-timeout` (read in that order).
+  /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate`,
+  /// `--drain-timeout` and `--trust-forwarded-from` (read in that order).
   private static func serverConfiguration(_ arguments: ParsedArguments) throws(UsageError)
     -> ServerConfiguration
   {
@@ -219,6 +228,7 @@ enum ServeCommand: RunnableCommand {
     if let seconds = try arguments[headTimeout] { server.requestHeadTimeoutSeconds = Double(seconds) }
     if let bytes = try arguments[minimumRequestRate] { server.minimumRequestBytesPerSecond = Double(bytes) }
     if let seconds = try arguments[drainTimeout] { server.drainSeconds = Double(seconds) }
+    if let networks = try arguments[trustForwardedFrom] { server.trustedForwarders = networks }
     return server
   }
 
