@@ -128,7 +128,13 @@ enum ServeCommand: RunnableCommand {
     notifier.ready()
     let received = waitForStop(&signals, reloading: arguments[Self.keyFile], into: proxy, notifier: notifier)
     notifier.stopping()
-    event("draining", [("signal", .string(received == SIGTERM ? "SIGTERM" : "SIGINT"))])
+    drain(proxy, after: received)
+    return .finished(.success)
+  }
+
+  /// The drain after SIGTERM or SIGINT (`signal`): logged as it begins, what it cut, and its end.
+  private static func drain(_ proxy: AttachmentServer, after signal: Int32) {
+    event("draining", [("signal", .string(signal == SIGTERM ? "SIGTERM" : "SIGINT"))])
     let drain = proxy.shutdown()
     if drain.cancelledFetches > 0 || drain.cutRequests > 0 {
       event(
@@ -139,7 +145,6 @@ enum ServeCommand: RunnableCommand {
         ])
     }
     event("stopped", [])
-    return .finished(.success)
   }
 
   /// Waits for SIGTERM or SIGINT (which it returns), reloading the keys on each SIGHUP meanwhile.
