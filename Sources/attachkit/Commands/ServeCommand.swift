@@ -90,6 +90,9 @@ enum ServeCommand: RunnableCommand {
     var pipelineConfiguration = try CommonOptions.pipelineConfiguration(arguments)
     // A long-running server sweeps the cache in the background, unlike a short command.
     pipelineConfiguration.cache.sweepsInBackground = true
+    // The proxy's cache serves every client: a shared cache (RFC 9111), which keeps no private
+    // answer and takes its own lifetime from s-maxage.
+    pipelineConfiguration.cache.isShared = true
     // Devices download from this server, not from the origin: App Transport Security judges the
     // proxy's own scheme, so an origin's plain HTTP is no warning here.
     pipelineConfiguration.warnsAboutTransportSecurity = false
