@@ -84,6 +84,38 @@ struct DeployVarnishTests {
     #expect(try await Curl.get(varnish.url(bad)).status == 403)
     #expect(try await Curl.get(varnish.url(bad)).header("X-Cache") == "MISS")
   }
+  @Test(
+    "an expired copy in Varnish is asked for with its ETag: serve answers 304 and the bytes stay the same")
+  func varnishRevalidates() async throws {
+    guard VarnishTier.executable != nil else {
+      print("SKIPPED: varnishd is not installed (CI installs it: apt-get install varnish)")
+      return
+    }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let jpeg = try Media.bytes("jpeg-baseline.jpg")
+    origin.serve(
+      "/brief.jpg", body: jpeg, contentType: "image/jpeg", headers: [("Cache-Control", "max-age=1")],
+      etag: "\"b\"")
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let varnish = try await VarnishTier(
+      directory: workspace.path + "/varnish", backends: [serve.port, serve.port])
+    defer { varnish.stop() }
+    let url = varnish.url(try await serve.signed(origin.url("/brief.jpg"), keyFile: workspace.keyFile))
+    #expect(Array(try await Curl.get(url).body) == jpeg)
+    // Observed: ask until serve has answered Varnish's conditional request with 304.
+    var bodies: [[UInt8]] = []
+    let revalidated = try await eventually(within: 15) {
+      bodies.append(Array(try await Curl.get(url).body))
+      return serve.events.contains { $0["route"] as? String == "attachment" && $0["status"] as? Int == 304 }
+    }
+    #expect(revalidated, "\(serve.log)")
+    #expect(bodies.allSatisfy { $0 == jpeg })
+    #expect(Array(try await Curl.get(url).body) == jpeg)
+  }
 }
 
 /// Varnish with docs/deploy.md's VCL, its backends replaced by loopback ports: a child in the
