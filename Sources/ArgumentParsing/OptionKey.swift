@@ -131,3 +131,30 @@ extension OptionKey where Value: RawRepresentable & CaseIterable, Value.RawValue
     }
   }
 }
+
+/// What is wrong with an option's text, said by a ``OptionKey/parsed(long:short:valueName:help:expecting:parse:)``
+/// key's parser (`'10.0.0.0/33' is neither`).
+public struct OptionProblem: Error, Sendable {
+  /// The detail, after what the option expects.
+  public let detail: String
+
+  /// A problem described by `detail`.
+  public init(_ detail: String) {
+    self.detail = detail
+  }
+}
+
+extension OptionKey {
+  /// Declares an option whose text `parse` reads, for a value no other factory reads (an
+  /// address list, say). Reading it throws when `parse` fails, with the message
+  /// `<option or variable> expects <expecting>: <detail>`.
+  public static func parsed(
+    long: String, short: Character? = nil, valueName: String = "VALUE", help: String, expecting: String,
+    parse: @escaping @Sendable (String) -> Result<Value, OptionProblem>
+  ) -> OptionKey {
+    OptionKey(long: long, short: short, valueName: valueName, help: help, reading: "parsed \(Value.self)") {
+      text, subject in
+      parse(text).mapError { InvalidValue(message: "\(subject) expects \(expecting): \($0.detail)") }
+    }
+  }
+}

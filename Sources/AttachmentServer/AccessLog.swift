@@ -2,28 +2,72 @@ import AttachmentKit
 import Glibc
 
 /// One JSON line per answered request on standard error, written with one `write` so lines
-/// from concurrent requests never interleave. Signatures and URL credentials are never logged:
-/// the line holds the route and the redacted URL, not the path.
+/// from concurrent requests never interleave. Signatures and URL credentials are never logged
+/// (``LoggedPath``), and every header value is capped and escaped (``RequestFacts``), so each
+/// line is one valid JSON object that goaccess reads with docs/deploy.md's `--log-format`.
 enum AccessLog {
-  /// Writes the line for one request. `url` must be redacted already (every ``Reply`` holds
-  /// its URL redacted).
-  static func write(
-    method: String, route: String, url: String?, status: Int, outcome: String, bytes: Int64, seconds: Double,
-    completed: Bool
-  ) {
+  /// What one line says besides the time.
+  struct Line {
+    /// Who asked, and the request id.
+    var facts: RequestFacts
+    /// The request method.
+    var method: String
+    /// The route's label (`attachment`, `info`, `healthz`, …).
+    var route: String
+    /// The request path, redacted (``LoggedPath``).
+    var path: String
+    /// The origin URL, redacted, when the request named one.
+    var url: String?
+    /// The HTTP status (0: nothing was answered).
+    var status: Int
+    /// The outcome word (`network`, `cache`, an error code, …).
+    var outcome: String
+    /// The body bytes the client really received (``DeliveredBytes``).
+    var bytes: Int64
+    /// From the request line's arrival to the end of the answer, in seconds.
+    var seconds: Double
+    /// Whether libmicrohttpd wrote the whole answer.
+    var completed: Bool
+  }
+
+  /// Writes the line for one request, stamped with the current time.
+  static func write(_ line: Line) {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    var fields: [(key: String, value: JSON)] = [
-      ("time", .double(((Double(now.tv_sec) + Double(now.tv_nsec) / 1e9) * 1000).rounded() / 1000)),
-      ("method", .string(method)), ("route", .string(route)),
-    ]
-    if let url { fields.append(("url", .string(url))) }
-    fields += [
-      ("status", .int(Int64(status))), ("outcome", .string(outcome)), ("bytes", .int(bytes)),
-      ("ms", .double((seconds * 1_000_000).rounded() / 1000)), ("completed", .bool(completed)),
-    ]
-    let line = JSON.object(fields).text + "\n"
-    var bytes = Array(line.utf8)
+    let text = JSON.object(fields(line, time: rfc3339(now))).text + "\n"
+    var bytes = Array(text.utf8)
     _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+  }
+
+  /// The line's fields, in the order they are written.
+  static func fields(_ line: Line, time: String) -> [(key: String, value: JSON)] {
+    var fields: [(key: String, value: JSON)] = [
+      ("time", .string(time)), ("requestId", .string(line.facts.requestId)),
+      ("client", .string(line.facts.client)), ("peer", .string(line.facts.peer)),
+    ]
+    if let forwarded = line.facts.forwardedFor { fields.append(("forwardedFor", .string(forwarded))) }
+    fields += [
+      ("method", .string(line.method)), ("route", .string(line.route)), ("path", .string(line.path)),
+    ]
+    if let url = line.url { fields.append(("url", .string(LoggedPath.redact(url)))) }
+    fields += [
+      ("status", .int(Int64(line.status))), ("outcome", .string(line.outcome)), ("bytes", .int(line.bytes)),
+      ("ms", .double((line.seconds * 1_000_000).rounded() / 1000)), ("completed", .bool(line.completed)),
+    ]
+    if let agent = line.facts.userAgent { fields.append(("userAgent", .string(agent))) }
+    if let range = line.facts.range { fields.append(("range", .string(range))) }
+    return fields
+  }
+
+  /// `instant` as RFC 3339 in UTC with milliseconds: `2026-12-02T05:08:35.123Z`.
+  static func rfc3339(_ instant: timespec) -> String {
+    var seconds = instant.tv_sec
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    let milliseconds = Int(instant.tv_nsec / 1_000_000)
+    let fraction = String(repeating: "0", count: 3 - String(milliseconds).count) + String(milliseconds)
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+      + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
   }
 }

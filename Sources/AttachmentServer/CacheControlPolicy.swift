@@ -9,7 +9,8 @@ import AttachmentKit
 /// - no freshness left (`max-age=0`, or an expired copy served): `max-age=0, must-revalidate`;
 /// - otherwise `public, max-age=N`, N what is left of the origin's freshness, with the
 ///   origin's `s-maxage` (less the copy's age) for the tier and its `must-revalidate` and
-///   `proxy-revalidate` passed on.
+///   `proxy-revalidate` passed on. serve's own copy lives by `s-maxage` when there is one (it is
+///   a shared cache), so N is then what is left of the origin's `max-age`.
 enum CacheControlPolicy {
   /// The longest lifetime given, a year (RFC 9111 §5.2.2.1 suggests no more).
   static let longest = 31_536_000
@@ -20,13 +21,16 @@ enum CacheControlPolicy {
     guard let freshUntil = attachment.freshUntil, !directives.noStore else { return "no-store" }
     let scope = directives.isPrivate ? "private" : "public"
     if directives.noCache { return directives.isPrivate ? "private, no-cache" : "no-cache" }
-    let left = seconds(freshUntil - now)
+    let age = max(0, now - (attachment.fetchedAt ?? now))
+    // serve's own copy lives by s-maxage (a shared cache's lifetime); the device's by max-age.
+    let left =
+      directives.sharedMaxAge != nil && directives.maxAge != nil
+      ? seconds((directives.maxAge ?? 0) - age) : seconds(freshUntil - now)
     guard left > 0 else {
       return directives.isPrivate ? "private, max-age=0, must-revalidate" : "max-age=0, must-revalidate"
     }
     var parts = [scope, "max-age=\(left)"]
     if !directives.isPrivate, let shared = directives.sharedMaxAge {
-      let age = max(0, now - (attachment.fetchedAt ?? now))
       parts.append("s-maxage=\(seconds(shared - age))")
     }
     if directives.mustRevalidate { parts.append("must-revalidate") }
@@ -50,6 +54,8 @@ enum CacheControlPolicy {
     var proxyRevalidate = false
     /// `s-maxage`, in seconds.
     var sharedMaxAge: Double?
+    /// `max-age`, in seconds.
+    var maxAge: Double?
 
     private static func isPadding(_ character: Character) -> Bool {
       character == " " || character == "\t" || character == "\""
@@ -69,6 +75,7 @@ enum CacheControlPolicy {
         case "must-revalidate": mustRevalidate = true
         case "proxy-revalidate": proxyRevalidate = true
         case "s-maxage": sharedMaxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
+        case "max-age": maxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
         default: break
         }
       }

@@ -21,6 +21,7 @@ extension AttachmentServer {
       guard watch.enter(.working, connection).alive else { return .NO }
       state.method = method.map { String(cString: $0) } ?? ""
       state.route = Route(target: state.target)
+      state.facts = RequestFacts.read(connection, mhd: mhd, trusted: configuration.trustedForwarders)
       state.phase = .receiving
       metrics.begin()
       if let refusal = earlyRefusal(method: state.method, connection: connection, mhd: mhd) {
@@ -110,8 +111,11 @@ extension AttachmentServer {
         length: queued.bytes, completed: completed, headBytes: queued.headBytes, before: queued.before,
         after: after)
       AccessLog.write(
-        method: state.method, route: state.route.label, url: queued.url, status: queued.status,
-        outcome: queued.outcome, bytes: bytes, seconds: seconds, completed: completed)
+        AccessLog.Line(
+          facts: state.facts, method: state.method, route: state.route.label,
+          path: LoggedPath.of(target: state.target, route: state.route), url: queued.url,
+          status: queued.status, outcome: queued.outcome, bytes: bytes, seconds: seconds,
+          completed: completed))
     }
     let sent = termination == .REQUEST_TERMINATED_COMPLETED_OK && state.method != "HEAD" ? queued.bytes : 0
     metrics.end(
@@ -260,6 +264,7 @@ extension AttachmentServer {
     _ reply: Reply, on connection: OpaquePointer?, state: RequestState, mhd: MicroHTTPD
   ) -> MHD_Result {
     var headers = reply.headers
+    headers.append(("X-Request-Id", state.facts.requestId))
     let early = if case .receiving = state.phase { true } else { false }  // before the request was complete
     if isDraining || reply.status == 503 || early { headers.append(("Connection", "close")) }
     let response: OpaquePointer?

@@ -14,6 +14,8 @@ final class RequestState: @unchecked Sendable {
   var method = ""
   /// What the target asks for (parsed once, when the headers arrive).
   var route = Route.notFound
+  /// Who asked, and the request id (read once, when the headers arrive).
+  var facts = RequestFacts()
   /// Where the request is: one value instead of flags that could disagree.
   var phase = Phase.requestLine
   /// The answer a task prepared while the connection was suspended.

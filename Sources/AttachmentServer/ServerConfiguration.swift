@@ -41,6 +41,9 @@ public struct ServerConfiguration: Sendable {
   public var drainSeconds: Double = 30
   /// Event-loop threads (libmicrohttpd's epoll thread pool). Default: the online CPUs, 1 to 8.
   public var threads = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+  /// The tier in front (`--trust-forwarded-from`): a request from one of these addresses may
+  /// name its client in `X-Forwarded-For` and keep its `X-Request-Id`. Default: none.
+  public var trustedForwarders = TrustedNetworks()
   /// Write a JSON access-log line per request to standard error. Default: `true`.
   public var accessLog = true
   /// The version `attachkit_build_info` reports. Default: `unknown`.

@@ -38,4 +38,11 @@ static inline int ak_mhd_connection_fd(void *fn, struct MHD_Connection *connecti
   return info ? info->connect_fd : -1;
 }
 
+// The client's socket address (IPv4 or IPv6, as accepted), or NULL.
+static inline const struct sockaddr *ak_mhd_client_address(void *fn, struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      ((ak_mhd_get_connection_info_fn)fn)(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return info ? info->client_addr : NULL;
+}
+
 #endif

@@ -98,4 +98,33 @@ struct ServeEnvironmentTests {
       #expect(help.stdout.contains("\n  \(variable) "), "\(variable)")
     }
   }
+
+  @Test(
+    "--trust-forwarded-from: ATTACHKIT_TRUST_FORWARDED_FROM, named when bad; in the man page and every completion"
+  )
+  func trustForwardedFrom() async throws {
+    let fixture = try Fixture()
+    defer { fixture.scratch.remove() }
+    let bad = try await CLI.run(
+      ["serve", "--listen", "127.0.0.1:0", "--key-file", fixture.keyFile],
+      environment: ["ATTACHKIT_TRUST_FORWARDED_FROM": "10.0.0.0/8,10.0.0.0/33"])
+    #expect(bad.status == 2)
+    #expect(
+      bad.stderr.contains(
+        "ATTACHKIT_TRUST_FORWARDED_FROM expects IP addresses or CIDR blocks separated by commas: '10.0.0.0/33' is neither"
+      ), "\(bad.stderr)")
+    let (event, status) = try await fixture.listeningEvent(
+      ["--listen", "127.0.0.1:0", "--cache-dir", fixture.scratch.path + "/c"],
+      [
+        "ATTACHKIT_KEY_FILE": fixture.keyFile,
+        "ATTACHKIT_TRUST_FORWARDED_FROM": "10.0.0.0/8, fd00::/8, 192.0.2.7",
+      ])
+    #expect(event != nil && status == 0)
+    let man = try await CLI.run(["man"])
+    #expect(man.stdout.contains("\\fB\\-\\-trust\\-forwarded\\-from\\fR \\fILIST\\fR"))
+    for shell in ["bash", "zsh", "fish"] {
+      let script = try await CLI.run(["completion", shell])
+      #expect(script.stdout.contains("trust-forwarded-from"), "\(shell)")
+    }
+  }
 }

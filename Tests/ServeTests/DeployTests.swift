@@ -18,9 +18,12 @@ struct DeployTests {
     defer { workspace.remove() }
     let jpeg = try Media.bytes("jpeg-baseline.jpg")
     for index in 0..<10 { origin.serve("/m/\(index).jpg", body: jpeg, contentType: "image/jpeg") }
-    let first = try await ServeProcess(workspace: workspace, ["--cache-dir", workspace.path + "/cache-1"])
+    let trust = ["--trust-forwarded-from", "127.0.0.1"]
+    let first = try await ServeProcess(
+      workspace: workspace, ["--cache-dir", workspace.path + "/cache-1"] + trust)
     defer { first.stop() }
-    let second = try await ServeProcess(workspace: workspace, ["--cache-dir", workspace.path + "/cache-2"])
+    let second = try await ServeProcess(
+      workspace: workspace, ["--cache-dir", workspace.path + "/cache-2"] + trust)
     defer { second.stop() }
     let nginx = try await NginxTier(
       directory: workspace.path + "/nginx", backends: [first.port, second.port])
@@ -38,7 +41,7 @@ struct DeployTests {
     }
 
     let path = try await first.signed(origin.url("/m/0.jpg"), keyFile: workspace.keyFile)
-    let miss = try await Curl.get(nginx.url(path))
+    let miss = try await Curl.get(nginx.url(path), ["-H", "X-Forwarded-For: 203.0.113.9"])
     #expect(miss.status == 200)
     #expect(miss.header("X-Cache") == "MISS")
     #expect(Array(miss.body) == jpeg)
@@ -49,6 +52,10 @@ struct DeployTests {
     #expect(hit.header("ETag") == miss.header("ETag"))
     #expect(hit.header("X-Attachment-Type-Hint") == "public.jpeg")
     #expect(try await attachmentRequests() == 1)  // the HIT never reached AttachmentKit
+    // serve logged the client nginx forwards for, and nginx's request id (32 hex digits).
+    let line = (first.events + second.events).first { $0["route"] as? String == "attachment" }
+    #expect(line?["client"] as? String == "203.0.113.9")
+    #expect((line?["requestId"] as? String)?.count == 32)
     let revalidated = try await Curl.get(
       nginx.url(path), ["-H", "If-None-Match: \(miss.header("ETag") ?? "")"])
     #expect(revalidated.status == 304)
@@ -125,6 +132,10 @@ final class NginxTier {
             proxy_cache_revalidate on;
             proxy_cache_valid 200 206 1h;
             proxy_hide_header X-Attachment-Source;
+            # Any proxy_set_header here replaces the http level's: Connection "" is said again.
+            proxy_set_header Connection "";
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Request-Id $request_id;
             add_header X-Cache $upstream_cache_status always;
           }
         }

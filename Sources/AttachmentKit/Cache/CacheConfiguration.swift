@@ -37,6 +37,12 @@ public struct CacheConfiguration: Sendable, Equatable {
   /// `Last-Modified`) stays fresh, in seconds. Default: 3,600.
   public var defaultFreshnessSeconds: Double = 3_600
 
+  /// Whether the cache is shared between users (RFC 9111 §3), as a proxy's is: it then keeps
+  /// no response the origin marked `private` (the one who asked still gets it) and takes a
+  /// response's lifetime from `s-maxage` before `max-age`. `attachkit serve` sets it; a device's
+  /// cache and one command's are private. Default: `false`.
+  public var isShared = false
+
   /// Whether bodies in flight are anonymous `O_TMPFILE` files (where the file system has
   /// them). `false` forces the named, locked fallback; for tests of that path. Default: `true`.
   var anonymousBodyFiles = true

@@ -4,6 +4,9 @@ enum Freshness {
   struct Policy: Equatable, Sendable {
     /// `no-store`: the response must not be kept.
     var noStore = false
+    /// `private` seen by a shared cache: the response is delivered but not kept (its lifetime
+    /// is still the one its receiver may keep it for).
+    var isPrivateToSharedCache = false
     /// How long the response stays fresh from the moment it was received, in seconds
     /// (0: revalidate before every use).
     var lifetime: Double
@@ -11,10 +14,39 @@ enum Freshness {
 
   /// The policy for a response received at `now` (seconds since 1970).
   ///
-  /// Lifetime comes from `max-age` (`s-maxage` is for shared caches and ignored), else
-  /// `Expires − Date`, else 10 % of `Date − Last-Modified`, else `defaultLifetime`.
-  /// `no-cache` gives a lifetime of 0; `no-store` forbids storing.
+  /// Lifetime comes from `max-age` (for a `shared` cache `s-maxage` first, RFC 9111 §4.2.1),
+  /// else `Expires − Date`, else 10 % of `Date − Last-Modified`, else `defaultLifetime`.
+  /// `no-cache` gives a lifetime of 0; `no-store` forbids storing, and so does `private` for a
+  /// `shared` cache (§3.5).
   static func policy(
+    cacheControl: String?, expires: String?, date: String?, lastModified: String?, now: Double,
+    defaultLifetime: Double, shared: Bool = false
+  ) -> Policy {
+    var policy = privatePolicy(
+      cacheControl: cacheControl, expires: expires, date: date, lastModified: lastModified, now: now,
+      defaultLifetime: defaultLifetime)
+    guard shared, !policy.noStore else { return policy }
+    var sharedMaxAge: Double?
+    var noCache = false
+    for directive in (cacheControl ?? "").split(separator: ",") {
+      let parts = directive.split(separator: "=", maxSplits: 1).map {
+        $0.trimmingCharacters(in: " \t\"").lowercased()
+      }
+      switch parts.first {
+      case "private": policy.isPrivateToSharedCache = true
+      case "no-cache": noCache = true
+      case "s-maxage": sharedMaxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
+      default: break
+      }
+    }
+    // s-maxage is for shared caches only, and never outweighs no-cache.
+    if let sharedMaxAge, !noCache, !policy.isPrivateToSharedCache { policy.lifetime = sharedMaxAge }
+    return policy
+  }
+
+  /// The policy of a private cache (``policy(cacheControl:expires:date:lastModified:now:defaultLifetime:shared:)``
+  /// with `shared` false).
+  private static func privatePolicy(
     cacheControl: String?, expires: String?, date: String?, lastModified: String?, now: Double,
     defaultLifetime: Double
   ) -> Policy {
@@ -45,5 +77,13 @@ enum Freshness {
       return Policy(lifetime: (served - modified) / 10)
     }
     return Policy(lifetime: defaultLifetime)
+  }
+
+  /// Whether `cacheControl` holds `private` (bare or naming fields), in any case.
+  static func isPrivate(_ cacheControl: String?) -> Bool {
+    (cacheControl ?? "").split(separator: ",").contains { directive in
+      directive.split(separator: "=", maxSplits: 1).first?.trimmingCharacters(in: " \t").lowercased()
+        == "private"
+    }
   }
 }

@@ -38,6 +38,9 @@ public struct Attachment: Sendable {
   /// When the copy was received or last revalidated, in seconds since 1970 (the age a proxy
   /// takes off `s-maxage`).
   public var fetchedAt: Double? = nil
+  /// Whether the file is this answer's alone, outside the cache's index (the origin said
+  /// `no-store`, or `private` to a shared cache): ``AttachmentPipeline/release(_:)`` removes it.
+  public var isUnindexed = false
 
   /// The media type.
   public var type: MediaType { validation.type }

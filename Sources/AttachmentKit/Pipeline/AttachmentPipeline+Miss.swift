@@ -75,7 +75,7 @@ extension AttachmentPipeline {
     let freshness = Freshness.policy(
       cacheControl: merged.cacheControl, expires: merged.expires, date: merged.date,
       lastModified: merged.lastModified, now: fetched.now,
-      defaultLifetime: configuration.cache.defaultFreshnessSeconds)
+      defaultLifetime: configuration.cache.defaultFreshnessSeconds, shared: configuration.cache.isShared)
     return (merged, freshness)
   }
 
@@ -114,7 +114,7 @@ extension AttachmentPipeline {
     let freshness = Freshness.policy(
       cacheControl: headers.cacheControl, expires: headers.expires, date: headers.date,
       lastModified: headers.lastModified, now: now,
-      defaultLifetime: configuration.cache.defaultFreshnessSeconds)
+      defaultLifetime: configuration.cache.defaultFreshnessSeconds, shared: configuration.cache.isShared)
     return .success(
       Fetched(
         download: download, body: body, sniffed: sniffer.verdict,
@@ -144,7 +144,7 @@ extension AttachmentPipeline {
     var held: CacheBodyFile? = fetched.body  // the file this miss still owns: body, then rescue output
     defer { held?.discard() }
     var validation: Validation?
-    var published: (path: String, freshUntil: Double?)?
+    var published: Published?
     var action = MissMachine.Action.check
     while true {
       switch action {
@@ -172,13 +172,7 @@ extension AttachmentPipeline {
         guard let validation, let published else {
           return .failure(AttachmentError(.ioError, "No published file to answer with."))
         }
-        return .success(
-          Attachment(
-            url: url.redacted, path: published.path, validation: validation, source: .network, isStale: false,
-            bytesTransferred: fetched.download.bytesReceived, transferTimings: fetched.download.timings,
-            totalMicroseconds: Self.microseconds(since: start), freshUntil: published.freshUntil,
-            lastModified: fetched.download.headers.lastModified,
-            cacheControl: fetched.download.headers.cacheControl, fetchedAt: fetched.now))
+        return .success(answer(published, validation: validation, fetched: fetched, url: url, start: start))
       case .fail(let error):
         return .failure(error)
       case .download, .refresh, .answerFromCache:
@@ -267,7 +261,7 @@ extension AttachmentPipeline {
   /// Publishes a checked file under `key` (or stashes it, for `no-store`); consumes the file.
   private func publish(
     _ file: CacheBodyFile?, validation: Validation?, fetched: Fetched, key: URLKey
-  ) -> Result<(path: String, freshUntil: Double?), AttachmentError> {
+  ) -> Result<Published, AttachmentError> {
     guard let file, let validation else {
       file?.discard()
       return .failure(AttachmentError(.ioError, "No checked file to publish."))
@@ -277,11 +271,37 @@ extension AttachmentPipeline {
     }
   }
 
+  /// The answer of a miss whose checked file was `published`.
+  private func answer(
+    _ published: Published, validation: Validation, fetched: Fetched, url: AttachmentURL,
+    start: ContinuousClock.Instant
+  ) -> Attachment {
+    Attachment(
+      url: url.redacted, path: published.path, validation: validation, source: .network, isStale: false,
+      bytesTransferred: fetched.download.bytesReceived, transferTimings: fetched.download.timings,
+      totalMicroseconds: Self.microseconds(since: start), freshUntil: published.freshUntil,
+      lastModified: fetched.download.headers.lastModified,
+      cacheControl: fetched.download.headers.cacheControl,
+      fetchedAt: fetched.now, isUnindexed: published.isUnindexed)
+  }
+
+  /// Where a checked file went: its path, until when it is fresh (`nil`: `no-store`), and
+  /// whether it is outside the index (this answer's alone: `no-store`, or `private` to a shared
+  /// cache).
+  struct Published {
+    var path: String
+    var freshUntil: Double?
+    var isUnindexed = false
+  }
+
   private func publish(
     _ file: CacheBodyFile, validation: Validation, fetched: Fetched, key: URLKey
-  ) throws(AttachmentError) -> (path: String, freshUntil: Double?) {
-    if fetched.freshness.noStore {
-      return (try cache.stash(body: file, validation: validation), nil)
+  ) throws(AttachmentError) -> Published {
+    if fetched.freshness.noStore || fetched.freshness.isPrivateToSharedCache {
+      let path = try cache.stash(body: file, validation: validation)
+      // A private answer keeps its lifetime: its receiver may keep it that long.
+      let freshUntil = fetched.freshness.noStore ? nil : fetched.now + fetched.freshness.lifetime
+      return Published(path: path, freshUntil: freshUntil, isUnindexed: true)
     }
     // Without private networks every connection was to a public address (the open-socket
     // check refused the rest), whether or not libcurl reports the peer.
@@ -291,6 +311,6 @@ extension AttachmentPipeline {
       body: file, validation: validation, key: key, validators: StoredValidators(fetched.download.headers),
       peer: peer,
       freshness: fetched.freshness, now: fetched.now)
-    return (entry.path, entry.record.freshUntil)
+    return Published(path: entry.path, freshUntil: entry.record.freshUntil)
   }
 }

@@ -89,6 +89,9 @@ public final class AttachmentPipeline: Sendable {
   public func lookup(_ url: AttachmentURL, reload: Bool = false) -> Lookup {
     let start = ContinuousClock.now
     guard !reload, let entry = cache.entry(for: url.key) else { return .miss }
+    // A shared cache serves no private answer, even one a private user of the same directory
+    // (a command's fetch) stored there: it is fetched for this caller, and not kept.
+    if configuration.cache.isShared, Freshness.isPrivate(entry.record.cacheControl) { return .miss }
     let now = FileSystem.now()
     // The stored facts are judged against this caller's policy on every hit.
     switch hitPolicy.verdict(on: entry.record) {
@@ -163,7 +166,8 @@ public final class AttachmentPipeline: Sendable {
   }
 
   /// Tells the pipeline the caller is done with the file of an attachment the origin marked
-  /// `no-store` (``Attachment/freshUntil`` is `nil`): the file, kept outside the index for this
+  /// `no-store` (``Attachment/freshUntil`` is `nil`), or `private` to a shared cache
+  /// (``Attachment/isUnindexed``): the file, kept outside the index for this
   /// answer only, is removed and its bytes leave the cache's size count. For any other
   /// attachment (cached content, which other callers share) nothing happens. Without a release
   /// such a file counts against ``CacheConfiguration/maximumBytes`` until a sweep removes it
@@ -175,7 +179,9 @@ public final class AttachmentPipeline: Sendable {
   /// - Returns: whether a file was removed.
   @discardableResult
   public func release(_ attachment: Attachment) -> Bool {
-    guard attachment.freshUntil == nil, attachment.source == .network else { return false }
+    guard attachment.freshUntil == nil || attachment.isUnindexed, attachment.source == .network else {
+      return false
+    }
     return cache.releaseUnindexed(attachment.path)
   }
 

@@ -14,7 +14,10 @@ enum ServeCommand: RunnableCommand {
       Routes: GET|HEAD /v1/a/<sig>/<base64url(url)> (the file), GET /v1/info/<sig>/<base64url(url)> \
       (its JSON record), GET /healthz, GET /readyz (cache usable, keys loaded), GET /metrics (Prometheus). \
       Sign paths with 'attachkit sign'. \
-      Writes one JSON line per request to standard error. SIGTERM stops accepting, cancels fetches \
+      Writes one JSON line per request to standard error (client address, RFC 3339 time, bytes \
+      really sent; the request id every answer carries in X-Request-Id). Under systemd \
+      (Type=notify) it sends READY=1 once listening, RELOADING=1 around a SIGHUP reload and \
+      STOPPING=1 when the drain begins. SIGTERM stops accepting, cancels fetches \
       no client waits for, finishes the requests in flight (at most --drain-timeout) and exits 0. \
       SIGHUP re-reads --key-file (a bad file keeps the old keys; the log says why). The port is \
       bound with SO_REUSEPORT, so a new instance can start before the old one drains.
@@ -59,6 +62,15 @@ enum ServeCommand: RunnableCommand {
   static let drainTimeout = OptionKey<Int>.integer(
     long: "drain-timeout", valueName: "SECONDS", bound: .positive,
     help: "On SIGTERM, wait at most this long for requests in flight, then cut and log them (default 30).")
+  static let trustForwardedFrom = OptionKey<TrustedNetworks>.parsed(
+    long: "trust-forwarded-from", valueName: "LIST",
+    help:
+      "Addresses or CIDR blocks of the tier in front (10.0.0.0/8,192.0.2.7): only their X-Forwarded-For names the logged client, only their X-Request-Id is kept.",
+    expecting: "IP addresses or CIDR blocks separated by commas"
+  ) { text in
+    Result { () throws(TrustedNetworks.Problem) in try TrustedNetworks(parsing: text) }
+      .mapError { OptionProblem("'\(Terminal.safe($0.item))' is neither") }
+  }
   static let unsigned = FlagKey(
     long: "unsigned",
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
@@ -66,7 +78,7 @@ enum ServeCommand: RunnableCommand {
   static let arguments: [any ArgumentKey] =
     [
       listen, keyFile, maximumConnections, maximumFetches, idleTimeout, headTimeout, minimumRequestRate,
-      drainTimeout, unsigned,
+      drainTimeout, trustForwardedFrom, unsigned,
     ]
     + PipelineOptions.all
 
@@ -78,6 +90,9 @@ enum ServeCommand: RunnableCommand {
     var pipelineConfiguration = try CommonOptions.pipelineConfiguration(arguments)
     // A long-running server sweeps the cache in the background, unlike a short command.
     pipelineConfiguration.cache.sweepsInBackground = true
+    // The proxy's cache serves every client: a shared cache (RFC 9111), which keeps no private
+    // answer and takes its own lifetime from s-maxage.
+    pipelineConfiguration.cache.isShared = true
     // Devices download from this server, not from the origin: App Transport Security judges the
     // proxy's own scheme, so an origin's plain HTTP is no warning here.
     pipelineConfiguration.warnsAboutTransportSecurity = false
@@ -112,8 +127,17 @@ enum ServeCommand: RunnableCommand {
     event(
       "listening",
       [("address", .string(addressText(server.host, proxy.port))), ("pid", .int(Int64(getpid())))])
-    let received = waitForStop(&signals, reloading: arguments[Self.keyFile], into: proxy)
-    event("draining", [("signal", .string(received == SIGTERM ? "SIGTERM" : "SIGINT"))])
+    let notifier = ServiceNotifier()
+    notifier.ready()
+    let received = waitForStop(&signals, reloading: arguments[Self.keyFile], into: proxy, notifier: notifier)
+    notifier.stopping()
+    drain(proxy, after: received)
+    return .finished(.success)
+  }
+
+  /// The drain after SIGTERM or SIGINT (`signal`): logged as it begins, what it cut, and its end.
+  private static func drain(_ proxy: AttachmentServer, after signal: Int32) {
+    event("draining", [("signal", .string(signal == SIGTERM ? "SIGTERM" : "SIGINT"))])
     let drain = proxy.shutdown()
     if drain.cancelledFetches > 0 || drain.cutRequests > 0 {
       event(
@@ -124,18 +148,20 @@ enum ServeCommand: RunnableCommand {
         ])
     }
     event("stopped", [])
-    return .finished(.success)
   }
 
   /// Waits for SIGTERM or SIGINT (which it returns), reloading the keys on each SIGHUP meanwhile.
   private static func waitForStop(
-    _ signals: inout sigset_t, reloading keyFile: String?, into proxy: AttachmentServer
+    _ signals: inout sigset_t, reloading keyFile: String?, into proxy: AttachmentServer,
+    notifier: ServiceNotifier
   ) -> Int32 {
     var received: Int32 = 0
     while true {
       while sigwait(&signals, &received) != 0 {}
       guard received == SIGHUP else { return received }
+      notifier.reloading()
       reloadKeys(keyFile, into: proxy)
+      notifier.ready()
     }
   }
 
@@ -201,8 +227,8 @@ enum ServeCommand: RunnableCommand {
   }
 
   /// The server's settings from `--listen`, `--unsigned`, `--deadline`, `--max-connections`,
-  /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate` and
-  /// `--drain-timeout` (read in that order).
+  /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate`,
+  /// `--drain-timeout` and `--trust-forwarded-from` (read in that order).
   private static func serverConfiguration(_ arguments: ParsedArguments) throws(UsageError)
     -> ServerConfiguration
   {
@@ -219,6 +245,7 @@ enum ServeCommand: RunnableCommand {
     if let seconds = try arguments[headTimeout] { server.requestHeadTimeoutSeconds = Double(seconds) }
     if let bytes = try arguments[minimumRequestRate] { server.minimumRequestBytesPerSecond = Double(bytes) }
     if let seconds = try arguments[drainTimeout] { server.drainSeconds = Double(seconds) }
+    if let networks = try arguments[trustForwardedFrom] { server.trustedForwarders = networks }
     return server
   }
 

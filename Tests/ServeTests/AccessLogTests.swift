@@ -1,0 +1,177 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The access log standard tools read (issue #26, item 3): JSON lines with an RFC 3339 time,
+/// the client address (the forwarded one only from a trusted tier), the user agent, the range,
+/// the bytes really sent and a request id echoed in `X-Request-Id`; goaccess parses a real
+/// serve's log with docs/deploy.md's command.
+@Suite("serve: the access log", .serialized)
+struct AccessLogTests {
+  /// The access lines (not the events) of `serve`'s log.
+  static func lines(_ serve: ServeProcess) -> [[String: Any]] {
+    serve.events.filter { $0["event"] == nil }
+  }
+
+  @Test(
+    "a line per request: RFC 3339 time, client, method, route, path, status, bytes, ms, user agent, range, request id"
+  )
+  func fields() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let jpeg = try Media.bytes("jpeg-baseline.jpg")
+    origin.serve("/f.jpg", body: jpeg, contentType: "image/jpeg")
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let path = try await serve.signed(origin.url("/f.jpg"), keyFile: workspace.keyFile)
+    let answer = try await Curl.get(serve.url(path), ["-A", "NSE/1.0 (iPhone)", "-H", "Range: bytes=0-99"])
+    #expect(answer.status == 206)
+    #expect(answer.body.count == 100)
+    let id = try #require(answer.header("X-Request-Id"))
+    #expect(id.count == 32 && id.allSatisfy(\.isHexDigit))
+
+    #expect(await eventually(within: 5) { Self.lines(serve).count == 1 })
+    let line = try #require(Self.lines(serve).first)
+    let time = try #require(line["time"] as? String)
+    #expect(time.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(time)")
+    #expect(line["requestId"] as? String == id)
+    #expect(line["client"] as? String == "127.0.0.1")
+    #expect(line["peer"] as? String == "127.0.0.1")
+    #expect(line["forwardedFor"] == nil)
+    #expect(line["method"] as? String == "GET")
+    #expect(line["route"] as? String == "attachment")
+    #expect(line["status"] as? Int == 206)
+    #expect(line["bytes"] as? Int == 100)
+    #expect(line["userAgent"] as? String == "NSE/1.0 (iPhone)")
+    #expect(line["range"] as? String == "bytes=0-99")
+    #expect((line["ms"] as? Double ?? -1) >= 0)
+    // The path keeps the encoded URL (nothing in it to redact) and drops the signature.
+    let parts = path.split(separator: "/")
+    #expect(line["path"] as? String == "/v1/a/-/\(parts[3])")
+    #expect(!serve.log.contains(String(parts[2])))
+  }
+
+  @Test(
+    "goaccess, run with docs/deploy.md's command on a real serve's log, parses every request and fails none")
+  func goaccessReadsIt() async throws {
+    guard let goaccess = Tools.goaccess else {
+      print("SKIPPED: goaccess is not installed (CI installs it: apt-get install goaccess)")
+      return
+    }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    origin.serve("/g.jpg", body: try Media.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
+    origin.serve("/page.html", body: Array("<html></html>".utf8), contentType: "text/html")
+    let serve = try await ServeProcess(workspace: workspace, ["--trust-forwarded-from", "127.0.0.1"])
+    let path = try await serve.signed(origin.url("/g.jpg"), keyFile: workspace.keyFile)
+    let refused = try await serve.signed(origin.url("/page.html"), keyFile: workspace.keyFile)
+    let requests: [(String, [String])] = [
+      (path, []), (path, ["-H", "Range: bytes=10-"]), (path, ["-I"]),
+      (path, ["-H", "X-Forwarded-For: 198.51.100.23"]), (refused, []), ("/healthz", []),
+      ("/nowhere?x=1", []), ("/v1/a/zz/%41", []), ("/metrics", ["-A", "Prometheus/2.45.0"]),
+    ]
+    for (target, options) in requests { _ = try await Curl.get(serve.url(target), options) }
+    #expect(await eventually(within: 5) { Self.lines(serve).count == requests.count })
+    #expect(await serve.terminate() == 0)
+
+    let command = try DocsDeploy.goaccessCommand()
+    let report = workspace.path + "/report.json"
+    let script = command.replacingOccurrences(of: "attachkit.log", with: serve.stderrPath)
+      .replacingOccurrences(of: "report.json", with: report)
+    let run = try await Run.process("/bin/sh", ["-c", script], environment: ["PATH": Tools.path(goaccess)])
+    #expect(run.status == 0, "\(run.stderr)")
+    let parsed = try #require(
+      (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))))
+        as? [String: Any])
+    let general = try #require(parsed["general"] as? [String: Any])
+    #expect(general["valid_requests"] as? Int == requests.count)
+    #expect(general["failed_requests"] as? Int == 0)
+    // The forwarded client is a visitor of its own; the tier's address is the rest.
+    let hosts = ((parsed["hosts"] as? [String: Any])?["data"] as? [[String: Any]] ?? []).compactMap {
+      $0["data"] as? String
+    }
+    #expect(Set(hosts) == ["127.0.0.1", "198.51.100.23"], "\(hosts)")
+  }
+
+  @Test("a client that closes after 1 MB of an 8 MiB answer is logged with the bytes it got, not the size")
+  func abortedDownload() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let file = workspace.path + "/big.png"
+    let size = try await SlowReaderTests.bigPNG(at: file)
+    origin.serveFile("/big.png", file: file, contentType: "image/png")
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let path = try await serve.signed(origin.url("/big.png"), keyFile: workspace.keyFile)
+    #expect(try await Curl.get(serve.url(path)).body.count == size)  // now cached
+
+    let read = try await Self.readThenClose(port: serve.port, path: path, bytes: 1_000_000)
+    #expect(read >= 1_000_000)
+
+    #expect(await eventually(within: 10) { SlowReaderTests.fileLines(serve).count == 2 })
+    let line = try #require(SlowReaderTests.fileLines(serve).last)
+    let logged = try #require(line["bytes"] as? Int)
+    #expect(line["completed"] as? Bool == false)
+    #expect(logged < size)
+    #expect(logged >= read - 64, "logged \(logged), read \(read)")
+    // What the client's kernel took on top of what it read: its receive buffer, a few windows.
+    #expect(logged <= read + 1_000_000, "logged \(logged), read \(read)")
+  }
+
+  /// Asks for `path` on a connection with a small receive buffer, reads at least `bytes` of
+  /// the body, then closes the connection with the rest unread; the body bytes it read.
+  static func readThenClose(port: Int, path: String, bytes: Int) async throws -> Int {
+    let connection = try #require(RawConnection(port: port))
+    var small: Int32 = 32 * 1024
+    setsockopt(connection.descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+    connection.send("GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    let read = await SlowReaderTests.read(connection, bytesPerSecond: 1e9, stopAfter: bytes, bound: 10)
+    return read.body  // the connection is released (closed) here
+  }
+}
+
+/// Tools the access-log and deployment tests run, where installed.
+enum Tools {
+  static let goaccess = ["/usr/bin/goaccess", "/usr/local/bin/goaccess"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+  }
+
+  /// A `PATH` that finds `tool` and the shell's usual commands.
+  static func path(_ tool: String) -> String {
+    URL(fileURLWithPath: tool).deletingLastPathComponent().path + ":/usr/bin:/bin"
+  }
+}
+
+/// The configurations docs/deploy.md gives, read from it so that the tests run what it says.
+enum DocsDeploy {
+  static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("docs/deploy.md").path
+
+  enum Missing: Error { case block(String) }
+
+  /// The body of the first fenced block of `language` that contains `marker`.
+  static func block(_ language: String, containing marker: String) throws -> String {
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    for piece in text.components(separatedBy: "```" + language + "\n").dropFirst() {
+      guard let end = piece.range(of: "\n```") else { continue }
+      let body = String(piece[..<end.lowerBound]) + "\n"
+      if body.contains(marker) { return body }
+    }
+    throw Missing.block("\(language) block with \(marker)")
+  }
+
+  /// The goaccess command of docs/deploy.md (its one line that runs goaccess).
+  static func goaccessCommand() throws -> String {
+    let block = try block("sh", containing: "goaccess")
+    guard let line = block.split(separator: "\n").first(where: { $0.contains("| goaccess") }) else {
+      throw Missing.block("goaccess line")
+    }
+    return String(line)
+  }
+}
