@@ -132,6 +132,12 @@ public final class AttachmentPipeline: Sendable {
       return try await attachment(for: url, after: self.lookup(url), deadline: deadline, start: start)
     case .miss: stale = nil
     }
+    // A miss that cannot start is answered here, without a task, a body file or the engine:
+    // at once, however busy the process is.
+    if Task.isCancelled { throw AttachmentError.cancelledError() }
+    guard ContinuousClock.now < deadline else {
+      throw AttachmentError(.deadlineExceeded, "The deadline passed before the download started.")
+    }
     while true {
       // A call that joins a fetch already under way shares it, and with it the deadline of
       // the call that started it. When that earlier deadline ends the shared fetch, a call
