@@ -69,6 +69,12 @@ let package = Package(
       name: "TestSupport",
       dependencies: ["PosixLock"],
       path: "Tests/TestSupport"),
+    // Swift Testing traits the test targets share: a thread of its own, the CPU-bound
+    // worker, the rescue turn (test targets only: it links Swift Testing).
+    .target(
+      name: "TestTraits",
+      dependencies: ["TestSupport"],
+      path: "Tests/TestTraits"),
     // Serves a directory on loopback for the README's main job.
     .executableTarget(
       name: "SampleServer",
@@ -91,19 +97,21 @@ let package = Package(
       path: "Samples/ExtensionRunner/CLI"),
     .testTarget(
       name: "ExtensionRunnerTests",
-      dependencies: ["ExtensionRunnerCore", "AttachmentKit", "TestSupport", "CCrypto", "PosixLock"]),
+      dependencies: [
+        "ExtensionRunnerCore", "AttachmentKit", "TestSupport", "TestTraits", "CCrypto", "PosixLock",
+      ]),
     .testTarget(
       name: "CLITests",
-      dependencies: ["TestSupport"]),
+      dependencies: ["TestSupport", "TestTraits"]),
     .testTarget(
       name: "ServeTests",
-      dependencies: ["AttachmentServer", "AttachmentKit", "TestSupport", "PosixLock"]),
+      dependencies: ["AttachmentServer", "AttachmentKit", "TestSupport", "TestTraits", "PosixLock"]),
     .testTarget(
       name: "ArgumentParsingTests",
       dependencies: ["ArgumentParsing"]),
     .testTarget(
       name: "AttachmentKitTests",
-      dependencies: ["AttachmentKit", "TestSupport", "CCurl"]),
+      dependencies: ["AttachmentKit", "TestSupport", "TestTraits", "CCurl"]),
   ],
   swiftLanguageModes: [.v6]
 )

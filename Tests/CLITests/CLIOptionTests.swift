@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// The command line's own options, end to end through the built binary: each changes the
 /// answer it promises to, and only that.
-@Suite("attachkit options", .serialized)
+@Suite("attachkit options", .serialized, .threadOfItsOwn)
 struct CLIOptionTests {
   /// A server with one sample per category, and a fresh cache directory per call.
   private final class Fixture {

@@ -61,13 +61,14 @@ enum CLI {
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
-    try process.run()
+    try process.runClosingChildEnds()
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try input.fileHandleForWriting.close()
     let errReader = PendingRead(err.fileHandleForReading)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = errReader.wait()
     process.blockUntilExit()
+    process.closeStandardPipes()
     return Result(
       status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
       stderr: String(decoding: errData, as: UTF8.self))
@@ -150,13 +151,13 @@ extension CLI {
     env["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"  // the test server is on loopback
     for (key, value) in environment { env[key] = value }
     process.environment = env
-    _ = FileManager.default.createFile(atPath: stdout, contents: nil)
-    if stderr != "/dev/null" { _ = FileManager.default.createFile(atPath: stderr, contents: nil) }
+    try? writeTestFile([], to: stdout)
+    if stderr != "/dev/null" { try? writeTestFile([], to: stderr) }
     process.standardOutput = FileHandle(forWritingAtPath: stdout)
     process.standardError =
       stderr == "/dev/null" ? FileHandle.nullDevice : FileHandle(forWritingAtPath: stderr)
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    try process.runClosingChildEnds()
     return process
   }
 

@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// The built `attachkit` binary end to end: JSON lines, tables and exit codes.
-@Suite("attachkit command line", .serialized)
+@Suite("attachkit command line", .serialized, .threadOfItsOwn)
 struct CLITests {
   @Test("fetch: accepted, rejected and failed inputs give their JSON lines and exit codes")
   func fetchOutcomes() async throws {

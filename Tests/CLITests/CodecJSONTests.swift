@@ -1,9 +1,10 @@
 import Foundation
+import TestTraits
 import Testing
 
 /// Issue 18's JSON contract: `codecs` on accepted files, `unsupported_codec` with `detected`
 /// naming the codec on refused ones.
-@Suite("attachkit validate: codecs in the JSON result")
+@Suite("attachkit validate: codecs in the JSON result", .threadOfItsOwn)
 struct CodecJSONTests {
   @Test("accepted files list their codecs; a refused codec is a rejection naming it")
   func codecs() async throws {

@@ -1,12 +1,13 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `attachkit completion bash|zsh|fish` and `attachkit man`, checked against `--help`: every
 /// command and every option its help page lists is completed by bash and fish (asked as a
 /// user's TAB would ask) and documented in its subsection of the manual; each script loads in
 /// its shell. A shell or groff that is not installed skips its part with a `SKIPPED:` line.
-@Suite("attachkit completion and man", .serialized)
+@Suite("attachkit completion and man", .serialized, .threadOfItsOwn)
 struct CompletionCLITests {
   /// A command as its help page shows it: the words after `attachkit`, and its long options
   /// (or, for a group, its subcommands).
@@ -55,7 +56,7 @@ struct CompletionCLITests {
     let result = try await CLI.run(arguments)
     #expect(result.status == 0, "\(result.stderr)")
     let path = scratch.path + "/" + name
-    try Data(result.stdout.utf8).write(to: URL(fileURLWithPath: path))
+    try writeTestFile(Data(result.stdout.utf8), to: path)
     return path
   }
 

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// The cache survives `kill -9` mid-flight and concurrent processes: nothing corrupt and no
 /// temporary file after each kill, every URL answered with the true bytes.
-@Suite("Crash consistency and concurrent processes", .serialized)
+@Suite("Crash consistency and concurrent processes", .serialized, .threadOfItsOwn)
 struct CrashConsistencyTests {
   /// A server with `count` distinct WAV files (real structure, distinct last sample), some of
   /// them served slowly so kills land mid-download.
@@ -135,7 +136,7 @@ struct CrashConsistencyTests {
       let urls = (0..<filesPerRound).map { server.url("/k/\(round)/\($0).wav") }
       for (index, url) in urls.enumerated() { bodies[url] = Self.crashBody(wav, round: round, index: index) }
       let list = scratch.path + "/round.txt"
-      try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+      try writeTestFile(urls.joined(separator: "\n"), to: list)
       // Even rounds: kill once the server has sent a share of the round, from the first
       // chunks (connections and body files just made) to the last wave. Odd rounds: kill once
       // the round's first record exists, while the rest of its wave validates and publishes.
@@ -191,7 +192,7 @@ struct CrashConsistencyTests {
     // And every URL of every round is then answered with its true bytes (hits checked too)
     paced.withLock { $0 = false }
     let list = scratch.path + "/all.txt"
-    try bodies.keys.sorted().joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    try writeTestFile(bodies.keys.sorted().joined(separator: "\n"), to: list)
     let final = try await CLI.run(["prefetch", "--json", "--concurrency", "16", "--cache-dir", cache, list])
     #expect(final.status == 0)
     Self.checkAnswers(final.jsonLines, bodies: bodies)
@@ -205,7 +206,7 @@ struct CrashConsistencyTests {
     defer { scratch.remove() }
     let bodies = try Self.serveWAVs(server, count: 200)
     let list = scratch.path + "/urls.txt"
-    try bodies.keys.sorted().joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    try writeTestFile(bodies.keys.sorted().joined(separator: "\n"), to: list)
     let cache = scratch.path + "/cache"
 
     let processes = try (0..<4).map { index in

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// What a server, a URL or an input file says never reaches a terminal or a JSON reader raw:
 /// C0, DEL and C1 controls are escaped and invalid UTF-8 is replaced, on every output.
-@Suite("attachkit escapes what it did not write", .serialized)
+@Suite("attachkit escapes what it did not write", .serialized, .threadOfItsOwn)
 struct EscapingTests {
   /// A Content-Type with ESC, a C1 control (U+0085 as UTF-8), a bidi override and a byte that
   /// is not UTF-8.
@@ -62,7 +63,7 @@ struct EscapingTests {
     try Data("http://example.invalid/\u{1B}]0;pwned\u{7}\u{9B}31m.jpg\n".utf8).write(
       to: URL(fileURLWithPath: list))
     let file = scratch.path + "/x\u{1B}[2J\u{202E}.jpg"
-    try Data("not an image".utf8).write(to: URL(fileURLWithPath: file))
+    try writeTestFile(Data("not an image".utf8), to: file)
     let flags = quiet ? ["--quiet"] : []
     let prefetch = try await Self.rawOutputs(
       ["prefetch"] + flags + ["--cache-dir", scratch.path + "/c", list], scratch)

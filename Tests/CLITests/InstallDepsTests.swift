@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `scripts/install-deps.sh`, the first step of the README's commands: one line saying what it
@@ -10,7 +11,7 @@ import Testing
 /// database); only `apt-get` and `sudo` are stand-ins placed first on `PATH`, since the real
 /// ones would need the network and root. The stand-in `apt-get` prints as much as apt and dpkg
 /// do on a fresh machine, and records that it ran.
-@Suite("scripts/install-deps.sh", .serialized)
+@Suite("scripts/install-deps.sh", .serialized, .threadOfItsOwn)
 struct InstallDepsTests {
   /// A directory with the stand-in `apt-get` (exiting `aptStatus`) and `sudo`.
   private struct Stand {
@@ -34,7 +35,7 @@ struct InstallDepsTests {
     }
 
     private static func script(_ text: String, at path: String) throws {
-      try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+      try writeTestFile(Data(text.utf8), to: path)
       chmod(path, 0o755)
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `--rescue` on `fetch` as a process: FFmpeg's libraries are mapped only by a media rescue
 /// (the dynamic loader's own log), and a WebM is delivered as an MP4 that says how it was made.
-@Suite("CLI: media rescue")
+@Suite("CLI: media rescue", .threadOfItsOwn)
 struct MediaRescueCLITests {
   @Test(
     "with --rescue, an accepted video, an image rescue and a hit map no FFmpeg; a WebM maps it and is delivered as MP4"
@@ -70,9 +71,9 @@ struct MediaRescueCLITests {
     // libvips reads "photo.webp[n=1]" as photo.webp with an option: a decoy of that name is there.
     let animated = scratch.path + "/photo.webp[n=1]"
     let clip = scratch.path + "/clip.webm[x]"
-    try Data(try Media.bytes("webp-animated.webp")).write(to: URL(fileURLWithPath: animated))
-    try Data(try Media.bytes("webp-lossy.webp")).write(to: URL(fileURLWithPath: scratch.path + "/photo.webp"))
-    try Data(try Media.bytes("webm-vp9.webm")).write(to: URL(fileURLWithPath: clip))
+    try writeTestFile(Data(try Media.bytes("webp-animated.webp")), to: animated)
+    try writeTestFile(Data(try Media.bytes("webp-lossy.webp")), to: scratch.path + "/photo.webp")
+    try writeTestFile(Data(try Media.bytes("webm-vp9.webm")), to: clip)
 
     let image = try await CLI.run(["rescue", "--json", animated, "--output", scratch.path + "/out[0].gif"])
     #expect(image.status == 0, "\(image.stdout)")

@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Proxies on the command line: the environment's are ignored, an explicit one must be accepted.
-@Suite("attachkit and proxies", .serialized)
+@Suite("attachkit and proxies", .serialized, .threadOfItsOwn)
 struct CLIProxyTests {
   @Test("proxy variables in the environment are ignored: the fetch goes direct")
   func environmentProxiesIgnored() async throws {

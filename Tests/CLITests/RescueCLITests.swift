@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `attachkit rescue` and `--rescue` on fetch, through the built binary.
-@Suite("CLI: rescue")
+@Suite("CLI: rescue", .threadOfItsOwn)
 struct RescueCLITests {
   @Test("rescue FILE --output OUT: a WebP with alpha becomes a PNG, with a rescued object")
   func rescueFile() async throws {

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// How one command-line run is shaped: every option is judged before the first answer, and the
 /// summary's wall time covers the whole run.
-@Suite("attachkit runs", .serialized)
+@Suite("attachkit runs", .serialized, .threadOfItsOwn)
 struct RunShapeTests {
   @Test(
     "a bad option is a usage error (exit 2) on a cache hit exactly as on a miss",

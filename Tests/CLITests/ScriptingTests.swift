@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// The command line as scripts drive it: URLs on standard input, delivered files copied where
 /// the script wants them, and a reader that goes away before the output ends.
-@Suite("attachkit in scripts", .serialized)
+@Suite("attachkit in scripts", .serialized, .threadOfItsOwn)
 struct ScriptingTests {
   @Test("fetch -: URLs from standard input, in place of the '-', one per line as prefetch reads them")
   func fetchFromStandardInput() async throws {
@@ -47,7 +48,7 @@ struct ScriptingTests {
       #expect(Array(try Data(contentsOf: URL(fileURLWithPath: file))) == bytes)
     }
     // The copy is the caller's: changing it leaves the cached file intact.
-    try Data("scribbled".utf8).write(to: URL(fileURLWithPath: scratch.path + "/out2.jpg"))
+    try writeTestFile(Data("scribbled".utf8), to: scratch.path + "/out2.jpg")
     let again = try await CLI.run(["fetch", "--json"] + cache + [server.url("/push/123")])
     let cached = try #require(again.jsonLines.first?["path"] as? String)
     #expect(Array(try Data(contentsOf: URL(fileURLWithPath: cached))) == bytes)
@@ -117,7 +118,7 @@ struct ScriptingTests {
     let list = Array(repeating: "nope://x/", count: 3000).joined(separator: "\n")
     let scratch = try Scratch()
     defer { scratch.remove() }
-    try Data(list.utf8).write(to: URL(fileURLWithPath: scratch.path + "/list"))
+    try writeTestFile(Data(list.utf8), to: scratch.path + "/list")
     let prefetch = try await onOwnThread {
       try Self.runIntoClosedPipe(["prefetch", "--cache-dir", scratch.path + "/c", scratch.path + "/list"])
     }
@@ -141,9 +142,10 @@ struct ScriptingTests {
     process.standardOutput = out
     process.standardError = err
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    try process.runClosingChildEnds()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.blockUntilExit()
+    process.closeStandardPipes()
     return (process.terminationReason, process.terminationStatus, String(decoding: errData, as: UTF8.self))
   }
 }

@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `attachkit serve` configured by `ATTACHKIT_…` variables, as a container or a systemd
 /// `EnvironmentFile` would: the real binary started, its `listening` event read, then stopped
 /// with SIGTERM.
-@Suite("attachkit serve from the environment", .serialized)
+@Suite("attachkit serve from the environment", .serialized, .threadOfItsOwn)
 struct ServeEnvironmentTests {
   /// A scratch directory with a key file (0600), and where serve's standard error goes.
   private struct Fixture {
@@ -15,7 +16,7 @@ struct ServeEnvironmentTests {
 
     init() throws {
       scratch = try Scratch()
-      try Data((String(repeating: "ab", count: 32) + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
+      try writeTestFile(Data((String(repeating: "ab", count: 32) + "\n").utf8), to: keyFile)
       chmod(keyFile, 0o600)
     }
 

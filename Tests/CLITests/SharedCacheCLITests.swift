@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// One cache directory shared by command-line runs with different options: each run's own
 /// limits judge every hit, and the cache size limit applies to fetch and prefetch.
-@Suite("attachkit: a shared cache", .serialized)
+@Suite("attachkit: a shared cache", .serialized, .threadOfItsOwn)
 struct SharedCacheCLITests {
   @Test("fetch --max-video-seconds 600, then fetch with the defaults: too_long from the cache, no request")
   func policyAcrossProcesses() async throws {
@@ -55,7 +56,7 @@ struct SharedCacheCLITests {
       urls.append(server.url("/s/\(index).wav"))
     }
     let list = scratch.path + "/urls.txt"
-    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    try writeTestFile(urls.joined(separator: "\n"), to: list)
     let limit = wav.count * 6
 
     for (index, setting) in [

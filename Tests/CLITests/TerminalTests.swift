@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// What a person at a terminal sees: the progress bar on a pseudo-terminal (and not on a
 /// pipe), NO_COLOR, and Ctrl-C.
-@Suite("attachkit at a terminal", .serialized)
+@Suite("attachkit at a terminal", .serialized, .threadOfItsOwn)
 struct TerminalTests {
   /// Runs a shell command line under `script`, which gives it a pseudo-terminal, and returns
   /// everything it wrote to the terminal (waiting on a thread of its own).
@@ -28,9 +29,10 @@ struct TerminalTests {
     process.standardOutput = out
     process.standardError = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    try process.runClosingChildEnds()
     let data = out.fileHandleForReading.readDataToEndOfFile()
     process.blockUntilExit()
+    process.closeStandardPipes()
     return String(decoding: data, as: UTF8.self)
   }
 
@@ -78,7 +80,7 @@ struct TerminalTests {
     server.serve("/fast.png", body: try Media.bytes("png-rgba.png"))
     let urls = [server.url("/fast.png")] + (0..<6).map { server.url("/fault/trickle?\($0)") }
     let list = scratch.path + "/urls.txt"
-    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    try writeTestFile(urls.joined(separator: "\n"), to: list)
     let cache = scratch.path + "/c"
 
     let process = try CLI.spawn(
@@ -104,6 +106,7 @@ struct TerminalTests {
       let interruptedAt = Date()
       kill(pid, SIGINT)
       process.blockUntilExit()
+      process.closeStandardPipes()
       return Date().timeIntervalSince(interruptedAt)
     }
 

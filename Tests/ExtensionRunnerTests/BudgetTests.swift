@@ -3,6 +3,7 @@ import ExtensionRunnerCore
 import Foundation
 import PosixLock
 import TestSupport
+import TestTraits
 import Testing
 
 /// The budget: time-will-expire delivers the best attempt, nothing is delivered after the budget,

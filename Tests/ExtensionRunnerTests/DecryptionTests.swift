@@ -1,5 +1,6 @@
 import ExtensionRunnerCore
 import Foundation
+import TestTraits
 import Testing
 
 /// AES-256-GCM `encrypted_data`: the decryptor on its own, and the critical step in a run.

@@ -1,6 +1,7 @@
 import Foundation
 import PosixLock
 import TestSupport
+import TestTraits
 import Testing
 
 /// The runner's fan-out caps: attachments taken from one payload, and fetches at once.
@@ -130,7 +131,8 @@ struct FetchCapTests {
 
   @Test("time will expire with fetches still queued: they are never started, and reported")
   func queuedAtExpiry() async throws {
-    // Given 3 hanging URLs fetched one at a time
+    // Given 3 hanging URLs fetched one at a time (a budget of seconds: the first fetch starts
+    // well before time-will-expire even when the runner's own start is slow)
     let fixture = try RunnerFixture("caps-queued")
     defer { fixture.close() }
     fixture.server.routePrefix("/hang/") { _, writer in writer.waitForClientToClose() }
@@ -141,7 +143,7 @@ struct FetchCapTests {
 
     let run = try await fixture.runBinary(
       fixture.commonArguments + [
-        "--max-concurrent-fetches", "1", "--budget", "1", "--expire-margin", "0.5", "--trace", payload,
+        "--max-concurrent-fetches", "1", "--budget", "4", "--expire-margin", "1.5", "--trace", payload,
       ])
 
     // Then only the first was requested, and the trace says 2 were never started

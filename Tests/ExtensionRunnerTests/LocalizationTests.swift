@@ -1,4 +1,6 @@
 import Foundation
+import TestSupport
+import TestTraits
 import Testing
 
 @testable import ExtensionRunnerCore
@@ -177,7 +179,7 @@ struct LocalizationTests {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     func file(_ name: String, _ data: Data) throws -> String {
       let path = directory + "/" + name
-      try data.write(to: URL(fileURLWithPath: path))
+      try writeTestFile(data, to: path)
       return path
     }
     let catalogPath = try file("Localizable.xcstrings", Data(Self.catalog.utf8))

@@ -1,6 +1,7 @@
 import AttachmentKit
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `loc-key` alerts through the runner: `--strings` and `--locale`, the sample files, and the
@@ -71,13 +72,13 @@ struct LocalizedPayloadTests {
     let fixture = try RunnerFixture("loc-utf16")
     defer { fixture.close() }
     let path = fixture.scratch + "/Localizable.strings"
-    try LocalizationTests.utf16(
-      """
-      /* UTF-16 big endian */
-      "T" = "Für %@";
-      "B" = "%2$@ · %1$@ · 😀";
-      """, littleEndian: false
-    ).write(to: URL(fileURLWithPath: path))
+    try writeTestFile(
+      LocalizationTests.utf16(
+        """
+        /* UTF-16 big endian */
+        "T" = "Für %@";
+        "B" = "%2$@ · %1$@ · 😀";
+        """, littleEndian: false), to: path)
     let payload = try fixture.write(
       "p.json",
       #"{"aps": {"alert": {"title-loc-key": "T", "title-loc-args": ["Zoë"], "loc-key": "B", "loc-args": ["eins", "zwei"]}, "mutable-content": 1}}"#
@@ -135,7 +136,7 @@ struct LocalizedPayloadTests {
       expected = "line 2, column 1: expected a key, found '\(Redaction.escapeControlCharacters("\u{1B}"))'"
     case .notUTF8:
       path = fixture.scratch + "/Localizable.strings"
-      try Data([0x22, 0x41, 0x22, 0x3D, 0x22, 0xFF, 0x22, 0x3B]).write(to: URL(fileURLWithPath: path))
+      try writeTestFile(Data([0x22, 0x41, 0x22, 0x3D, 0x22, 0xFF, 0x22, 0x3B]), to: path)
       expected = "neither UTF-8 nor UTF-16 with a byte-order mark"
     case .missingFile:
       path = fixture.scratch + "/absent.strings"

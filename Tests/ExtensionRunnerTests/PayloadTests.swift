@@ -1,4 +1,5 @@
 import Foundation
+import TestTraits
 import Testing
 
 @testable import ExtensionRunnerCore
@@ -226,7 +227,7 @@ struct PayloadTests {
     child.executableURL = URL(fileURLWithPath: "/bin/sleep")
     child.arguments = ["30"]
     let beforeRun = ContinuousClock.now
-    try child.run()
+    try child.runClosingChildEnds()
     let afterRun = ContinuousClock.now
     defer { child.terminate() }
     try? await Task.sleep(for: .milliseconds(300))

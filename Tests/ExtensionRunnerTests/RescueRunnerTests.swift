@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// The extension runner rescues near-miss images by default: showing something is its job.

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Every sample payload through the real `extension-runner` binary against the test server.

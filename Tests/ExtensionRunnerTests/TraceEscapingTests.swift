@@ -2,6 +2,7 @@ import AttachmentKit
 import ExtensionRunnerCore
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// What came from a payload, a server or a URL never reaches the terminal raw.

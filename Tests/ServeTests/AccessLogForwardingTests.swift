@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Who the access log says asked: `X-Forwarded-For` and `X-Request-Id` are believed only from
 /// `--trust-forwarded-from` (an address list or CIDR blocks), and hostile values (forged, huge,
 /// with control characters) never break a line or leak a secret.
-@Suite("serve: the access log behind a tier", .serialized)
+@Suite("serve: the access log behind a tier", .serialized, .threadOfItsOwn)
 struct AccessLogForwardingTests {
   /// The last access line of `serve` once there are `count`.
   static func line(_ serve: ServeProcess, count: Int) async throws -> [String: Any] {

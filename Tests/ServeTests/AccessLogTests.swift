@@ -1,12 +1,13 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// The access log standard tools read (issue #26, item 3): JSON lines with an RFC 3339 time,
 /// the client address (the forwarded one only from a trusted tier), the user agent, the range,
 /// the bytes really sent and a request id echoed in `X-Request-Id`; goaccess parses a real
 /// serve's log with docs/deploy.md's command.
-@Suite("serve: the access log", .serialized)
+@Suite("serve: the access log", .serialized, .threadOfItsOwn)
 struct AccessLogTests {
   /// The access lines (not the events) of `serve`'s log.
   static func lines(_ serve: ServeProcess) -> [[String: Any]] {

@@ -1,13 +1,14 @@
 import AttachmentKit
 import Foundation
 import Glibc
+import TestTraits
 import Testing
 
 @testable import AttachmentServer
 
 /// The access log's rules as values: trusted networks, the forwarded client, request ids,
 /// the logged path and the time stamp, no I/O.
-@Suite("serve: the access log's rules as values")
+@Suite("serve: the access log's rules as values", .threadOfItsOwn)
 struct AccessLogValueTests {
   @Test("trusted networks: addresses and CIDR blocks, IPv4 and IPv6, IPv4-mapped addresses as IPv4")
   func networks() throws {

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `Cache-Control` on file answers follows the origin's as a shared cache passes it on
 /// (RFC 9111): what the origin forbade a shared cache is never made `public`.
-@Suite("attachkit serve Cache-Control", .serialized)
+@Suite("attachkit serve Cache-Control", .serialized, .threadOfItsOwn)
 struct CacheControlTests {
   /// The `max-age` (or another directive's number) in a `Cache-Control` value.
   static func seconds(_ directive: String, in header: String?) -> Int? {

@@ -1,9 +1,10 @@
+import TestTraits
 import Testing
 
 @testable import AttachmentServer
 
 /// The connection timeouts as values: what each kind of client gets, from its TCP progress.
-@Suite("serve connection rules as values")
+@Suite("serve connection rules as values", .threadOfItsOwn)
 struct ConnectionRulesTests {
   let rules = ConnectionRules(idleTimeout: 1, headTimeout: 2, minimumBytesPerSecond: 100)
 

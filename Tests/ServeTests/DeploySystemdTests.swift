@@ -1,12 +1,13 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// docs/deploy.md's systemd unit, checked offline with systemd's own analyzer: it loads
 /// (`systemd-analyze verify`) and its exposure stays low (`systemd-analyze security
 /// --offline=true --threshold=15`, that is 1.5; it was 8.3 EXPOSED before the hardening).
 /// Skipped, saying why, where systemd-analyze is missing or cannot run offline.
-@Suite("attachkit serve under systemd (the unit of docs/deploy.md)", .serialized)
+@Suite("attachkit serve under systemd (the unit of docs/deploy.md)", .serialized, .threadOfItsOwn)
 struct DeploySystemdTests {
   static let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].first {
     FileManager.default.isExecutableFile(atPath: $0)
@@ -18,7 +19,7 @@ struct DeploySystemdTests {
     let unit = try DocsDeploy.block("ini", containing: "[Service]")
       .replacingOccurrences(of: "/usr/local/bin/attachkit", with: Binaries.attachkit)
     let path = directory + "/attachkit.service"
-    try unit.write(toFile: path, atomically: true, encoding: .utf8)
+    try writeTestFile(unit, to: path)
     return path
   }
 

@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// The deployment of docs/deploy.md on loopback: two `attachkit serve` instances behind nginx,
 /// which picks one by a consistent hash of the request URI and caches answers as a CDN would.
 @Suite(
-  "attachkit serve behind nginx", .serialized,
+  "attachkit serve behind nginx", .serialized, .threadOfItsOwn,
   .enabled(if: NginxTier.executable != nil, "nginx is not installed (CI installs it: apt-get install nginx)"))
 struct DeployTests {
   @Test(
@@ -146,7 +147,7 @@ final class NginxTier {
       }
 
       """
-    try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+    try writeTestFile(configuration, to: directory + "/nginx.conf")
     process = try SpawnedProcess(
       [executable, "-p", directory + "/", "-c", directory + "/nginx.conf", "-e", directory + "/error.log"])
     let port = port

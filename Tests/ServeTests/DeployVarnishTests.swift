@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// docs/deploy.md's Varnish tier on loopback: its VCL, read from the document, in front of two
 /// real `attachkit serve` processes (the shard director picks one per URL). Skipped, saying why,
 /// where varnishd is not installed (CI installs it).
-@Suite("attachkit serve behind Varnish", .serialized)
+@Suite("attachkit serve behind Varnish", .serialized, .threadOfItsOwn)
 struct DeployVarnishTests {
   @Test(
     "Varnish answers the second request itself, with the same bytes; Range and 304 from its copy; refusals kept briefly"
@@ -139,7 +140,7 @@ final class VarnishTier {
     }
     // The probes' 5 s interval would leave the backends sick for seconds: probe often here.
     vcl = vcl.replacingOccurrences(of: ".interval = 5s;", with: ".interval = 100ms;")
-    try vcl.write(toFile: directory + "/tier.vcl", atomically: true, encoding: .utf8)
+    try writeTestFile(vcl, to: directory + "/tier.vcl")
     port = try Loopback.freePort()
     process = try SpawnedProcess([
       executable, "-F", "-j", "none", "-n", directory + "/work", "-a", "127.0.0.1:\(port)",

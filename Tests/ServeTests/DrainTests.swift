@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// SIGTERM's drain: fetches nobody waits for are cancelled at once, and the drain as a whole
 /// has a bound after which the rest are cut and logged.
-@Suite("attachkit serve: bounded drain", .serialized)
+@Suite("attachkit serve: bounded drain", .serialized, .threadOfItsOwn)
 struct DrainTests {
   @Test(
     "after a 504 at X-Deadline-Ms, SIGTERM cancels the fetch left running (--deadline 8) and exits at once")

@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Refusals and failures: each a JSON error with a stable code and its status, nothing cached.
-@Suite("attachkit serve errors", .serialized)
+@Suite("attachkit serve errors", .serialized, .threadOfItsOwn)
 struct ErrorTests {
   @Test("bad signatures are 403 bad_signature; rotated keys verify; malformed paths are 400; others 404/405")
   func signaturesAndPaths() async throws {
@@ -195,7 +196,7 @@ struct ErrorTests {
 }
 
 /// `serve --rescue`: a near-miss becomes the file the devices download, and says so.
-@Suite("serve --rescue")
+@Suite("serve --rescue", .threadOfItsOwn)
 struct ServeRescueTests {
   @Test(
     "with --rescue a WebP is answered as JPEG with X-Attachment-Rescued; without it, 422 unsupported_type")

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Files put in the cache by someone else (a symbolic link, a FIFO) where a content file was:
 /// the server opens what it serves as the cache library does, even on a remembered hit.
-@Suite("attachkit serve: hostile files in the cache", .serialized)
+@Suite("attachkit serve: hostile files in the cache", .serialized, .threadOfItsOwn)
 struct HostileCacheTests {
   /// Serves `/a.jpg`, fetches it and asks again (a hit the server remembers for a second), then
   /// replaces its content file with what `replace` makes at that path.

@@ -1,12 +1,13 @@
 import AttachmentKit
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentServer
 
 /// `/v1/info` is for operators: its own signature, and nothing of the server's file system.
-@Suite("attachkit serve: the info route", .serialized)
+@Suite("attachkit serve: the info route", .serialized, .threadOfItsOwn)
 struct InfoRouteTests {
   @Test("an attachment URL's signature does not open /v1/info, nor the reverse; the record names no path")
   func ownSignatureNoPath() async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Fan-in, limits, slow clients and graceful shutdown, observed through real connections.
-@Suite("attachkit serve under load", .serialized)
+@Suite("attachkit serve under load", .serialized, .threadOfItsOwn)
 struct LoadTests {
   @Test("200 concurrent requests for a new URL make 1 upstream request, and all get the file")
   func fanIn() async throws {
@@ -29,7 +30,7 @@ struct LoadTests {
       .flatMap { $0 }
     let output = Pipe()
     clients.standardOutput = output
-    try clients.run()
+    try clients.runClosingChildEnds()
     // Release the origin only once all 200 requests are inside the server (plus this one).
     let arrived = try await eventually { (try await serve.metric("attachkit_inflight_requests") ?? 0) >= 201 }
     gate.release()
@@ -67,7 +68,7 @@ struct LoadTests {
     waiting.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", held]
     let waitingOutput = Pipe()
     waiting.standardOutput = waitingOutput
-    try waiting.run()
+    try waiting.runClosingChildEnds()
     #expect(await eventually { origin.requestCount(path: "/held.gif") == 1 })
 
     // One URL is being fetched: another URL is refused, the same URL would join.
@@ -143,7 +144,7 @@ struct LoadTests {
     inFlight.arguments = ["-s", "-o", workspace.path + "/got.png", "-w", "%{http_code}", url]
     let output = Pipe()
     inFlight.standardOutput = output
-    try inFlight.run()
+    try inFlight.runClosingChildEnds()
     #expect(await eventually { origin.requestCount(path: "/held.png") == 1 })
 
     kill(serve.process.processIdentifier, SIGTERM)
@@ -165,7 +166,7 @@ struct LoadTests {
 }
 
 /// A client's short deadline is its own: it must not cut the fetch other clients share.
-@Suite("attachkit serve deadlines", .serialized)
+@Suite("attachkit serve deadlines", .serialized, .threadOfItsOwn)
 struct SharedDeadlineTests {
   @Test("a request with X-Deadline-Ms: 1000 gets 504; one sharing its fetch without it still gets the file")
   func shortDeadlineDoesNotCutSharedFetch() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -8,7 +9,7 @@ import Testing
 /// One cache lookup per request of `attachkit serve`: the handler's fast path and the pipeline
 /// share it. Every lookup reads the URL's record file, so strace, attached to the running
 /// server, counts the lookups as read-only opens of that file.
-@Suite("attachkit serve: one cache lookup per request", .serialized)
+@Suite("attachkit serve: one cache lookup per request", .serialized, .threadOfItsOwn)
 struct ServeLookupCountTests {
   @Test("a miss and an info request each read the URL's record once; a hit at most once")
   func oneLookupPerRequest() async throws {

@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `/metrics` as Prometheus' own parsers read it, and `/readyz`.
-@Suite("attachkit serve metrics and readiness", .serialized)
+@Suite("attachkit serve metrics and readiness", .serialized, .threadOfItsOwn)
 struct MetricsTests {
   /// One sample as `prometheus_client` parsed it.
   struct Sample {
@@ -66,7 +67,7 @@ struct MetricsTests {
     #expect(String(decoding: ready.body, as: UTF8.self) == "ready\n")
 
     let exposition = workspace.path + "/metrics.txt"
-    try Data(try await Curl.get(serve.url("/metrics")).body).write(to: URL(fileURLWithPath: exposition))
+    try writeTestFile(Data(try await Curl.get(serve.url("/metrics")).body), to: exposition)
     guard let samples = try await Self.parse(exposition) else {
       print("SKIPPED: prometheus_client is not installed (apt-get install python3-prometheus-client)")
       return

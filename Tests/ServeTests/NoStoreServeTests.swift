@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `serve` with `no-store` origins (issue #25, item 2): each body is removed once its answer
 /// has it open, so thirty of them leave nothing on the disk.
-@Suite("serve: no-store bodies")
+@Suite("serve: no-store bodies", .threadOfItsOwn)
 struct NoStoreServeTests {
   @Test("30 distinct no-store answers of 2 MiB through --max-cache-bytes 1MB leave no body on disk")
   func noStoreLeavesNothing() async throws {

@@ -1,12 +1,13 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// systemd's `Type=notify` readiness (issue #26, item 6): a real serve process sends `READY=1`
 /// once it listens, `RELOADING=1` then `READY=1` around a SIGHUP key reload, and `STOPPING=1`
 /// when it drains, as datagrams to the `AF_UNIX` socket `$NOTIFY_SOCKET` names. The test makes
 /// that socket itself (a path, and an abstract `@` address) and reads what arrives.
-@Suite("serve: systemd notifications", .serialized)
+@Suite("serve: systemd notifications", .serialized, .threadOfItsOwn)
 struct NotifyTests {
   /// A bound `AF_UNIX` datagram socket, as systemd's notify socket is.
   final class NotifySocket: @unchecked Sendable {

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Refusals and upstream failures are remembered for a short time: a campaign's devices asking
 /// for one bad asset make one fetch from its origin, not one each.
-@Suite("attachkit serve remembers refusals", .serialized)
+@Suite("attachkit serve remembers refusals", .serialized, .threadOfItsOwn)
 struct RefusalMemoTests {
   @Test(
     "three requests for a refused file (422) or a failing origin (502) make one upstream fetch; an own deadline is not remembered"

@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Keys rotate without downtime (issue #26, item 4): SIGHUP re-reads the key file in the same
 /// process, a bad file keeps the old keys, a new instance binds the port beside a running one,
 /// and a key file others can read is warned about.
-@Suite("serve: key reload and restarts")
+@Suite("serve: key reload and restarts", .threadOfItsOwn)
 struct ReloadTests {
   /// Waits (observed, 5 s bound) until `serve` has logged `count` events named `name`.
   static func logged(_ serve: ServeProcess, _ name: String, count: Int = 1) async -> Bool {
@@ -41,7 +42,7 @@ struct ReloadTests {
     #expect(serve.process.isRunning && serve.process.processIdentifier == pid)
 
     // When the key file is broken and SIGHUP comes again
-    try "not a key\n".write(toFile: workspace.keyFile, atomically: true, encoding: .utf8)
+    try writeTestFile("not a key\n", to: workspace.keyFile)
     kill(pid, SIGHUP)
 
     // Then the failure is logged with the path, and B still verifies

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// `serve --rescue` against a rescue bomb (issue #25, item 1): after the request is answered at
 /// its deadline, the server stops spending CPU on it, measured from `/proc/PID/stat`.
-@Suite("serve --rescue: bombs")
+@Suite("serve --rescue: bombs", .threadOfItsOwn)
 struct RescueBombTests {
   /// User plus system CPU time of `pid` so far, in seconds (`/proc/PID/stat` fields 14 and 15,
   /// in clock ticks).

@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Every route, status and header of `attachkit serve`, through curl and Python's urllib.
-@Suite("attachkit serve routes", .serialized)
+@Suite("attachkit serve routes", .serialized, .threadOfItsOwn)
 struct RouteTests {
   @Test("GET /v1/a: 200 with the file, its type, length, ETag, freshness, type hint and source; then a hit")
   func fileAndHeaders() async throws {
@@ -157,7 +158,7 @@ struct RouteTests {
 }
 
 /// What a hit remembers must not outlive the file.
-@Suite("attachkit serve hits", .serialized)
+@Suite("attachkit serve hits", .serialized, .threadOfItsOwn)
 struct HitTests {
   @Test("a hot URL whose cached file is removed (cache clear) is fetched again, not failed")
   func removedWhileHot() async throws {

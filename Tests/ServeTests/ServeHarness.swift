@@ -32,8 +32,14 @@ struct Workspace {
   var cache: String { path + "/cache" }
 
   func writeKeys(_ keys: [String], to file: String? = nil) throws {
-    try ("# rotation order: the first signs\n" + keys.joined(separator: "\n") + "\n")
-      .write(toFile: file ?? keyFile, atomically: true, encoding: .utf8)
+    // Replaced whole (a new file renamed over the old), as a configuration manager does: a
+    // reload never reads a half-written file.
+    let target = file ?? keyFile
+    try writeTestFile(
+      "# rotation order: the first signs\n" + keys.joined(separator: "\n") + "\n", to: target + ".new")
+    guard rename(target + ".new", target) == 0 else {
+      throw TestFileError(path: target, description: "cannot rename over \(target)")
+    }
   }
 
   func remove() { try? FileManager.default.removeItem(atPath: path) }
@@ -84,13 +90,14 @@ struct Run {
     process.standardOutput = out
     process.standardError = err
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    try process.runClosingChildEnds()
     let errReader = Thread.detachedRead(err.fileHandleForReading)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     process.blockUntilExit()
+    let errData = errReader.wait()
+    process.closeStandardPipes()
     return Run(
-      status: process.terminationStatus, stdout: outData,
-      stderr: String(decoding: errReader.wait(), as: UTF8.self))
+      status: process.terminationStatus, stdout: outData, stderr: String(decoding: errData, as: UTF8.self))
   }
 }
 
@@ -196,7 +203,7 @@ final class ServeProcess {
     environment: [String: String] = [:]
   ) async throws {
     stderrPath = workspace.path + "/serve-\(UUID().uuidString.prefix(6)).log"
-    _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+    try writeTestFile([], to: stderrPath)
     process = Process()
     process.executableURL = URL(fileURLWithPath: Binaries.attachkit)
     process.arguments =
@@ -209,7 +216,7 @@ final class ServeProcess {
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle(forWritingAtPath: stderrPath)
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    try process.runClosingChildEnds()
     var port = 0
     // Observed progress: the line appears, or the process exits.
     while port == 0 && process.isRunning {
@@ -320,6 +327,7 @@ extension Process {
     await onOwnThread { [self] in
       let data = pipe.fileHandleForReading.readDataToEndOfFile()
       blockUntilExit()
+      closeStandardPipes()
       return String(decoding: data, as: UTF8.self)
     }
   }
@@ -340,7 +348,7 @@ enum SHA256Text {
   static func of(_ bytes: [UInt8]) async -> String {
     let file = FileManager.default.temporaryDirectory.path + "/sha-" + UUID().uuidString
     defer { try? FileManager.default.removeItem(atPath: file) }
-    guard FileManager.default.createFile(atPath: file, contents: Data(bytes)),
+    guard (try? writeTestFile(bytes, to: file)) != nil,
       let run = try? await Run.process("/usr/bin/sha256sum", [file])
     else { return "" }
     return String(run.text.prefix(64))

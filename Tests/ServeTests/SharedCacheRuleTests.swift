@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// serve's own cache is a shared cache (RFC 9111 §3, §4.2.1): it stores no answer the origin
 /// marked `private` (it still delivers it to the one who asked, `private` passed on) and takes
 /// its own freshness from `s-maxage` when the origin gives one, `max-age` staying the device's.
-@Suite("attachkit serve: its cache is a shared cache", .serialized)
+@Suite("attachkit serve: its cache is a shared cache", .serialized, .threadOfItsOwn)
 struct SharedCacheRuleTests {
   @Test(
     "private, max-age=600: each request is fetched from the origin, answered private, and nothing is kept")

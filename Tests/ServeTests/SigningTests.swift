@@ -1,9 +1,10 @@
 import AttachmentKit
 import Foundation
+import TestTraits
 import Testing
 
 /// The signing scheme against an independent implementation (Python's hmac and base64).
-@Suite("signed proxy URLs")
+@Suite("signed proxy URLs", .threadOfItsOwn)
 struct SigningTests {
   /// The path Python computes for `url` with the hex `key`.
   private func pythonPath(_ url: String, key: String) async throws -> String {

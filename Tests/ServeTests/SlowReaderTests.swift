@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Clients that read an answer slowly: one that keeps reading gets the whole file however long
 /// it takes, one that stops is cut at the idle timeout, and the access log says how many body
 /// bytes each really got.
-@Suite("attachkit serve: slow readers", .serialized)
+@Suite("attachkit serve: slow readers", .serialized, .threadOfItsOwn)
 struct SlowReaderTests {
   /// A valid 8 MiB PNG (1448 × 1448 RGBA of random bytes, which do not compress), made by
   /// Python's zlib at `path`.

@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// Clients that send a request head slowly, on purpose, to hold connections: each is answered
 /// `408` and closed by the head's own deadline or minimum rate, however steadily it trickles, so
 /// the server has room for everyone else.
-@Suite("attachkit serve: slowloris", .serialized)
+@Suite("attachkit serve: slowloris", .serialized, .threadOfItsOwn)
 struct SlowlorisTests {
   /// Sends `step` bytes of an endless request head to every connection each `interval`
   /// seconds until the server has closed them all or `bound` seconds pass; the second, since the

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// One signed URL has one spelling: every other spelling a CDN would key separately (and, behind
 /// `hash $request_uri`, fetch separately) is refused before any work, never answered `200`.
-@Suite("attachkit serve: one spelling per signed URL", .serialized)
+@Suite("attachkit serve: one spelling per signed URL", .serialized, .threadOfItsOwn)
 struct SpellingTests {
   /// The status line and body of `target` sent byte for byte (curl would tidy some spellings).
   private func raw(_ target: String, port: Int) async throws -> (status: Int, text: String) {

@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// What nginx, configured as docs/deploy.md says, keeps of serve's answers: what the origin let
 /// a shared cache keep, refusals for a short time, and never a per-request fact on its hits.
 @Suite(
-  "attachkit serve behind nginx: what the tier keeps", .serialized,
+  "attachkit serve behind nginx: what the tier keeps", .serialized, .threadOfItsOwn,
   .enabled(if: NginxTier.executable != nil, "nginx is not installed (CI installs it: apt-get install nginx)"))
 struct TierCachingTests {
   @Test(

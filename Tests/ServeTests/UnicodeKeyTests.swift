@@ -1,11 +1,12 @@
 import Foundation
 import PosixLock
 import TestSupport
+import TestTraits
 import Testing
 
 /// URLs that are equal as Swift `String`s (canonically equivalent) but differ in bytes are
 /// different URLs to the cache, the origin and a CDN, and so to the server's own per-URL state.
-@Suite("attachkit serve: per-URL state keyed by bytes", .serialized)
+@Suite("attachkit serve: per-URL state keyed by bytes", .serialized, .threadOfItsOwn)
 struct UnicodeKeyTests {
   /// `…/café.jpg` with a combining acute accent (NFD) and with `é` (NFC): `==` as `String`s.
   static let nfd = "/cafe\u{301}.jpg"

@@ -1,11 +1,13 @@
 import AttachmentKit
 import Foundation
+import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentServer
 
 /// The request rules as values: ranges, routes and status codes, no I/O.
-@Suite("serve rules as values")
+@Suite("serve rules as values", .threadOfItsOwn)
 struct ValueTests {
   @Test("Range headers resolve against the file size as RFC 9110 says")
   func ranges() {
@@ -110,14 +112,14 @@ struct ValueTests {
 }
 
 /// Command-line mistakes exit 2 with a message, before anything listens.
-@Suite("attachkit serve usage")
+@Suite("attachkit serve usage", .threadOfItsOwn)
 struct ServeUsageTests {
   @Test("no key file, a bad key file, a bad --listen, a port in use: exit 2 with a message")
   func usageErrors() async throws {
     let workspace = try Workspace()
     defer { workspace.remove() }
     let badKeys = workspace.path + "/bad"
-    try "not hex\n".write(toFile: badKeys, atomically: true, encoding: .utf8)
+    try writeTestFile("not hex\n", to: badKeys)
     let running = try await ServeProcess(workspace: workspace)
     defer { running.stop() }
     let cases: [([String], String)] = [

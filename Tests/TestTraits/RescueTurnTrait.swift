@@ -8,14 +8,17 @@ import Testing
 /// rescue's deadline passes in the queue. `.serialized` orders the tests of one suite only; this
 /// trait orders the tests of every suite that carries it. Waiting for the turn suspends the
 /// test's task; it blocks no thread.
-struct RescueTurnTrait: SuiteTrait, TestTrait, TestScoping {
-  var isRecursive: Bool { true }
+public struct RescueTurnTrait: SuiteTrait, TestTrait, TestScoping {
+  /// Applies to every test of the suite, nested suites included.
+  public var isRecursive: Bool { true }
 
-  func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+  /// A scope for each test case, not for the suite as a whole.
+  public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
     testCase == nil ? nil : self  // each test case, not the suite as a whole
   }
 
-  func provideScope(
+  /// Runs the test case inside the trait\'s scope.
+  public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
     await RescueTurn.shared.acquire()
@@ -32,7 +35,7 @@ struct RescueTurnTrait: SuiteTrait, TestTrait, TestScoping {
 extension Trait where Self == RescueTurnTrait {
   /// The test runs only while no other test of a suite with this trait runs (see
   /// ``RescueTurnTrait``).
-  static var rescueTurn: Self { Self() }
+  public static var rescueTurn: Self { Self() }
 }
 
 /// A first-come, first-served turn for tasks: ``acquire()`` suspends until the turn is free.

@@ -9,14 +9,17 @@ import Testing
 /// behind the pool's queue of other tests' work to be resumed when the answer comes, nor its
 /// set-up eat into its deadline there. The task, its task-local values and its child tasks
 /// stay the same; the library's own unstructured tasks still run on the pool.
-struct ThreadOfItsOwnTrait: SuiteTrait, TestTrait, TestScoping {
-  var isRecursive: Bool { true }
+public struct ThreadOfItsOwnTrait: SuiteTrait, TestTrait, TestScoping {
+  /// Applies to every test of the suite, nested suites included.
+  public var isRecursive: Bool { true }
 
-  func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+  /// A scope for each test case, not for the suite as a whole.
+  public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
     testCase == nil ? nil : self  // each test case, not the suite as a whole
   }
 
-  func provideScope(
+  /// Runs the test case inside the trait\'s scope.
+  public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
     try await withThreadOfItsOwn { try await function() }
@@ -25,21 +28,24 @@ struct ThreadOfItsOwnTrait: SuiteTrait, TestTrait, TestScoping {
 
 extension Trait where Self == ThreadOfItsOwnTrait {
   /// Each test runs on a thread of its own, off the cooperative pool.
-  static var threadOfItsOwn: Self { Self() }
+  public static var threadOfItsOwn: Self { Self() }
 }
 
 /// Runs each test of a suite on the process's one worker thread for CPU-bound tests
 /// (``withSharedWorkerThread(isolation:_:)``): off the cooperative pool, and one such test at a
 /// time, so that the many value tests (probing, parsing, hashing every sample) take at most one
 /// core from the tests that measure time, instead of both pool threads or every core at once.
-struct CPUBoundTrait: SuiteTrait, TestTrait, TestScoping {
-  var isRecursive: Bool { true }
+public struct CPUBoundTrait: SuiteTrait, TestTrait, TestScoping {
+  /// Applies to every test of the suite, nested suites included.
+  public var isRecursive: Bool { true }
 
-  func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+  /// A scope for each test case, not for the suite as a whole.
+  public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
     testCase == nil ? nil : self
   }
 
-  func provideScope(
+  /// Runs the test case inside the trait\'s scope.
+  public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
     try await withSharedWorkerThread { try await function() }
@@ -48,5 +54,5 @@ struct CPUBoundTrait: SuiteTrait, TestTrait, TestScoping {
 
 extension Trait where Self == CPUBoundTrait {
   /// Each test runs on the one worker thread for CPU-bound tests, off the cooperative pool.
-  static var cpuBound: Self { Self() }
+  public static var cpuBound: Self { Self() }
 }

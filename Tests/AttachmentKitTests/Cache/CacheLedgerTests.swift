@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit

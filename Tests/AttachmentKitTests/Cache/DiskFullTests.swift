@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -113,8 +114,9 @@ enum TmpfsMount {
     process.executableURL = URL(fileURLWithPath: program)
     process.arguments = arguments
     process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return -1 }
+    guard (try? process.runClosingChildEnds()) != nil else { return -1 }
     process.blockUntilExit()
+    process.closeStandardPipes()
     return process.terminationStatus
   }
 }

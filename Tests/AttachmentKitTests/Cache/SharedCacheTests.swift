@@ -1,6 +1,7 @@
 import Foundation
 import PosixLock
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -35,7 +36,7 @@ struct SharedCacheTests {
     defer { server.stop() }
     let urls = try serveWAVs(server, count: count)
     let list = scratch.path + "/urls.txt"
-    try urls.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+    try writeTestFile(urls.joined(separator: "\n"), to: list)
     let cache = scratch.path + "/cache"
     let (status, lines) = try await straceAttachkit(
       trace, ["prefetch", "--json", "-j", "4", "--cache-dir", cache] + options + [list],
@@ -133,7 +134,7 @@ struct SharedCacheTests {
     }
     try "v 1\nurl \(url)\nsha256 abcd\n".write(
       toFile: root + "/v1/index/12/1234", atomically: true, encoding: .utf8)
-    try Data(repeating: 7, count: 100).write(to: URL(fileURLWithPath: root + "/v1/content/ab/cd/abcd.png"))
+    try writeTestFile(Data(repeating: 7, count: 100), to: root + "/v1/content/ab/cd/abcd.png")
 
     let reopened = try AttachmentPipeline(configuration: fixture.pipeline.configuration)
     #expect(try await reopened.attachment(for: url, timeout: .seconds(5)).source == .network)
@@ -218,7 +219,7 @@ struct SharedCacheTests {
     holder.arguments = [cache.layout.lockFile, "cat"]
     holder.standardInput = input
     holder.standardOutput = FileHandle.nullDevice
-    try holder.run()
+    try holder.runClosingChildEnds()
     defer { try? input.fileHandleForWriting.close() }  // `cat` then exits; Foundation reaps it
     let locked = ContinuousClock.now + .seconds(5)  // only stops a broken test
     while cache.lock.withExclusiveLockIfFree({ true }) != nil && ContinuousClock.now < locked {
@@ -464,7 +465,7 @@ func straceAttachkit(_ trace: String, _ arguments: [String], log: String) async 
   process.environment = environment
   process.standardOutput = FileHandle.nullDevice
   process.standardError = FileHandle.nullDevice
-  try process.run()
+  try process.runClosingChildEnds()
   await process.exitStatus()
   let directory = (log as NSString).deletingLastPathComponent
   let prefix = (log as NSString).lastPathComponent + "."

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -27,7 +28,7 @@ struct TLSTests {
           "-addext", "subjectAltName=\(subjectAltName)", "-keyout", scratch.path + "/key.pem", "-out",
           scratch.path + "/cert.pem",
         ])
-      try Data("secure hello".utf8).write(to: URL(fileURLWithPath: scratch.path + "/hello.txt"))
+      try writeTestFile(Data("secure hello".utf8), to: scratch.path + "/hello.txt")
       port = try Loopback.freePort()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
       process.arguments =
@@ -38,7 +39,7 @@ struct TLSTests {
       process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
-      try process.run()
+      try process.runClosingChildEnds()
       try waitUntilListening()
     }
 
@@ -60,8 +61,9 @@ struct TLSTests {
       process.arguments = arguments
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
-      try process.run()
+      try process.runClosingChildEnds()
       process.blockUntilExit()
+      process.closeStandardPipes()
       guard process.terminationStatus == 0 else {
         throw SetUpError("\(tool) exited \(process.terminationStatus)")
       }

@@ -1,3 +1,4 @@
+import TestTraits
 import Testing
 
 @testable import AttachmentKit

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -22,7 +23,7 @@ struct ImageRescueBombTests {
     let scratch = try ScratchDirectory("bomb")
     defer { scratch.remove() }
     let source = scratch.path + "/" + name
-    try Data(bytes).write(to: URL(fileURLWithPath: source))
+    try writeTestFile(Data(bytes), to: source)
     let refusal =
       name.hasSuffix(".webp")
       ? AttachmentError(.unsupportedType, "WebP is not accepted.", detected: "image/webp") : refusal

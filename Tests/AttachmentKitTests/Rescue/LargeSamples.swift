@@ -23,8 +23,9 @@ enum LargeSamples {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/bash")
     process.arguments = [root.appendingPathComponent("scripts/make-large-samples.sh").path, directory]
-    try process.run()
+    try process.runClosingChildEnds()
     process.blockUntilExit()
+    process.closeStandardPipes()
     guard process.terminationStatus == 0 else {
       throw CocoaError(
         .fileWriteUnknown, userInfo: ["reason": "make-large-samples.sh exited \(process.terminationStatus)"])

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -331,9 +332,10 @@ struct RescuePipelineTests {
       process.arguments = arguments
       let pipe = Pipe()
       process.standardOutput = pipe
-      try process.run()
+      try process.runClosingChildEnds()
       let data = pipe.fileHandleForReading.readDataToEndOfFile()
       process.blockUntilExit()
+      process.closeStandardPipes()
       return String(decoding: data, as: UTF8.self)
     }
   }

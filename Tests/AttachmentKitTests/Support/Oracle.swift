@@ -11,15 +11,16 @@ func sha256sum(_ bytes: [UInt8], in directory: String) async throws -> String {
 /// exits).
 func blockingSHA256sum(_ bytes: [UInt8], in directory: String) throws -> String {
   let path = directory + "/oracle-\(UUID().uuidString.prefix(8)).bin"
-  try Data(bytes).write(to: URL(fileURLWithPath: path))
+  try writeTestFile(Data(bytes), to: path)
   defer { unlink(path) }
   let process = Process()
   process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
   process.arguments = [path]
   let out = Pipe()
   process.standardOutput = out
-  try process.run()
+  try process.runClosingChildEnds()
   let data = out.fileHandleForReading.readDataToEndOfFile()
   process.blockUntilExit()
+  process.closeStandardPipes()
   return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
 }

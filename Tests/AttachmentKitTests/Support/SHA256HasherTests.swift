@@ -1,4 +1,6 @@
 import Foundation
+import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -45,7 +47,7 @@ struct SHA256HasherTests {
     let scratch = try ScratchDirectory("sha")
     defer { scratch.remove() }
     let path = scratch.path + "/abc"
-    try Data("abc".utf8).write(to: URL(fileURLWithPath: path))
+    try writeTestFile(Data("abc".utf8), to: path)
     let result = SHA256Hasher.hashFile(atPath: path)
     #expect(result?.digest == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     #expect(result?.bytes == 3)

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -47,7 +48,7 @@ struct SipHash128Tests {
     let scratch = try ScratchDirectory("siphash")
     defer { scratch.remove() }
     let input = scratch.path + "/m"
-    try Data(message).write(to: URL(fileURLWithPath: input))
+    try writeTestFile(Data(message), to: input)
     let hexKey = key.map { String(format: "%02x", $0) }.joined()
     return try await onOwnThread { () throws -> String in
       let process = Process()
@@ -57,9 +58,10 @@ struct SipHash128Tests {
       ]
       let pipe = Pipe()
       process.standardOutput = pipe
-      try process.run()
+      try process.runClosingChildEnds()
       let data = pipe.fileHandleForReading.readDataToEndOfFile()
       process.waitUntilExit()
+      process.closeStandardPipes()
       return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         .lowercased()
     }

@@ -1,4 +1,6 @@
 import Foundation
+import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -23,7 +25,7 @@ struct DurationTests {
     let scratch = try ScratchDirectory("duration")
     defer { scratch.remove() }
     let path = scratch.path + "/" + name
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    try writeTestFile(Data(bytes), to: path)
     do {
       return .success(try Validator().validate(file: path))
     } catch {

@@ -1,4 +1,6 @@
 import Foundation
+import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -36,7 +38,7 @@ struct WorkBudgetTests {
       bytes += entry(273, long ? 4 : 3, entries, table) + entry(279, long ? 4 : 3, entries, table)
       bytes += ProbeFixtures.le32(index == 4_095 ? 0 : here + 54)
     }
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    try writeTestFile(Data(bytes), to: path)
   }
 
   @Test(

@@ -148,7 +148,7 @@ struct RunnerFixture {
   /// Writes `text` to a file in the scratch directory and returns its path.
   func write(_ name: String, _ text: String) throws -> String {
     let path = scratch + "/" + name
-    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    try writeTestFile(Data(text.utf8), to: path)
     return path
   }
 
@@ -159,7 +159,7 @@ struct RunnerFixture {
     let binary = try #require(
       Repository.runnerBinary, "extension-runner is not built next to the tests (swift build --build-tests)")
     let errPath = scratch + "/stderr-\(UUID().uuidString.prefix(8))"
-    try Data().write(to: URL(fileURLWithPath: errPath))
+    try writeTestFile(Data(), to: errPath)
     let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
     defer { try? errHandle.close() }
     let outPipe = Pipe()
@@ -180,10 +180,11 @@ struct RunnerFixture {
     }
 
     let started = ContinuousClock.now
-    try process.run()
+    try process.runClosingChildEnds()
     let (output, firstByte) = await readToEnd(outPipe.fileHandleForReading.fileDescriptor)
     var ended = ContinuousClock.now
     for await instant in exits { ended = instant }
+    process.closeStandardPipes()
     let errorBytes = fileBytes(errPath)
     return RunResult(
       status: process.terminationStatus, standardOutput: String(decoding: output, as: UTF8.self),

@@ -1,4 +1,6 @@
 import Foundation
+import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -107,7 +109,7 @@ struct MediaRescueBoundsTests {
     defer { scratch.remove() }
     let rescuers: [any Rescuer] = [ImageRescuer(), MediaRescuer()]
     let text = scratch.path + "/clip.webm"
-    try Data("<html>not a video</html>\n".utf8).write(to: URL(fileURLWithPath: text))
+    try writeTestFile(Data("<html>not a video</html>\n".utf8), to: text)
     let output = scratch.path + "/out"
     let refusedText = #expect(throws: AttachmentError.self) {
       try rescuers.attachment(fromFile: text, rescuingInto: output, limits: ValidationLimits())
@@ -117,7 +119,7 @@ struct MediaRescueBoundsTests {
 
     let whole = try Samples.bytes("webm-vp9.webm")
     let truncated = scratch.path + "/cut.webm"
-    try Data(whole.prefix(whole.count / 2)).write(to: URL(fileURLWithPath: truncated))
+    try writeTestFile(Data(whole.prefix(whole.count / 2)), to: truncated)
     let refusedCut = #expect(throws: AttachmentError.self) {
       try rescuers.attachment(fromFile: truncated, rescuingInto: output, limits: ValidationLimits())
     }

@@ -1,6 +1,7 @@
 import Foundation
 import PosixLock
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
