@@ -17,6 +17,8 @@ final class VideoTranscoder: StreamTranscoder {
   private let encoder: MediaEncoder
   private let scaled: UnsafeMutablePointer<AVFrame>
   private var scaler: OpaquePointer?
+  /// The frame width, height and pixel format `scaler` was made for.
+  private var scalerInput: [Int32] = []
   private let timeBase: AVRational
   private let frameSeconds: Double
   private let endSeconds: Double?
@@ -28,7 +30,9 @@ final class VideoTranscoder: StreamTranscoder {
     configuration: MediaRescueConfiguration, writer: MediaWriter, av: Libav
   ) throws(MediaFailure) {
     self.av = av
-    decoder = try MediaDecoder(stream: stream, threads: configuration.threads, av: av)
+    decoder = try MediaDecoder(
+      stream: stream, threads: configuration.threads, maximumPixels: configuration.maximumSourceFramePixels,
+      av: av)
     encoder = try MediaEncoder(named: "libx264", av: av)
     guard let scaled = av.av_frame_alloc() else { throw .unrescued("out of memory") }
     self.scaled = scaled
@@ -94,7 +98,11 @@ final class VideoTranscoder: StreamTranscoder {
       try encoder.encode(frame, into: writer)
       return
     }
-    if scaler == nil {
+    let input = [frame.pointee.width, frame.pointee.height, frame.pointee.format]
+    if scaler == nil || scalerInput != input {
+      // A stream may change size at a keyframe: a scaler reads frames of its own size only.
+      if let scaler { av.sws_freeContext(scaler) }
+      scalerInput = input
       scaler = av.sws_getContext(
         frame.pointee.width, frame.pointee.height, AVPixelFormat(frame.pointee.format), scaled.pointee.width,
         scaled.pointee.height, AV_PIX_FMT_YUV420P, Int32(SWS_BICUBIC), nil, nil, nil)
@@ -128,7 +136,8 @@ final class AudioTranscoder: StreamTranscoder {
     configuration: MediaRescueConfiguration, writer: MediaWriter, av: Libav
   ) throws(MediaFailure) {
     self.av = av
-    decoder = try MediaDecoder(stream: stream, threads: 1, av: av)
+    decoder = try MediaDecoder(
+      stream: stream, threads: 1, maximumPixels: configuration.maximumSourceFramePixels, av: av)
     encoder = try MediaEncoder(named: "aac", av: av)
     let input = decoder.context
     let rate: Int32 = input.pointee.sample_rate == 44_100 ? 44_100 : 48_000
