@@ -32,6 +32,7 @@ struct MediaEngine {
       }
       input = try MediaInput(path: job.source, av: av, interrupt: interrupt)  // read again from the start
     }
+    try admit(plan, source: source, job: job)
     try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
     return Outcome(plan: plan, source: source)
   }
@@ -67,6 +68,17 @@ struct MediaEngine {
     if let audio = source.audio, audio.sampleRate > 384_000 || audio.channels > 16 {
       throw .unrescued("its audio declares \(audio.sampleRate) Hz and \(audio.channels) channels")
     }
+  }
+
+  /// Refuses, before a frame is decoded, a transcode whose estimate does not fit the time left
+  /// (``MediaRescueConfiguration/transcodeAdmission``); copies and re-wraps always pass.
+  private func admit(_ plan: MediaPlan, source: MediaSource, job: RescueJob) throws(MediaFailure) {
+    guard case .whenEstimateFits(let reserve) = configuration.transcodeAdmission, let deadline = job.deadline,
+      let estimate = TranscodeEstimate(
+        plan: plan, source: source, limits: job.limits, cost: configuration.transcodeCost)
+    else { return }
+    let left = (ContinuousClock.now.duration(to: deadline) - reserve).inSeconds
+    if estimate.seconds > left { throw .unrescued(estimate.reason(left: left)) }
   }
 
   /// The time of the last keyframe of `video` at or before `end` seconds (after the start),
