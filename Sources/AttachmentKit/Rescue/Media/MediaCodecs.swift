@@ -5,7 +5,8 @@ import CAV
 final class MediaDecoder {
   let av: Libav
   let context: UnsafeMutablePointer<AVCodecContext>
-  private let frame: UnsafeMutablePointer<AVFrame>
+  private let owned: OwnedFrame
+  private var frame: UnsafeMutablePointer<AVFrame> { owned.pointer }
 
   /// The most pixels a decoded frame may have (FFmpeg's `max_pixels`).
   private let maximumPixels: Int64
@@ -18,18 +19,14 @@ final class MediaDecoder {
   {
     self.maximumPixels = maximumPixels
     self.av = av
+    owned = try OwnedFrame(av: av)
     let parameters = stream.pointee.codecpar
     guard let codec = av.avcodec_find_decoder(parameters?.pointee.codec_id ?? AV_CODEC_ID_NONE),
       MediaAllowlist.decoders.contains(String(cString: codec.pointee.name)),
       let context = av.avcodec_alloc_context3(codec)
     else { throw .unrescued("no allowed decoder reads it") }
+    // Every property is set: from here a throw runs deinit, which frees the context.
     self.context = context
-    guard let frame = av.av_frame_alloc() else {
-      var owned: UnsafeMutablePointer<AVCodecContext>? = context
-      av.avcodec_free_context(&owned)
-      throw .unrescued("out of memory")
-    }
-    self.frame = frame
     guard av.avcodec_parameters_to_context(context, parameters) >= 0 else {
       throw .unrescued("bad stream parameters")
     }
@@ -41,8 +38,6 @@ final class MediaDecoder {
   }
 
   deinit {
-    var frame: UnsafeMutablePointer<AVFrame>? = frame
-    av.av_frame_free(&frame)
     var context: UnsafeMutablePointer<AVCodecContext>? = context
     av.avcodec_free_context(&context)
   }
@@ -101,7 +96,8 @@ final class MediaDecoder {
 final class MediaEncoder {
   let av: Libav
   let context: UnsafeMutablePointer<AVCodecContext>
-  private let packet: UnsafeMutablePointer<AVPacket>
+  private let owned: OwnedPacket
+  private var packet: UnsafeMutablePointer<AVPacket> { owned.pointer }
   /// The writer's stream this encoder fills, once added.
   var streamIndex: Int32 = -1
   /// The duration given to a packet the encoder leaves without one, in its time base (x264
@@ -111,22 +107,15 @@ final class MediaEncoder {
   /// Allocates the encoder called `name` (not opened: set its fields, then ``open(_:)``).
   init(named name: String, av: Libav) throws(MediaFailure) {
     self.av = av
+    owned = try OwnedPacket(av: av)
     guard let codec = av.avcodec_find_encoder_by_name(name), let context = av.avcodec_alloc_context3(codec)
     else {
       throw .unrescued("FFmpeg has no \(name) encoder")
     }
     self.context = context
-    guard let packet = av.av_packet_alloc() else {
-      var owned: UnsafeMutablePointer<AVCodecContext>? = context
-      av.avcodec_free_context(&owned)
-      throw .unrescued("out of memory")
-    }
-    self.packet = packet
   }
 
   deinit {
-    var packet: UnsafeMutablePointer<AVPacket>? = packet
-    av.av_packet_free(&packet)
     var context: UnsafeMutablePointer<AVCodecContext>? = context
     av.avcodec_free_context(&context)
   }
