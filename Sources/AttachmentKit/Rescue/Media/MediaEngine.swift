@@ -84,9 +84,9 @@ struct MediaEngine {
   /// The time of the last keyframe of `video` at or before `end` seconds (after the start),
   /// past the first: where a stream copy can cut and stay within `end`. `nil` when there is none.
   private func keyframeCut(_ input: MediaInput, video: Int, end: Double) throws(MediaFailure) -> Double? {
-    guard let packet = av.av_packet_alloc() else { throw .unrescued("out of memory") }
-    var owned: UnsafeMutablePointer<AVPacket>? = packet
-    defer { av.av_packet_free(&owned) }
+    let owned = try OwnedPacket(av: av)
+    defer { withExtendedLifetime(owned) {} }  // freed at the end of the function, not after its last use
+    let packet = owned.pointer
     let start = input.startSeconds
     var cut: Double?
     while try input.read(into: packet) {
@@ -171,9 +171,9 @@ struct MediaEngine {
   private func copyPackets(
     _ input: MediaInput, routes: [Int: Route], end: Double?, writer: MediaWriter
   ) throws(MediaFailure) -> Double? {
-    guard let packet = av.av_packet_alloc() else { throw .unrescued("out of memory") }
-    var owned: UnsafeMutablePointer<AVPacket>? = packet
-    defer { av.av_packet_free(&owned) }
+    let owned = try OwnedPacket(av: av)
+    defer { withExtendedLifetime(owned) {} }  // freed at the end of the function, not after its last use
+    let packet = owned.pointer
     let start = input.context.pointee.start_time == ak_av_nopts_value() ? 0 : input.context.pointee.start_time
     var passedEnd = Set<Int>()
     var reached = 0.0
@@ -192,11 +192,19 @@ struct MediaEngine {
       }
       switch route {
       case .copy(let output, let timeBase, let isVideo):
+        if isVideo, passedEnd.contains(index) { continue }
         if let end, packet.pointee.pts != ak_av_nopts_value() {
           let begins = Self.seconds(packet.pointee.pts, timeBase)
           let ends = begins + Self.seconds(packet.pointee.duration, timeBase)
-          if isVideo ? begins >= end - Self.epsilon : ends > end + Self.epsilon {
-            // Decode order runs ahead of presentation by a few frames at most.
+          if isVideo, begins >= end - Self.epsilon {
+            // The keyframe at the cut: no later video packet is copied, not even one shown
+            // before it (an open GOP's leading pictures are predicted from that keyframe, and
+            // decode wrongly without it, silently: FFmpeg reports no error).
+            passedEnd.insert(index)
+            continue
+          }
+          if !isVideo, ends > end + Self.epsilon {
+            // Interleaving runs ahead of presentation by a few frames at most.
             if begins > end + 1 { passedEnd.insert(index) }
             continue
           }
