@@ -62,7 +62,8 @@ struct MediaRescueRunnerTests {
       "clips.json",
       Self.payload([("/media/webm-vp9.webm", "small"), (medium, "medium")]))
 
-    let result = await fixture.runInProcess(fixture.commonArguments + ["--trace", payload])
+    // A process of its own: in this one, other suites' 720p transcodes may hold the media slots.
+    let result = try await fixture.runBinary(fixture.commonArguments + ["--trace", payload])
 
     let output = try result.output()
     #expect(Set(output.attachments.map(\.identifier)) == ["small", "medium"], "\(result.standardError)")

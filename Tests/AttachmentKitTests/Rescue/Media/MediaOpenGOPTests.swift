@@ -8,7 +8,7 @@ import Testing
 /// keyframe at the cut come after it in decode order and are predicted from it. Copied without
 /// it they decode wrongly and silently (FFmpeg reports no error: `ffmpeg -v error -i out.mp4
 /// -f null -` is clean), so the cut drops every video packet from that keyframe on.
-@Suite("Media rescue: open-GOP trims", .threadOfItsOwn)
+@Suite("Media rescue: open-GOP trims", .rescueTurn, .threadOfItsOwn)
 struct MediaOpenGOPTests {
   @Test("a 34 s open-GOP H.264 MP4 trimmed by copy decodes to exactly the source's frames, to its last")
   func openGOPTrimDecodesExactly() async throws {
