@@ -36,6 +36,51 @@ struct MediaDecodeBombCLITests {
   }
 }
 
+extension MediaDecodeBombCLITests {
+  @Test(
+    "keyframes that change size within the budget (320×240, 240×180, 160×120) are transcoded whole, 3 s at 320×240"
+  )
+  func sizeChangesWithinBudget() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var list = ""
+    for size in ["320x240", "240x180", "160x120"] {
+      let part = scratch.path + "/part-\(size).webm"
+      let made = try await CLI.run(
+        program: "/usr/bin/ffmpeg",
+        [
+          "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+          "testsrc=size=\(size):rate=15:duration=1",
+          "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "200k", "-pix_fmt",
+          "yuv420p",
+          "-row-mt", "0", "-threads", "1", part,
+        ])
+      try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+      list += "file '\(part)'\n"
+    }
+    try Data(list.utf8).write(to: URL(fileURLWithPath: scratch.path + "/parts.txt"))
+    let source = scratch.path + "/sizes.webm"
+    let joined = try await CLI.run(
+      program: "/usr/bin/ffmpeg",
+      [
+        "-nostdin", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0", "-i",
+        scratch.path + "/parts.txt",
+        "-c", "copy", source,
+      ])
+    try #require(joined.status == 0, "ffmpeg: \(joined.stderr)")
+
+    let run = try await CLI.run(["rescue", "--json", source, "--output", scratch.path + "/out.mp4"])
+
+    // One scaler for the first size read the next sizes' frames wrongly: FFmpeg refused them
+    // ("Not rescued: FFmpeg cannot scale a frame"); each size now gets its own.
+    let line = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("{") })
+    let json = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    #expect(json["outcome"] as? String == "accepted", "\(line)")
+    #expect((json["durationSeconds"] as? Double).map { abs($0 - 3) < 0.1 } == true, "\(line)")
+    #expect(json["width"] as? Int == 320 && json["height"] as? Int == 240, "\(line)")
+  }
+}
+
 /// Makes the decode bomb of ``MediaDecodeBombCLITests`` with the `ffmpeg` command and an edit
 /// of the VP9 uncompressed headers of its later keyframes.
 enum DecodeBomb {
