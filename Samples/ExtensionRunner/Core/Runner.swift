@@ -113,7 +113,10 @@ public enum RunnerProgram {
     }
     var pipeline = PipelineConfiguration(cacheDirectory: options.cacheDirectory)
     pipeline.downloader.allowPrivateNetworks = options.allowPrivateNetworks
-    if options.rescue { pipeline.rescue = RescueConfiguration() }
+    if options.rescue {
+      pipeline.rescue = RescueConfiguration()
+      pipeline.rescuers.append(MediaRescuer(configuration: mediaRescue(options)))
+    }
     var configuration = ServiceConfiguration(
       pipeline: pipeline,
       staging: AttachmentStaging(root: options.attachmentsDirectory), fetchDeadline: host.end)
@@ -134,6 +137,15 @@ public enum RunnerProgram {
         + "(budget \(seconds(options.budget)) s, time will expire at "
         + "\(seconds(options.budget - options.expireMargin)) s); done at \(idle) ms\n")
     return delivery
+  }
+
+  /// The runner's media rescue: trims by copy and re-wraps whatever the time, a transcode only
+  /// when its estimate fits the time left before time-will-expire (the deadline less the
+  /// expire margin), see ``MediaTranscodeCost``.
+  static func mediaRescue(_ options: RunnerOptions) -> MediaRescueConfiguration {
+    var media = MediaRescueConfiguration()
+    media.transcodeAdmission = .whenEstimateFits(reserve: options.expireMargin)
+    return media
   }
 
   /// A duration as seconds for people: `30`, `2.5`.

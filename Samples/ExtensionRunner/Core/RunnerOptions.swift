@@ -82,11 +82,11 @@ public enum RunnerCommand: ParsableCommand {
   public static let maximumAttachments = OptionKey<Int>.integer(
     long: "max-attachments", valueName: "N", bound: .positive,
     help: "How many attachments one payload may have (default 10); the rest are skipped.")
-  /// `--no-rescue`: refuses near-miss images instead of rescuing them.
+  /// `--no-rescue`: refuses near-miss images, video and audio instead of rescuing them.
   public static let noRescue = FlagKey(
     long: "no-rescue",
     help:
-      "Refuse near-miss images instead of rescuing them (rescue is on by default: WebP/HEIC/AVIF converted, oversized images downscaled)."
+      "Refuse near-miss images, video and audio instead of rescuing them (rescue is on by default: WebP/HEIC/AVIF converted, oversized images downscaled, long clips trimmed, foreign containers re-wrapped, other codecs transcoded when the estimate fits the budget left)."
   )
   /// `--trace`: puts the trace in the JSON output too.
   public static let trace = FlagKey(
@@ -131,8 +131,10 @@ public struct RunnerOptions: Sendable, Equatable {
   public var maximumAttachments = 10
   /// Whether fetches may reach loopback and private addresses (the sample server, tests).
   public var allowPrivateNetworks = false
-  /// Whether near-miss images are rescued with libvips (converted, downscaled). Default: on,
-  /// since showing something is an extension's job; `--no-rescue` turns it off.
+  /// Whether near-miss images are rescued with libvips (converted, downscaled) and near-miss
+  /// video and audio with FFmpeg (trimmed and re-wrapped always, transcoded when the estimate
+  /// fits the budget left). Default: on, since showing something is an extension's job;
+  /// `--no-rescue` turns it off.
   public var rescue = true
   /// The payload file.
   public var payloadPath: String

@@ -153,11 +153,16 @@ struct RunnerFixture {
   }
 
   /// Runs the built `extension-runner` binary with `arguments` as a child process, in this
-  /// process's environment less `ATTACHKIT_ALLOW_PRIVATE_NETWORKS`, plus `environment`.
+  /// process's environment less `ATTACHKIT_ALLOW_PRIVATE_NETWORKS`, plus `environment`; under
+  /// `wrapper` (a program and its arguments, e.g. GNU time) when one is given.
   /// Records when the first byte of standard output (the delivery) arrived, and when it exited.
-  func runBinary(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> RunResult {
-    let binary = try #require(
+  func runBinary(
+    _ arguments: [String], environment extra: [String: String] = [:], wrapper: [String] = []
+  ) async throws -> RunResult {
+    let runner = try #require(
       Repository.runnerBinary, "extension-runner is not built next to the tests (swift build --build-tests)")
+    let binary = wrapper.first ?? runner
+    let arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [runner] + arguments
     let errPath = scratch + "/stderr-\(UUID().uuidString.prefix(8))"
     try writeTestFile(Data(), to: errPath)
     let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))

@@ -5,56 +5,90 @@ import CAV
 final class MediaDecoder {
   let av: Libav
   let context: UnsafeMutablePointer<AVCodecContext>
-  private let frame: UnsafeMutablePointer<AVFrame>
+  private let owned: OwnedFrame
+  private var frame: UnsafeMutablePointer<AVFrame> { owned.pointer }
 
-  /// Opens the allowed decoder of `stream`, with `threads` threads.
-  init(stream: UnsafeMutablePointer<AVStream>, threads: Int, av: Libav) throws(MediaFailure) {
+  /// The most pixels a decoded frame may have (FFmpeg's `max_pixels`).
+  private let maximumPixels: Int64
+
+  /// Opens the allowed decoder of `stream`, with `threads` threads. FFmpeg itself refuses to
+  /// allocate a frame of more than `maximumPixels` (a later keyframe may declare a size its
+  /// stream parameters did not).
+  init(stream: UnsafeMutablePointer<AVStream>, threads: Int, maximumPixels: Int64, av: Libav)
+    throws(MediaFailure)
+  {
+    self.maximumPixels = maximumPixels
     self.av = av
+    owned = try OwnedFrame(av: av)
     let parameters = stream.pointee.codecpar
     guard let codec = av.avcodec_find_decoder(parameters?.pointee.codec_id ?? AV_CODEC_ID_NONE),
       MediaAllowlist.decoders.contains(String(cString: codec.pointee.name)),
       let context = av.avcodec_alloc_context3(codec)
     else { throw .unrescued("no allowed decoder reads it") }
+    // Every property is set: from here a throw runs deinit, which frees the context.
     self.context = context
-    guard let frame = av.av_frame_alloc() else {
-      var owned: UnsafeMutablePointer<AVCodecContext>? = context
-      av.avcodec_free_context(&owned)
-      throw .unrescued("out of memory")
-    }
-    self.frame = frame
     guard av.avcodec_parameters_to_context(context, parameters) >= 0 else {
       throw .unrescued("bad stream parameters")
     }
     context.pointee.pkt_timebase = stream.pointee.time_base
     context.pointee.thread_count = Int32(clamping: max(0, threads))
+    context.pointee.max_pixels = max(1, maximumPixels)
     let code = av.avcodec_open2(context, codec, nil)
     guard code >= 0 else { throw .unrescued("its decoder does not open (\(av.message(code)))") }
   }
 
   deinit {
-    var frame: UnsafeMutablePointer<AVFrame>? = frame
-    av.av_frame_free(&frame)
     var context: UnsafeMutablePointer<AVCodecContext>? = context
     av.avcodec_free_context(&context)
   }
 
   /// Decodes `packet` (`nil`: the end, flushes the decoder) and hands each frame to `body`,
   /// which must not keep it. A damaged packet is skipped, as players do.
+  /// - Throws: `too_many_pixels` when a frame's size is over the budget (FFmpeg refused it
+  ///   before allocating it, or it came out of the decoder larger).
   func decode(
     _ packet: UnsafeMutablePointer<AVPacket>?,
     _ body: (UnsafeMutablePointer<AVFrame>) throws(MediaFailure) -> Void
   ) throws(MediaFailure) {
     let sent = av.avcodec_send_packet(context, packet)
+    if sent < 0 { try checkRefusedSize() }
     guard sent >= 0 || sent == ak_averror_eof() || packet != nil else {
       throw .unrescued("its decoder fails (\(av.message(sent)))")
     }
     while true {
       let code = av.avcodec_receive_frame(context, frame)
       if code == ak_averror_eagain() || code == ak_averror_eof() { return }
-      guard code >= 0 else { return }  // a damaged frame: skipped
+      guard code >= 0 else {
+        try checkRefusedSize()
+        return  // a damaged frame: skipped
+      }
       defer { av.av_frame_unref(frame) }
+      try checkSize(width: frame.pointee.width, height: frame.pointee.height)
       try body(frame)
     }
+  }
+
+  /// After a decoding error: FFmpeg zeroes a video decoder's size when it refuses one over
+  /// `max_pixels` (`ff_set_dimensions`), which no damaged frame of an accepted size does.
+  private func checkRefusedSize() throws(MediaFailure) {
+    guard context.pointee.codec_type == AVMEDIA_TYPE_VIDEO,
+      context.pointee.width == 0 || context.pointee.height == 0
+    else { return }
+    throw .error(
+      AttachmentError(
+        .tooManyPixels,
+        "A frame of the video declares a size over the rescue's budget of \(maximumPixels) pixels, which its stream parameters did not: not decoded."
+      ))
+  }
+
+  private func checkSize(width: Int32, height: Int32) throws(MediaFailure) {
+    guard context.pointee.codec_type == AVMEDIA_TYPE_VIDEO, Int64(width) * Int64(height) > maximumPixels
+    else { return }
+    throw .error(
+      AttachmentError(
+        .tooManyPixels,
+        "A frame of the video decoded at \(width)×\(height), over the rescue's budget of \(maximumPixels) pixels."
+      ))
   }
 }
 
@@ -62,7 +96,8 @@ final class MediaDecoder {
 final class MediaEncoder {
   let av: Libav
   let context: UnsafeMutablePointer<AVCodecContext>
-  private let packet: UnsafeMutablePointer<AVPacket>
+  private let owned: OwnedPacket
+  private var packet: UnsafeMutablePointer<AVPacket> { owned.pointer }
   /// The writer's stream this encoder fills, once added.
   var streamIndex: Int32 = -1
   /// The duration given to a packet the encoder leaves without one, in its time base (x264
@@ -72,22 +107,15 @@ final class MediaEncoder {
   /// Allocates the encoder called `name` (not opened: set its fields, then ``open(_:)``).
   init(named name: String, av: Libav) throws(MediaFailure) {
     self.av = av
+    owned = try OwnedPacket(av: av)
     guard let codec = av.avcodec_find_encoder_by_name(name), let context = av.avcodec_alloc_context3(codec)
     else {
       throw .unrescued("FFmpeg has no \(name) encoder")
     }
     self.context = context
-    guard let packet = av.av_packet_alloc() else {
-      var owned: UnsafeMutablePointer<AVCodecContext>? = context
-      av.avcodec_free_context(&owned)
-      throw .unrescued("out of memory")
-    }
-    self.packet = packet
   }
 
   deinit {
-    var packet: UnsafeMutablePointer<AVPacket>? = packet
-    av.av_packet_free(&packet)
     var context: UnsafeMutablePointer<AVCodecContext>? = context
     av.avcodec_free_context(&context)
   }

@@ -32,6 +32,7 @@ struct MediaEngine {
       }
       input = try MediaInput(path: job.source, av: av, interrupt: interrupt)  // read again from the start
     }
+    try admit(plan, source: source, job: job)
     try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
     return Outcome(plan: plan, source: source)
   }
@@ -69,12 +70,23 @@ struct MediaEngine {
     }
   }
 
+  /// Refuses, before a frame is decoded, a transcode whose estimate does not fit the time left
+  /// (``MediaRescueConfiguration/transcodeAdmission``); copies and re-wraps always pass.
+  private func admit(_ plan: MediaPlan, source: MediaSource, job: RescueJob) throws(MediaFailure) {
+    guard case .whenEstimateFits(let reserve) = configuration.transcodeAdmission, let deadline = job.deadline,
+      let estimate = TranscodeEstimate(
+        plan: plan, source: source, limits: job.limits, cost: configuration.transcodeCost)
+    else { return }
+    let left = (ContinuousClock.now.duration(to: deadline) - reserve).inSeconds
+    if estimate.seconds > left { throw .unrescued(estimate.reason(left: left)) }
+  }
+
   /// The time of the last keyframe of `video` at or before `end` seconds (after the start),
   /// past the first: where a stream copy can cut and stay within `end`. `nil` when there is none.
   private func keyframeCut(_ input: MediaInput, video: Int, end: Double) throws(MediaFailure) -> Double? {
-    guard let packet = av.av_packet_alloc() else { throw .unrescued("out of memory") }
-    var owned: UnsafeMutablePointer<AVPacket>? = packet
-    defer { av.av_packet_free(&owned) }
+    let owned = try OwnedPacket(av: av)
+    defer { withExtendedLifetime(owned) {} }  // freed at the end of the function, not after its last use
+    let packet = owned.pointer
     let start = input.startSeconds
     var cut: Double?
     while try input.read(into: packet) {
@@ -159,9 +171,9 @@ struct MediaEngine {
   private func copyPackets(
     _ input: MediaInput, routes: [Int: Route], end: Double?, writer: MediaWriter
   ) throws(MediaFailure) -> Double? {
-    guard let packet = av.av_packet_alloc() else { throw .unrescued("out of memory") }
-    var owned: UnsafeMutablePointer<AVPacket>? = packet
-    defer { av.av_packet_free(&owned) }
+    let owned = try OwnedPacket(av: av)
+    defer { withExtendedLifetime(owned) {} }  // freed at the end of the function, not after its last use
+    let packet = owned.pointer
     let start = input.context.pointee.start_time == ak_av_nopts_value() ? 0 : input.context.pointee.start_time
     var passedEnd = Set<Int>()
     var reached = 0.0
@@ -180,11 +192,19 @@ struct MediaEngine {
       }
       switch route {
       case .copy(let output, let timeBase, let isVideo):
+        if isVideo, passedEnd.contains(index) { continue }
         if let end, packet.pointee.pts != ak_av_nopts_value() {
           let begins = Self.seconds(packet.pointee.pts, timeBase)
           let ends = begins + Self.seconds(packet.pointee.duration, timeBase)
-          if isVideo ? begins >= end - Self.epsilon : ends > end + Self.epsilon {
-            // Decode order runs ahead of presentation by a few frames at most.
+          if isVideo, begins >= end - Self.epsilon {
+            // The keyframe at the cut: no later video packet is copied, not even one shown
+            // before it (an open GOP's leading pictures are predicted from that keyframe, and
+            // decode wrongly without it, silently: FFmpeg reports no error).
+            passedEnd.insert(index)
+            continue
+          }
+          if !isVideo, ends > end + Self.epsilon {
+            // Interleaving runs ahead of presentation by a few frames at most.
             if begins > end + 1 { passedEnd.insert(index) }
             continue
           }

@@ -47,6 +47,19 @@ public struct MediaRescueConfiguration: Sendable, Equatable {
   /// deadline. Image rescues, hits and other misses never wait for these. Default: 2.
   public var maximumConcurrentRescues: Int = 2
 
+  /// Whether a planned transcode (or re-encode to fit) starts when its estimated time may not
+  /// fit before the job's deadline: ``MediaTranscodeAdmission/always`` starts it and stops it
+  /// at the deadline; ``MediaTranscodeAdmission/whenEstimateFits(reserve:)`` keeps the original
+  /// refusal at once instead ("Not rescued: a transcode of N s would take about X s, Y s are
+  /// left"), estimated with ``transcodeCost``. Trims by copy and re-wraps start either way.
+  /// Default: `.always` (the extension runner uses `.whenEstimateFits`, with its expire margin
+  /// as the reserve).
+  public var transcodeAdmission: MediaTranscodeAdmission = .always
+
+  /// The cost constants of a transcode's estimate (see ``MediaTranscodeCost``). Default: those
+  /// measured for x264 `veryfast` on two cores.
+  public var transcodeCost = MediaTranscodeCost()
+
   /// Makes the default media rescue settings.
   public init() {}
 }

@@ -15,8 +15,11 @@ final class VideoTranscoder: StreamTranscoder {
   private let av: Libav
   private let decoder: MediaDecoder
   private let encoder: MediaEncoder
-  private let scaled: UnsafeMutablePointer<AVFrame>
+  private let ownedScaled: OwnedFrame
+  private var scaled: UnsafeMutablePointer<AVFrame> { ownedScaled.pointer }
   private var scaler: OpaquePointer?
+  /// The frame width, height and pixel format `scaler` was made for.
+  private var scalerInput: [Int32] = []
   private let timeBase: AVRational
   private let frameSeconds: Double
   private let endSeconds: Double?
@@ -28,10 +31,11 @@ final class VideoTranscoder: StreamTranscoder {
     configuration: MediaRescueConfiguration, writer: MediaWriter, av: Libav
   ) throws(MediaFailure) {
     self.av = av
-    decoder = try MediaDecoder(stream: stream, threads: configuration.threads, av: av)
+    decoder = try MediaDecoder(
+      stream: stream, threads: configuration.threads, maximumPixels: configuration.maximumSourceFramePixels,
+      av: av)
     encoder = try MediaEncoder(named: "libx264", av: av)
-    guard let scaled = av.av_frame_alloc() else { throw .unrescued("out of memory") }
-    self.scaled = scaled
+    ownedScaled = try OwnedFrame(av: av)
     timeBase = stream.pointee.time_base
     let rate = stream.pointee.avg_frame_rate
     let fps = rate.num > 0 && rate.den > 0 ? Double(rate.num) / Double(rate.den) : 25
@@ -57,6 +61,7 @@ final class VideoTranscoder: StreamTranscoder {
     encoder.streamIndex = try writer.addEncoded(by: context)
     let frameRate = context.pointee.framerate
     encoder.packetDuration = av.av_rescale_q(1, AVRational(num: frameRate.den, den: frameRate.num), timeBase)
+    let scaled = ownedScaled.pointer
     scaled.pointee.width = Int32(width)
     scaled.pointee.height = Int32(height)
     scaled.pointee.format = AV_PIX_FMT_YUV420P.rawValue
@@ -65,8 +70,6 @@ final class VideoTranscoder: StreamTranscoder {
 
   deinit {
     if let scaler { av.sws_freeContext(scaler) }
-    var frame: UnsafeMutablePointer<AVFrame>? = scaled
-    av.av_frame_free(&frame)
   }
 
   func feed(_ packet: UnsafeMutablePointer<AVPacket>?, into writer: MediaWriter) throws(MediaFailure) {
@@ -94,7 +97,11 @@ final class VideoTranscoder: StreamTranscoder {
       try encoder.encode(frame, into: writer)
       return
     }
-    if scaler == nil {
+    let input = [frame.pointee.width, frame.pointee.height, frame.pointee.format]
+    if scaler == nil || scalerInput != input {
+      // A stream may change size at a keyframe: a scaler reads frames of its own size only.
+      if let scaler { av.sws_freeContext(scaler) }
+      scalerInput = input
       scaler = av.sws_getContext(
         frame.pointee.width, frame.pointee.height, AVPixelFormat(frame.pointee.format), scaled.pointee.width,
         scaled.pointee.height, AV_PIX_FMT_YUV420P, Int32(SWS_BICUBIC), nil, nil, nil)
@@ -114,10 +121,14 @@ final class AudioTranscoder: StreamTranscoder {
   private let av: Libav
   private let decoder: MediaDecoder
   private let encoder: MediaEncoder
-  private var resampler: OpaquePointer?
-  private let fifo: OpaquePointer
-  private let converted: UnsafeMutablePointer<AVFrame>
-  private let chunk: UnsafeMutablePointer<AVFrame>
+  private let ownedResampler: OwnedResampler
+  private var resampler: OpaquePointer? { ownedResampler.pointer }
+  private let ownedFifo: OwnedAudioFifo
+  private var fifo: OpaquePointer { ownedFifo.pointer }
+  private let ownedConverted: OwnedFrame
+  private var converted: UnsafeMutablePointer<AVFrame> { ownedConverted.pointer }
+  private let ownedChunk: OwnedFrame
+  private var chunk: UnsafeMutablePointer<AVFrame> { ownedChunk.pointer }
   private var samplesWritten: Int64 = 0
   private let sampleLimit: Int64?
   private(set) var isComplete = false
@@ -128,7 +139,8 @@ final class AudioTranscoder: StreamTranscoder {
     configuration: MediaRescueConfiguration, writer: MediaWriter, av: Libav
   ) throws(MediaFailure) {
     self.av = av
-    decoder = try MediaDecoder(stream: stream, threads: 1, av: av)
+    decoder = try MediaDecoder(
+      stream: stream, threads: 1, maximumPixels: configuration.maximumSourceFramePixels, av: av)
     encoder = try MediaEncoder(named: "aac", av: av)
     let input = decoder.context
     let rate: Int32 = input.pointee.sample_rate == 44_100 ? 44_100 : 48_000
@@ -150,29 +162,21 @@ final class AudioTranscoder: StreamTranscoder {
     } else {
       _ = av.av_channel_layout_copy(&inputLayout, &input.pointee.ch_layout)
     }
+    // Owned from here: a throw below frees it with the rest of what was made.
+    let resampler = OwnedResampler(av: av)
     guard
       av.swr_alloc_set_opts2(
-        &resampler, &context.pointee.ch_layout, AV_SAMPLE_FMT_FLTP, rate, &inputLayout,
+        &resampler.pointer, &context.pointee.ch_layout, AV_SAMPLE_FMT_FLTP, rate, &inputLayout,
         input.pointee.sample_fmt, input.pointee.sample_rate, 0, nil) >= 0
     else { throw .unrescued("FFmpeg cannot set up resampling from \(input.pointee.sample_fmt.rawValue)") }
-    let initialised = av.swr_init(resampler)
+    let initialised = av.swr_init(resampler.pointer)
     guard initialised >= 0 else {
       throw .unrescued("FFmpeg cannot resample its audio (\(av.message(initialised)))")
     }
-    guard
-      let fifo = av.av_audio_fifo_alloc(AV_SAMPLE_FMT_FLTP, channels, 1),
-      let converted = av.av_frame_alloc(), let chunk = av.av_frame_alloc()
-    else { throw .unrescued("FFmpeg cannot resample its audio") }
-    self.fifo = fifo
-    self.converted = converted
-    self.chunk = chunk
-  }
-
-  deinit {
-    av.swr_free(&resampler)
-    av.av_audio_fifo_free(fifo)
-    var frames: [UnsafeMutablePointer<AVFrame>?] = [converted, chunk]
-    for index in frames.indices { av.av_frame_free(&frames[index]) }
+    ownedResampler = resampler
+    ownedFifo = try OwnedAudioFifo(format: AV_SAMPLE_FMT_FLTP, channels: channels, av: av)
+    ownedConverted = try OwnedFrame(av: av)
+    ownedChunk = try OwnedFrame(av: av)
   }
 
   func feed(_ packet: UnsafeMutablePointer<AVPacket>?, into writer: MediaWriter) throws(MediaFailure) {

@@ -98,4 +98,32 @@ struct MediaPlanTests {
     }
     #expect(reason.contains("speex"))
   }
+
+  @Test(
+    "a transcode's estimate: duration cut at the limit × frame rate × output and source megapixels; copies none"
+  )
+  func estimates() throws {
+    let source = { (seconds: Double, video: MediaSource.Stream, audio: MediaSource.Stream?) in
+      MediaSource(
+        demuxer: "matroska,webm", durationSeconds: seconds, bytes: 1_000_000, video: video, audio: audio)
+    }
+    let estimate = { (source: MediaSource) throws -> TranscodeEstimate? in
+      let plan = try MediaPlan.make(
+        for: source, refusal: AttachmentError(.unsupportedType, "refused"), limits: ValidationLimits(),
+        configuration: MediaRescueConfiguration()
+      ).get()
+      return TranscodeEstimate(
+        plan: plan, source: source, limits: ValidationLimits(), cost: MediaTranscodeCost())
+    }
+    // 45 s of 720p VP9 + Opus: 30 s × 0.9216 MP × (0.25 + 0.06) s + 30 s × 0.02 s
+    let vp9 = try #require(try estimate(source(45, Self.video("vp9", 1280, 720), Self.audio("opus"))))
+    #expect(vp9.mediaSeconds == 30)
+    #expect(abs(vp9.seconds - (30 * 0.9216 * 0.31 + 0.6)) < 1e-9)
+    #expect(vp9.reason(left: 2.94) == "a transcode of 30 s would take about 9.2 s, 2.9 s are left")
+    // 4K is encoded at 1280×720 but decoded at its own size; no declared duration: the limit
+    let big = try #require(try estimate(source(0, Self.video("av1", 3840, 2160), nil)))
+    #expect(abs(big.seconds - 30 * (0.9216 * 0.25 + 8.2944 * 0.06)) < 1e-9)
+    // H.264 re-wrapped with its AAC: nothing to estimate
+    #expect(try estimate(source(10, Self.video("h264", 640, 360), Self.audio("aac"))) == nil)
+  }
 }

@@ -1,0 +1,109 @@
+import AttachmentKit
+import Foundation
+import TestSupport
+import Testing
+
+/// The runner's media rescue: trims by copy and re-wraps whatever the budget, a transcode only
+/// when its estimate fits the time left before time-will-expire; one that does not fit keeps
+/// its refusal, at once, without decoding a frame.
+@Suite("Runner: media rescue within the budget", .threadOfItsOwn, .cpuBound)
+struct MediaRescueRunnerTests {
+  static func payload(_ attachments: [(url: String, id: String)]) -> String {
+    let items = attachments.map { #"{"url": "{BASE}\#($0.url)", "id": "\#($0.id)"}"# }
+    return
+      #"{"aps": {"alert": "clip", "mutable-content": 1}, "attachments": [\#(items.joined(separator: ", "))]}"#
+  }
+
+  @Test(
+    "with 4 s of budget a 40 s clip is trimmed, and a 20 s 720p transcode is refused at once with its estimate"
+  )
+  func transcodeOverBudgetRefused() async throws {
+    // Given a 40 s H.264 clip (a copy trim) and 20 s of 1280×720 MPEG-4 part 2 at 30 fps in AVI
+    // (a transcode estimated at 20 × 0.92 MP × (0.25 + 0.06) s = 5.7 s)
+    let fixture = try RunnerFixture("media-budget")
+    defer { fixture.close() }
+    let big = try await Self.generate(in: fixture, "clip-720p-20s.avi", size: "1280x720", seconds: 20)
+    let payload = try fixture.write(
+      "clips.json",
+      Self.payload([("/media/too-long-video-40s.mp4", "trim"), (big, "big")]))
+
+    // When the runner runs it with a 4 s budget (time-will-expire at 3 s), under GNU time
+    let result = try await fixture.runBinary(
+      fixture.commonArguments + ["--budget", "4", "--trace", payload],
+      wrapper: ["/usr/bin/time", "-f", "cpu %U %S"])
+
+    // Then the trim is delivered, the transcode refused with its estimate and the time left
+    let output = try result.output()
+    #expect(output.attachments.map(\.identifier) == ["trim"], "\(result.standardError)")
+    #expect(output.attachments.first?.typeHint == "public.mpeg-4")
+    let trimmed = try Validator().validate(file: try #require(output.attachments.first?.path))
+    #expect(trimmed.durationSeconds.map { $0 <= 30 && $0 >= 29 } == true, "\(String(describing: trimmed))")
+    let refusal = output.trace?.first {
+      $0.detail.contains("Not rescued: a transcode of 20 s would take about 5.7 s")
+    }
+    #expect(refusal?.detail.contains("unsupported_type") == true, "\(output.trace ?? [])")
+    #expect(refusal?.detail.contains(" s are left") == true)
+    // … by the extension before time-will-expire: a transcode that had started would still be
+    // running then (it takes longer than its estimate here), and be cut at the deadline
+    #expect(result.standardError.contains("by the extension, all steps done"), "\(result.standardError)")
+    #expect(output.trace?.contains { $0.name == "time will expire" } == false)
+    // … and the process spent little CPU: no frame was decoded (a started transcode keeps both
+    // cores busy until the deadline)
+    let cpu = try #require(Self.cpuSeconds(result.standardError), "\(result.standardError)")
+    #expect(cpu < 2, "\(cpu) s of CPU")
+  }
+
+  @Test("with the default 30 s budget a small WebM and 10 s of 640×360 are transcoded and delivered")
+  func transcodeWithinBudgetDelivered() async throws {
+    let fixture = try RunnerFixture("media-enough")
+    defer { fixture.close() }
+    let medium = try await Self.generate(in: fixture, "clip-360p-10s.avi", size: "640x360", seconds: 10)
+    let payload = try fixture.write(
+      "clips.json",
+      Self.payload([("/media/webm-vp9.webm", "small"), (medium, "medium")]))
+
+    // A process of its own: in this one, other suites' 720p transcodes may hold the media slots.
+    let result = try await fixture.runBinary(fixture.commonArguments + ["--trace", payload])
+
+    let output = try result.output()
+    #expect(Set(output.attachments.map(\.identifier)) == ["small", "medium"], "\(result.standardError)")
+    #expect(output.attachments.allSatisfy { $0.typeHint == "public.mpeg-4" && $0.path.hasSuffix(".mp4") })
+    #expect(output.trace?.contains { $0.detail.contains("Not rescued") } == false)
+  }
+
+  /// Makes `name` (flat grey MPEG-4 part 2 at 30 fps in AVI: cheap to make, as dear to transcode
+  /// as its size says) in a directory the fixture's server serves under `/big`; returns its path
+  /// there.
+  static func generate(in fixture: RunnerFixture, _ name: String, size: String, seconds: Int) async throws
+    -> String
+  {
+    let directory = fixture.scratch + "/big"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    fixture.server.serveDirectory(prefix: "/big", directory: directory)
+    let status = try await onOwnThread { () throws -> Int32 in
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+      process.arguments = [
+        "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+        "color=c=gray:size=\(size):rate=30:duration=\(seconds)", "-c:v", "mpeg4", "-q:v", "10", "-threads",
+        "1",
+        directory + "/" + name,
+      ]
+      process.standardInput = FileHandle.nullDevice
+      try process.run()
+      process.waitUntilExit()
+      return process.terminationStatus
+    }
+    try #require(status == 0, "ffmpeg exited \(status)")
+    return "/big/" + name
+  }
+
+  /// User plus system seconds from GNU time's `cpu %U %S` line.
+  static func cpuSeconds(_ standardError: String) -> Double? {
+    guard let line = standardError.split(separator: "\n").last(where: { $0.hasPrefix("cpu ") }) else {
+      return nil
+    }
+    let parts = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    return parts.count == 2 ? parts[0] + parts[1] : nil
+  }
+}
