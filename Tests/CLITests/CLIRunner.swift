@@ -75,23 +75,6 @@ enum CLI {
   }
 }
 
-extension Process {
-  /// Waits for the process to exit, suspended between looks (every 2 ms); its termination
-  /// status. Foundation's `waitUntilExit()` is not used: it spins its run loop at full speed
-  /// until the child exits, taking a whole core (of two) from every other test meanwhile.
-  @discardableResult
-  func exitStatus() async -> Int32 {
-    while isRunning { try? await Task.sleep(for: .milliseconds(2)) }
-    return terminationStatus
-  }
-
-  /// Blocks until the process exits, sleeping 1 ms between looks: `waitUntilExit()` without
-  /// its spin, for code already on a thread of its own.
-  func blockUntilExit() {
-    while isRunning { usleep(1000) }
-  }
-}
-
 /// A handle read to its end on a thread of its own, so that two pipes cannot block each
 /// other (a child filling its stderr pipe while the reader waits on stdout).
 final class PendingRead: @unchecked Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// A decode bomb for the media rescue: a 3 s 160×120 VP9 WebM (about 30 KB) whose second and
@@ -7,7 +8,7 @@ import Testing
 /// first frame) pass every declared budget; decoding it as it is allocates two 144-megapixel
 /// frames (before the decoders' `max_pixels`, the rescue peaked at 527 MiB on it and delivered
 /// a clip of the frames that decoded).
-@Suite("CLI: media decode bomb", .serialized)
+@Suite("CLI: media decode bomb", .serialized, .threadOfItsOwn)
 struct MediaDecodeBombCLITests {
   @Test(
     "a later keyframe declaring 12000×12000 is refused with too_many_pixels, small, at once, leaving no file")
@@ -58,7 +59,7 @@ extension MediaDecodeBombCLITests {
       try #require(made.status == 0, "ffmpeg: \(made.stderr)")
       list += "file '\(part)'\n"
     }
-    try Data(list.utf8).write(to: URL(fileURLWithPath: scratch.path + "/parts.txt"))
+    try writeTestFile(Data(list.utf8), to: scratch.path + "/parts.txt")
     let source = scratch.path + "/sizes.webm"
     let joined = try await CLI.run(
       program: "/usr/bin/ffmpeg",
@@ -114,7 +115,7 @@ enum DecodeBomb {
       setBits(&bytes, start, 52, 16, side - 1)
     }
     let bomb = directory + "/bomb.webm"
-    try Data(bytes).write(to: URL(fileURLWithPath: bomb))
+    try writeTestFile(Data(bytes), to: bomb)
     return bomb
   }
 

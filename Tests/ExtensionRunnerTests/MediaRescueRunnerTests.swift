@@ -1,6 +1,7 @@
 import AttachmentKit
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 /// The runner's media rescue: trims by copy and re-wraps whatever the budget, a transcode only
@@ -90,8 +91,9 @@ struct MediaRescueRunnerTests {
         directory + "/" + name,
       ]
       process.standardInput = FileHandle.nullDevice
-      try process.run()
-      process.waitUntilExit()
+      try process.runClosingChildEnds()
+      process.blockUntilExit()
+      process.closeStandardPipes()
       return process.terminationStatus
     }
     try #require(status == 0, "ffmpeg exited \(status)")

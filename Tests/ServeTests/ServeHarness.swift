@@ -306,20 +306,6 @@ func eventually(within seconds: Double = 20, _ condition: () async throws -> Boo
 }
 
 extension Process {
-  /// Waits for the process to exit, suspended between looks (every 2 ms); its termination
-  /// status. Foundation's `waitUntilExit()` is not used: it spins its run loop at full speed
-  /// until the child exits, taking a whole core (of two) from every other test meanwhile.
-  @discardableResult
-  func exitStatus() async -> Int32 {
-    while isRunning { try? await Task.sleep(for: .milliseconds(2)) }
-    return terminationStatus
-  }
-
-  /// Blocks until the process exits, sleeping 1 ms between looks: `waitUntilExit()` without
-  /// its spin, for code already on a thread of its own.
-  func blockUntilExit() {
-    while isRunning { usleep(1000) }
-  }
 
   /// Waits, on a thread of its own, until `pipe` is read to its end and the process has
   /// exited; what the pipe carried, as text.

@@ -51,23 +51,6 @@ func measure<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
   return (value, Double(s) + Double(atto) / 1e18)
 }
 
-extension Process {
-  /// Waits for the process to exit, suspended between looks (every 2 ms); its termination
-  /// status. Foundation's `waitUntilExit()` is not used: it spins its run loop at full speed
-  /// until the child exits, taking a whole core (of two) from every other test meanwhile.
-  @discardableResult
-  func exitStatus() async -> Int32 {
-    while isRunning { try? await Task.sleep(for: .milliseconds(2)) }
-    return terminationStatus
-  }
-
-  /// Blocks until the process exits, sleeping 1 ms between looks: `waitUntilExit()` without
-  /// its spin, for code already on a thread of its own.
-  func blockUntilExit() {
-    while isRunning { usleep(1000) }
-  }
-}
-
 extension DownloaderConfiguration {
   /// The default configuration with private networks allowed: the test server is on loopback.
   static var loopback: DownloaderConfiguration {

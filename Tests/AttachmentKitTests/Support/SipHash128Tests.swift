@@ -60,7 +60,7 @@ struct SipHash128Tests {
       process.standardOutput = pipe
       try process.runClosingChildEnds()
       let data = pipe.fileHandleForReading.readDataToEndOfFile()
-      process.waitUntilExit()
+      process.blockUntilExit()
       process.closeStandardPipes()
       return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         .lowercased()

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AttachmentKit
@@ -53,8 +54,9 @@ struct MediaOpenGOPTests {
       process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
       process.arguments = ["-nostdin", "-loglevel", "error", "-y"] + arguments
       process.standardInput = FileHandle.nullDevice
-      try process.run()
-      process.waitUntilExit()
+      try process.runClosingChildEnds()
+      process.blockUntilExit()
+      process.closeStandardPipes()
       return process.terminationStatus
     }
     try #require(status == 0, "ffmpeg \(arguments.joined(separator: " ")) exited \(status)")
