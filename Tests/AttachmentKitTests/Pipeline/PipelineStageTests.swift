@@ -68,8 +68,9 @@ struct PipelineStageTests {
     fixture.server.serve("/photo.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
     let url = fixture.server.url("/photo.png")
 
-    // (the deadline counts from the request, not from the fixture's set-up)
-    let deadline = gate.startDeadline(in: .seconds(2))
+    // (the deadline counts from the request, not from the fixture's set-up; 5 s, so that the
+    // download is done before it even when a loaded machine is slow to run the fetch)
+    let deadline = gate.startDeadline(in: .seconds(5))
     let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
 
     #expect(code == .deadlineExceeded)
@@ -88,7 +89,7 @@ struct PipelineStageTests {
       "/photo.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
     let url = fixture.server.url("/photo.jpg")
 
-    let deadline = gate.startDeadline(in: .seconds(2))
+    let deadline = gate.startDeadline(in: .seconds(5))
     let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
 
     #expect(code == .deadlineExceeded)
