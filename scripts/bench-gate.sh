@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The benchmark gate of .ci/run: reads the JSON of `attachkit-bench --quick --json FILE` and
+# fails when a key CI reads is missing or not a number, or when a gated figure is over its limit.
+# Usage: scripts/bench-gate.sh REPORT.json
+#
+# The limits are in the table below, the only place they live. Each is generous on purpose:
+# about twice the figure's goal (Benchmarks/README.md), and more where the quick run on a loaded
+# two-core machine has already measured near that (the range in the note), so that noise never
+# fails CI and a real regression (a figure twice as bad as its goal) does. A figure without a
+# limit ("-") is only checked to be a number: absolute times move 2-3x with the machine's load.
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: $0 REPORT.json" >&2; exit 2; }
+report=$1
+[ -r "$report" ] || { echo "bench-gate: cannot read $report" >&2; exit 2; }
+
+# key                                  limit   goal    note
+limits=$(
+  cat <<'TABLE'
+urlsession_45m_ratio                   2.0     1.0     cold 45 MiB / URLSession
+curl_45m_ratio                         2.2     1.1     cold 45 MiB / curl
+batch_c16_ratio_curl                   3.0     1.0     in-process batch c=16 / curl --parallel (quick runs 1.1-2.0)
+batch_cli_c16_ratio_curl               3.0     0.8     prefetch -j 16 / curl --parallel (runs 1.17-2.21; 3.2-4.25 before issue 11)
+churn_c16_ratio_curl                   3.5     1.0     churn into a full 20 MiB cache / curl --parallel (runs 0.90-2.84)
+serve_hit_ratio_nginx                  4.0     2.0     serve hit, time per request / nginx
+cli_hit_ratio_curl                     1.0     0.5     attachkit fetch hit / curl
+cli_cold_45m_ratio_curl                3.0     1.0     attachkit fetch cold 45 MiB / curl (loaded runs up to 1.98)
+sniff_1byte_ratio                      2.0     1.0     1-byte writes sniffed / not sniffed
+rescue_24mp_ratio_vips                 2.0     1.0     24 MP JPEG rescue / vipsthumbnail, wall
+rescue_24mp_rss_ratio_vips             2.4     1.2     same, peak RSS
+media_transcode_720p_ratio_ffmpeg      2.0     1.0     720p transcode / ffmpeg, wall
+media_transcode_720p_rss_ratio_ffmpeg  2.4     1.2     same, peak RSS
+media_trim_copy_ratio_ffmpeg           2.0     1.0     stream-copy trim / ffmpeg, wall
+refuse_html_bytes                      131072  65536   body bytes read before an HTML page is refused
+serve_fanin_upstream_requests          1       1       200 concurrent requests of one URL reach the origin once
+hit_p50_us                             -       50      in-process hit p50
+hit_p99_us                             -       500     in-process hit p99
+cold_100k_p50_ms                       -       -       cold 100 KiB p50
+cold_45m_p50_ms                        -       -       cold 45 MiB p50
+deadline_overshoot_p99_ms              -       50      deadline overshoot p99
+peak_rss_45m_mib                       -       -       peak RSS of a 45 MiB download
+baseline_rss_mib                       -       -       RSS of a fresh pipeline
+serve_hit_p99_ms                       -       5       serve p99 under wrk
+serve_peak_rss_mib                     -       64      serve peak RSS under wrk
+TABLE
+)
+
+printf '%-38s %14s %10s  %s\n' KEY VALUE LIMIT RESULT
+failed=()
+while read -r key limit _; do
+  value=$(jq -r --arg key "$key" '.[$key] | if type == "number" then tostring else "missing" end' "$report")
+  if [ "$value" = "missing" ]; then
+    result="FAIL: not a number in the report"
+    failed+=("$key (missing)")
+  elif [ "$limit" = "-" ]; then
+    result="ok (no limit)"
+  elif awk -v value="$value" -v limit="$limit" 'BEGIN { exit !(value + 0 <= limit + 0) }'; then
+    result="ok"
+  else
+    result="FAIL: over its limit"
+    failed+=("$key = $value > $limit")
+  fi
+  printf '%-38s %14s %10s  %s\n' "$key" "$value" "$limit" "$result"
+done <<<"$limits"
+
+if ((${#failed[@]})); then
+  echo "bench-gate: ${#failed[@]} benchmark figure(s) failed the gate:" >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo "bench-gate: every figure is a number and within its limit"
