@@ -2,7 +2,8 @@
 # The README's main job, on the bundled samples and loopback only:
 #   1. serve Samples/media from a loopback server this script starts (and always stops);
 #   2. prefetch every acceptable sample cold into a fresh cache, then again (all cache hits);
-#   3. validate the near-misses;
+#   3. validate the near-misses: each must be refused with the code manifest.tsv's expect column
+#      gives it (a near-miss refused with another code, or accepted, fails the job, naming it);
 #   4. print cold vs hit latency per file against the 30 s budget, and each refusal's reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,10 +37,18 @@ for _ in $(seq 200); do [ -s "$work/base" ] && break; sleep 0.05; done
 base=$(head -1 "$work/base")
 [ -n "$base" ] || { echo "the sample server did not start" >&2; exit 1; }
 
+# manifest.tsv (written by scripts/make-samples.sh) gives each sample's expected outcome: accepted,
+# or the error code of a near-miss.
 accepted=() refused=()
+declare -A expected_code=()
 while IFS=$'\t' read -r file expect _; do
   [ "$file" = "file" ] && continue
-  if [ "$expect" = "accepted" ]; then accepted+=("$file"); else refused+=("$file"); fi
+  if [ "$expect" = "accepted" ]; then
+    accepted+=("$file")
+  else
+    refused+=("$file")
+    expected_code[$file]=$expect
+  fi
 done <Samples/media/manifest.tsv
 printf '%s\n' "${accepted[@]/#/$base/media/}" >"$work/urls.txt"
 
@@ -79,15 +88,38 @@ status=0
 [ "$status" -eq 1 ] || { echo "validate exited $status on the near-misses (expected 1)" >&2; exit 1; }
 sed 's#^Samples/media/##' "$work/refusals.txt" \
   | awk -F': ' '{ printf "%-34s %-17s %s\n", $1, $2, substr($0, length($1) + length($2) + 5) }'
+# Each refusal's code against the manifest's; a near-miss with no refusal line was accepted.
+wrong=()
+declare -A refused_with=()
+while IFS= read -r line; do
+  name=${line%%: *}
+  name=${name#Samples/media/}
+  rest=${line#*: }
+  refused_with[$name]=${rest%%: *}
+done <"$work/refusals.txt"
+for file in "${refused[@]}"; do
+  actual=${refused_with[$file]:-"(not refused)"}
+  [ "$actual" = "${expected_code[$file]}" ] || wrong+=("$file: expected ${expected_code[$file]}, got $actual")
+done
+if ((${#wrong[@]})); then
+  echo "${#wrong[@]} near-miss(es) not refused with the code Samples/media/manifest.tsv expects:" >&2
+  printf '  %s\n' "${wrong[@]}" >&2
+  exit 1
+fi
 [ "$(wc -l <"$work/refusals.txt")" -eq "${#refused[@]}" ] \
-  || { echo "not every near-miss was refused" >&2; exit 1; }
+  || { echo "validate printed $(wc -l <"$work/refusals.txt") refusal lines for ${#refused[@]} near-misses" >&2; exit 1; }
+echo "every near-miss was refused with its manifest code"
 
 echo
 count() { awk -v pattern="$1" 'index($0, pattern) {n++} END {print n+0}' "$2"; }
 cold_accepted=$(count '"outcome":"accepted"' "$work/cold.jsonl")
 hits=$(count '"source":"cache"' "$work/hot.jsonl")
 echo "summary: ${cold_accepted}/${#accepted[@]} samples accepted cold, ${hits}/${#accepted[@]} answered from the cache on the second pass, ${#refused[@]} near-misses refused; budget 30 s per notification."
-[ "$cold_status" -eq 0 ] && [ "$cold_accepted" -eq "${#accepted[@]}" ] \
-  || { echo "the cold pass did not accept every sample (prefetch exited $cold_status)" >&2; exit 1; }
-[ "$hot_status" -eq 0 ] && [ "$hits" -eq "${#accepted[@]}" ] \
-  || { echo "the second pass did not answer every sample from the cache (prefetch exited $hot_status)" >&2; exit 1; }
+if [ "$cold_status" -ne 0 ] || [ "$cold_accepted" -ne "${#accepted[@]}" ]; then
+  echo "the cold pass did not accept every sample (prefetch exited $cold_status)" >&2
+  exit 1
+fi
+if [ "$hot_status" -ne 0 ] || [ "$hits" -ne "${#accepted[@]}" ]; then
+  echo "the second pass did not answer every sample from the cache (prefetch exited $hot_status)" >&2
+  exit 1
+fi
