@@ -58,8 +58,7 @@ struct AccessLogTests {
     "goaccess, run with docs/deploy.md's command on a real serve's log, parses every request and fails none")
   func goaccessReadsIt() async throws {
     guard let goaccess = Tools.goaccess else {
-      print("SKIPPED: goaccess is not installed (CI installs it: apt-get install goaccess)")
-      return
+      try Skips.skipRest("goaccess is not installed (scripts/test.sh installs it)")
     }
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }

@@ -7,7 +7,8 @@ import Testing
 /// which picks one by a consistent hash of the request URI and caches answers as a CDN would.
 @Suite(
   "attachkit serve behind nginx", .serialized, .threadOfItsOwn,
-  .enabled(if: NginxTier.executable != nil, "nginx is not installed (CI installs it: apt-get install nginx)"))
+  .requires(
+    NginxTier.executable != nil, "DeployTests", "nginx is not installed (scripts/test.sh installs it)"))
 struct DeployTests {
   @Test(
     "nginx proxy_cache answers the second request itself (X-Cache HIT, no serve request); one instance per URL"

@@ -69,8 +69,8 @@ struct MetricsTests {
     let exposition = workspace.path + "/metrics.txt"
     try writeTestFile(Data(try await Curl.get(serve.url("/metrics")).body), to: exposition)
     guard let samples = try await Self.parse(exposition) else {
-      print("SKIPPED: prometheus_client is not installed (apt-get install python3-prometheus-client)")
-      return
+      try Skips.skipRest(
+        "prometheus_client is not installed (scripts/install-deps.sh installs python3-prometheus-client)")
     }
     func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
       samples.first { sample in

@@ -7,7 +7,8 @@ import Testing
 /// a shared cache keep, refusals for a short time, and never a per-request fact on its hits.
 @Suite(
   "attachkit serve behind nginx: what the tier keeps", .serialized, .threadOfItsOwn,
-  .enabled(if: NginxTier.executable != nil, "nginx is not installed (CI installs it: apt-get install nginx)"))
+  .requires(
+    NginxTier.executable != nil, "TierCachingTests", "nginx is not installed (scripts/test.sh installs it)"))
 struct TierCachingTests {
   @Test(
     "private and no-cache are not kept by the tier; a 422 is, briefly; a HIT shows no per-request source; an expired entry is REVALIDATED"

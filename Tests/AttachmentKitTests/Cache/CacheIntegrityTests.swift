@@ -265,7 +265,9 @@ struct CacheIntegrityTests {
 
   @Test(
     "a cache directory owned by another user is refused with io_error",
-    .enabled(if: getuid() == 0, "skipped: only root can give a directory to another user"))
+    .requires(
+      getuid() == 0, "CacheIntegrityTests.foreignDirectory()",
+      "only root can give a directory to another user"))
   func foreignDirectory() throws {
     let scratch = try ScratchDirectory("foreign")
     defer { scratch.remove() }

@@ -8,9 +8,9 @@ import Testing
 /// A full disk fails the store cleanly and the cache works again once space is freed.
 @Suite(
   "Disk full",
-  .enabled(
-    if: TmpfsMount.isAvailable,
-    "skipped: a tmpfs cannot be mounted here (needs root or CAP_SYS_ADMIN); the disk-full path is then untested"
+  .requires(
+    TmpfsMount.isAvailable, "DiskFullTests",
+    "a tmpfs cannot be mounted here (needs root or CAP_SYS_ADMIN); the disk-full path is then untested"
   ), .threadOfItsOwn)
 struct DiskFullTests {
 
