@@ -16,8 +16,8 @@ report=$1
 # key                                  limit   goal    note
 limits=$(
   cat <<'TABLE'
-urlsession_45m_ratio                   2.0     1.0     cold 45 MiB / URLSession
-curl_45m_ratio                         2.2     1.1     cold 45 MiB / curl
+urlsession_45m_ratio                   4.0     1.0     cold 45 MiB / URLSession (0.59 quiet; 3.01 at load 7-20, where it tends to the CPU ratio: we hash and validate)
+curl_45m_ratio                         3.0     1.1     cold 45 MiB / curl (0.84 quiet; 1.51 at load 7-20)
 batch_c16_ratio_curl                   3.0     1.0     in-process batch c=16 / curl --parallel (quick runs 1.1-2.0)
 batch_cli_c16_ratio_curl               3.0     0.8     prefetch -j 16 / curl --parallel (runs 1.17-2.21; 3.2-4.25 before issue 11)
 churn_c16_ratio_curl                   3.5     1.0     churn into a full 20 MiB cache / curl --parallel (runs 0.90-2.84)
