@@ -6,11 +6,12 @@ import Dispatch
 /// The pool has one thread per core; a long structural walk there would hold back the timers
 /// that answer every other request at its deadline. Here each piece of work gets a thread of
 /// its own (``BackgroundWork/start(_:qos:_:)``): a slow check or a long transcode costs its
-/// own thread only, and never queues another request's check behind it. The work gets a ``StopSignal`` that carries the request's deadline and is raised when
-/// the calling task is cancelled, so the walk stops promptly either way.
+/// own thread only, and never queues another request's check behind it. The work gets a
+/// ``StopSignal`` that carries the request's deadline and is raised when the calling task is
+/// cancelled, so the walk stops promptly either way.
 enum OffPoolWork {
-  /// Runs `work` on a thread of its own with a signal for `deadline`, and returns its result. When
-  /// the calling task is cancelled the signal is raised; the work decides how to stop.
+  /// Runs `work` on a thread of its own with a signal for `deadline`, and returns its result.
+  /// When the calling task is cancelled the signal is raised; the work decides how to stop.
   static func run<Value: Sendable>(
     deadline: ContinuousClock.Instant, _ work: @escaping @Sendable (StopSignal) -> Value
   ) async -> Value {
