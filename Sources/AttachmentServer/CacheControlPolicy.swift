@@ -17,7 +17,7 @@ enum CacheControlPolicy {
 
   /// The header value for `attachment` answered at `now` (seconds since 1970).
   static func header(for attachment: Attachment, now: Double) -> String {
-    let directives = Directives(attachment.cacheControl)
+    let directives = CacheControlDirectives(attachment.cacheControl)
     guard let freshUntil = attachment.freshUntil, !directives.noStore else { return "no-store" }
     let scope = directives.isPrivate ? "private" : "public"
     if directives.noCache { return directives.isPrivate ? "private, no-cache" : "no-cache" }
@@ -42,43 +42,5 @@ enum CacheControlPolicy {
   private static func seconds(_ interval: Double) -> Int {
     guard interval.isFinite, interval > 0 else { return 0 }
     return Int(min(interval, Double(longest)))
-  }
-
-  /// The directives of an origin's `Cache-Control` that decide what a shared cache passes on.
-  struct Directives: Equatable {
-    var noStore = false
-    var noCache = false
-    /// `private`, bare or naming fields (either way the answer is not for a shared cache).
-    var isPrivate = false
-    var mustRevalidate = false
-    var proxyRevalidate = false
-    /// `s-maxage`, in seconds.
-    var sharedMaxAge: Double?
-    /// `max-age`, in seconds.
-    var maxAge: Double?
-
-    private static func isPadding(_ character: Character) -> Bool {
-      character == " " || character == "\t" || character == "\""
-    }
-
-    /// The directives of `header` (case-insensitive names, quoted or bare arguments).
-    init(_ header: String?) {
-      for directive in (header ?? "").split(separator: ",") {
-        let parts = directive.split(separator: "=", maxSplits: 1).map { part in
-          let trimmed = part.drop(while: Self.isPadding).reversed().drop(while: Self.isPadding).reversed()
-          return String(trimmed).lowercased()
-        }
-        switch parts.first {
-        case "no-store": noStore = true
-        case "no-cache": noCache = true
-        case "private": isPrivate = true
-        case "must-revalidate": mustRevalidate = true
-        case "proxy-revalidate": proxyRevalidate = true
-        case "s-maxage": sharedMaxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
-        case "max-age": maxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
-        default: break
-        }
-      }
-    }
   }
 }

@@ -22,51 +22,28 @@ enum Freshness {
     cacheControl: String?, expires: String?, date: String?, lastModified: String?, now: Double,
     defaultLifetime: Double, shared: Bool = false
   ) -> Policy {
+    let directives = CacheControlDirectives(cacheControl)
     var policy = privatePolicy(
-      cacheControl: cacheControl, expires: expires, date: date, lastModified: lastModified, now: now,
+      directives, expires: expires, date: date, lastModified: lastModified, now: now,
       defaultLifetime: defaultLifetime)
     guard shared, !policy.noStore else { return policy }
-    var sharedMaxAge: Double?
-    var noCache = false
-    for directive in (cacheControl ?? "").split(separator: ",") {
-      let parts = directive.split(separator: "=", maxSplits: 1).map {
-        $0.trimmingCharacters(in: " \t\"").lowercased()
-      }
-      switch parts.first {
-      case "private": policy.isPrivateToSharedCache = true
-      case "no-cache": noCache = true
-      case "s-maxage": sharedMaxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
-      default: break
-      }
-    }
+    policy.isPrivateToSharedCache = directives.isPrivate
     // s-maxage is for shared caches only, and never outweighs no-cache.
-    if let sharedMaxAge, !noCache, !policy.isPrivateToSharedCache { policy.lifetime = sharedMaxAge }
+    if let sharedMaxAge = directives.sharedMaxAge, !directives.noCache, !directives.isPrivate {
+      policy.lifetime = sharedMaxAge
+    }
     return policy
   }
 
   /// The policy of a private cache (``policy(cacheControl:expires:date:lastModified:now:defaultLifetime:shared:)``
   /// with `shared` false).
   private static func privatePolicy(
-    cacheControl: String?, expires: String?, date: String?, lastModified: String?, now: Double,
-    defaultLifetime: Double
+    _ directives: CacheControlDirectives, expires: String?, date: String?, lastModified: String?,
+    now: Double, defaultLifetime: Double
   ) -> Policy {
-    var maxAge: Double?
-    var noStore = false
-    var noCache = false
-    for directive in (cacheControl ?? "").split(separator: ",") {
-      let parts = directive.split(separator: "=", maxSplits: 1).map {
-        $0.trimmingCharacters(in: " \t\"").lowercased()
-      }
-      switch parts.first {
-      case "no-store": noStore = true
-      case "no-cache": noCache = true
-      case "max-age": maxAge = parts.count == 2 ? Double(parts[1]).map { max(0, $0) } ?? 0 : 0
-      default: break
-      }
-    }
-    if noStore { return Policy(noStore: true, lifetime: 0) }
-    if noCache { return Policy(lifetime: 0) }
-    if let maxAge { return Policy(lifetime: maxAge) }
+    if directives.noStore { return Policy(noStore: true, lifetime: 0) }
+    if directives.noCache { return Policy(lifetime: 0) }
+    if let maxAge = directives.maxAge { return Policy(lifetime: maxAge) }
     let served = date.flatMap(HTTPDate.parse) ?? now
     if let expires {
       // An invalid Expires (such as "0") means already expired.
@@ -81,9 +58,6 @@ enum Freshness {
 
   /// Whether `cacheControl` holds `private` (bare or naming fields), in any case.
   static func isPrivate(_ cacheControl: String?) -> Bool {
-    (cacheControl ?? "").split(separator: ",").contains { directive in
-      directive.split(separator: "=", maxSplits: 1).first?.trimmingCharacters(in: " \t").lowercased()
-        == "private"
-    }
+    CacheControlDirectives(cacheControl).isPrivate
   }
 }
