@@ -106,7 +106,9 @@ final class ServerCore: Sendable {
     while true {
       let listenerFD = listener.fd
       guard listenerFD >= 0 else { return }
-      let fd = accept(listenerFD, nil, nil)
+      // Close-on-exec from the start: a child spawned by another test in between would hold
+      // the connection open after the server closes it.
+      let fd = acceptCloseOnExec(listenerFD)
       if fd < 0 {
         let code = errno
         if isStopped { return }
@@ -118,7 +120,6 @@ final class ServerCore: Sendable {
         default: return
         }
       }
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
       var one: Int32 = 1
       _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
       let socket = SocketHandle(fd: fd)

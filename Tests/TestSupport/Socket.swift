@@ -166,3 +166,24 @@ struct ListeningSocket {
     guard named == 0 else { throw TestHTTPServerError(operation: "getsockname", code: errno) }
   }
 }
+
+/// `accept4(fd, nil, nil, SOCK_CLOEXEC)`: Glibc's Swift module leaves `accept4` out (it is a
+/// GNU extension), so it is looked up once by name. Without it, `accept` then `fcntl` would
+/// leave a window in which a child spawned on another thread inherits the connection.
+func acceptCloseOnExec(_ listener: Int32) -> Int32 {
+  guard let accept4 = Accept4.function else {
+    errno = ENOSYS
+    return -1
+  }
+  return accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+}
+
+private enum Accept4 {
+  typealias Function =
+    @convention(c) (
+      Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32
+    ) -> Int32
+  static let function: Function? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4").map {
+    unsafeBitCast($0, to: Function.self)
+  }
+}

@@ -47,7 +47,7 @@ enum CacheFiles {
   /// The names in an open directory (without `.` and `..`), read through a duplicate of
   /// `directory` so the caller's descriptor stays open; `[]` when it cannot be read.
   static func names(in directory: Int32) -> [String] {
-    let copy = dup(directory)
+    let copy = fcntl(directory, F_DUPFD_CLOEXEC, 0)
     guard copy >= 0 else { return [] }
     guard let handle = fdopendir(copy) else {
       close(copy)

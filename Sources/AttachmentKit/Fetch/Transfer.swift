@@ -19,7 +19,9 @@ final class Transfer: @unchecked Sendable {
   /// The TLS of the final response's connection, read when its head arrived.
   private var tls: TLSFacts?
   let configuration: DownloaderConfiguration
-  private let allowedAddresses: Set<[UInt8]>
+  /// The addresses the address guard lets through, or `nil` when no guard applies (private
+  /// networks allowed, or a proxy, whose address the guard cannot judge).
+  private let guardedAddresses: Set<[UInt8]>?
   private var fileDescriptor: Int32
   private let digest: BodyDigest
   var headerList: UnsafeMutablePointer<curl_slist>?
@@ -54,7 +56,9 @@ final class Transfer: @unchecked Sendable {
         maximumBodyBytes: min(request.maximumBodyBytes ?? .max, configuration.maximumBodyBytes),
         maximumHeaderBytes: configuration.maximumHeaderBytes, isConditional: request.isConditional,
         checksRedirectHosts: ProxyPolicy.checksHosts(configuration)))
-    self.allowedAddresses = AddressPolicy.addresses(configuration.allowedAddresses)
+    self.guardedAddresses =
+      configuration.allowPrivateNetworks || configuration.proxy != nil
+      ? nil : AddressPolicy.addresses(configuration.allowedAddresses)
     self.inspecting = request.inspector != nil
     errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
   }
@@ -83,14 +87,18 @@ final class Transfer: @unchecked Sendable {
 
   // MARK: - Callbacks (engine thread; never throw, never trap)
 
-  /// Opens a socket for libcurl unless the peer address is refused; returns -1 to refuse.
+  /// Opens every socket of the transfer, close-on-exec (libcurl 7.88's own are not, so a child
+  /// process started meanwhile would hold the connection open after libcurl closes it), unless
+  /// the address guard refuses the peer; returns -1 to refuse.
   func openSocket(purpose: curlsocktype, address: UnsafeMutablePointer<curl_sockaddr>) -> Int32 {
-    let refusal = withUnsafeMutablePointer(to: &address.pointee.addr) { pointer in
-      AddressPolicy.refusal(for: pointer, allowed: allowedAddresses)
-    }
-    if let refusal {
-      blockedAddress = refusal.reason
-      return -1
+    if let guardedAddresses {
+      let refusal = withUnsafeMutablePointer(to: &address.pointee.addr) { pointer in
+        AddressPolicy.refusal(for: pointer, allowed: guardedAddresses)
+      }
+      if let refusal {
+        blockedAddress = refusal.reason
+        return -1
+      }
     }
     return socket(
       address.pointee.family, address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue),

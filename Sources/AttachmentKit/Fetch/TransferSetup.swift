@@ -79,9 +79,9 @@ extension Transfer {
     }
   }
 
-  /// The connection: the user agent, the error buffer, TCP keep-alive, and either the
-  /// configured proxy or none, with the address guard on the sockets libcurl opens when
-  /// private networks are not allowed and there is no proxy.
+  /// The connection: the user agent, the error buffer, TCP keep-alive, either the configured
+  /// proxy or none, and every socket opened by the transfer itself (close-on-exec, and behind
+  /// the address guard when private networks are not allowed and there is no proxy).
   private func setConnectionOptions(
     _ easy: UnsafeMutableRawPointer, me: UnsafeMutableRawPointer, _ refused: inout RefusedOptions
   ) {
@@ -91,10 +91,8 @@ extension Transfer {
     // An explicit proxy or none at all: "" keeps libcurl from reading proxy variables from the
     // environment, which would route around the address guard.
     refused.check(ak_easy_setopt_string(easy, CURLOPT_PROXY, configuration.proxy?.url ?? ""))
-    if !configuration.allowPrivateNetworks && configuration.proxy == nil {
-      refused.check(ak_easy_setopt_opensocket_callback(easy, transferOpenSocketCallback))
-      refused.check(ak_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, me))
-    }
+    refused.check(ak_easy_setopt_opensocket_callback(easy, transferOpenSocketCallback))
+    refused.check(ak_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, me))
   }
 
   /// The request headers: identity encoding, the negotiated types, and the validators of a
