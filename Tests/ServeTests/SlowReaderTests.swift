@@ -45,13 +45,20 @@ struct SlowReaderTests {
       var buffer = [UInt8](repeating: 0, count: 16 * 1024)
       var pending: [UInt8] = []
       var length = Int.max
-      let start = Date()
-      while Date().timeIntervalSince(start) < bound, result.body < min(length, stopAfter) {
-        // The client's pace: wait until this many bytes are due (a close wakes it at once).
-        let due = start.addingTimeInterval(Double(result.body) / bytesPerSecond)
+      let start = ContinuousClock.now
+      let end = start + .seconds(bound)
+      while ContinuousClock.now < end, result.body < min(length, stopAfter) {
+        // The client's pace: sleep until this many bytes are due. A sleep, not a poll for
+        // input: with bytes waiting, poll returns at once, and a thread spinning on it until
+        // its time was starved for 1.7 s in a full parallel run while the server, seeing
+        // nothing read, rightly cut the connection at its idle timeout.
+        let due = start + .seconds(Double(result.body) / bytesPerSecond)
+        let now = ContinuousClock.now
+        if due > now { usleep(UInt32(clamping: Int((due - now).inMilliseconds * 1000))) }
+        // Then waits for bytes no longer than the bound (the server may have stalled).
         var poller = pollfd(fd: connection.descriptor, events: Int16(POLLIN), revents: 0)
-        _ = poll(&poller, 1, Int32(max(0, due.timeIntervalSinceNow) * 1000))
-        guard Date() >= due else { continue }
+        let left = max(0, (end - ContinuousClock.now).inMilliseconds)
+        guard poll(&poller, 1, Int32(left)) > 0 else { break }
         let count = buffer.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
         if count <= 0 {
           result.closed = true
@@ -59,8 +66,8 @@ struct SlowReaderTests {
         }
         if length == .max {
           pending += buffer[0..<count]
-          guard let end = String(decoding: pending, as: UTF8.self).range(of: "\r\n\r\n") else { continue }
-          result.head = String(String(decoding: pending, as: UTF8.self)[..<end.lowerBound])
+          guard let headEnd = String(decoding: pending, as: UTF8.self).range(of: "\r\n\r\n") else { continue }
+          result.head = String(String(decoding: pending, as: UTF8.self)[..<headEnd.lowerBound])
           result.body = pending.count - result.head.utf8.count - 4
           length =
             result.head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
