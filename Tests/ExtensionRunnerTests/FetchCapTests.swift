@@ -131,8 +131,9 @@ struct FetchCapTests {
 
   @Test("time will expire with fetches still queued: they are never started, and reported")
   func queuedAtExpiry() async throws {
-    // Given 3 hanging URLs fetched one at a time (a budget of seconds: the first fetch starts
-    // well before time-will-expire even when the runner's own start is slow)
+    // Given 3 hanging URLs fetched one at a time (time-will-expire 5.5 s after the runner's
+    // start: its first fetch starts well before that even when its own start is slow; with
+    // 2.5 s, a debug runner in a full parallel run had not asked for the first one yet)
     let fixture = try RunnerFixture("caps-queued")
     defer { fixture.close() }
     fixture.server.routePrefix("/hang/") { _, writer in writer.waitForClientToClose() }
@@ -143,7 +144,7 @@ struct FetchCapTests {
 
     let run = try await fixture.runBinary(
       fixture.commonArguments + [
-        "--max-concurrent-fetches", "1", "--budget", "4", "--expire-margin", "1.5", "--trace", payload,
+        "--max-concurrent-fetches", "1", "--budget", "8", "--expire-margin", "2.5", "--trace", payload,
       ])
 
     // Then only the first was requested, and the trace says 2 were never started

@@ -32,13 +32,18 @@ struct LoadTests {
     clients.standardOutput = output
     try clients.runClosingChildEnds()
     // Release the origin only once all 200 requests are inside the server (plus this one).
-    let arrived = try await eventually { (try await serve.metric("attachkit_inflight_requests") ?? 0) >= 201 }
+    var inflight = 0.0
+    let arrived = try await eventually {
+      inflight = try await serve.metric("attachkit_inflight_requests") ?? 0
+      return inflight >= 201
+    }
     gate.release()
     let lines = await clients.output(of: output).split(separator: "\n")
 
-    #expect(arrived)
+    #expect(arrived, "\(inflight) in flight at most")
     #expect(lines.count == 200)
-    #expect(lines.allSatisfy { $0 == "200 \(jpeg.count)" })
+    let answers = Dictionary(grouping: lines, by: { $0 }).mapValues(\.count)
+    #expect(lines.allSatisfy { $0 == "200 \(jpeg.count)" }, "answers: \(answers)")
     #expect(origin.requestCount(path: "/held.jpg") == 1)
     #expect(try await serve.metric("attachkit_upstream_requests_total") == 1)
     #expect(try await serve.metric("attachkit_upstream_bytes_total") == Double(jpeg.count))

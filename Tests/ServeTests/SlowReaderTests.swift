@@ -48,10 +48,8 @@ struct SlowReaderTests {
       let start = ContinuousClock.now
       let end = start + .seconds(bound)
       while ContinuousClock.now < end, result.body < min(length, stopAfter) {
-        // The client's pace: sleep until this many bytes are due. A sleep, not a poll for
-        // input: with bytes waiting, poll returns at once, and a thread spinning on it until
-        // its time was starved for 1.7 s in a full parallel run while the server, seeing
-        // nothing read, rightly cut the connection at its idle timeout.
+        // The client's pace: sleep until this many bytes are due (a sleep, not a poll for
+        // input, which returns at once while bytes wait and made the loop spin).
         let due = start + .seconds(Double(result.body) / bytesPerSecond)
         let now = ContinuousClock.now
         if due > now { usleep(UInt32(clamping: Int((due - now).inMilliseconds * 1000))) }
@@ -65,19 +63,43 @@ struct SlowReaderTests {
           break
         }
         if length == .max {
+          // The head is parsed from its bytes: Foundation's string search and trimming took
+          // 1.7 s here once in a full parallel run (first use, with other threads busy in it),
+          // and a reader that pauses longer than the idle timeout is rightly cut.
           pending += buffer[0..<count]
-          guard let headEnd = String(decoding: pending, as: UTF8.self).range(of: "\r\n\r\n") else { continue }
-          result.head = String(String(decoding: pending, as: UTF8.self)[..<headEnd.lowerBound])
-          result.body = pending.count - result.head.utf8.count - 4
-          length =
-            result.head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+          guard let (head, bodyStart) = Self.head(in: pending) else { continue }
+          result.head = String(decoding: head, as: UTF8.self)
+          result.body = pending.count - bodyStart
+          length = Self.contentLength(head) ?? 0
         } else {
           result.body += count
         }
       }
       return result
     }
+  }
+
+  /// The head's bytes (without its blank line) and where the body starts, once `bytes` hold
+  /// the whole head.
+  static func head(in bytes: [UInt8]) -> (head: ArraySlice<UInt8>, bodyStart: Int)? {
+    let blankLine: [UInt8] = [13, 10, 13, 10]
+    guard bytes.count >= 4 else { return nil }
+    for end in 0...(bytes.count - 4) where bytes[end..<end + 4].elementsEqual(blankLine) {
+      return (bytes[0..<end], end + 4)
+    }
+    return nil
+  }
+
+  /// The `Content-Length` of a head, read from its ASCII bytes.
+  static func contentLength(_ head: ArraySlice<UInt8>) -> Int? {
+    let name = Array("content-length:".utf8)
+    for line in head.split(separator: 10) {
+      let lowered = line.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+      guard lowered.starts(with: name) else { continue }
+      let digits = lowered.dropFirst(name.count).filter { $0 >= 48 && $0 <= 57 }
+      return digits.reduce(0) { $0 * 10 + Int($1 - 48) }
+    }
+    return nil
   }
 
   /// The access-log lines of the file route.

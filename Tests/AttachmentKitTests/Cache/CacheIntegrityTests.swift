@@ -18,7 +18,7 @@ struct CacheIntegrityTests {
     let jpeg = try Samples.bytes("jpeg-progressive.jpg")
     fixture.server.serve("/f.jpg", body: jpeg, contentType: "image/jpeg")
     let url = fixture.server.url("/f.jpg")
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     try Self.flipByte(at: 200, in: first.path)
 
@@ -26,7 +26,7 @@ struct CacheIntegrityTests {
     #expect(report.corrupt == 1)
     #expect(report.entries == 0)
 
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(again.source == .network)
     #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(jpeg))
     #expect(fixture.server.requestCount(path: "/f.jpg") == 2)
@@ -39,11 +39,11 @@ struct CacheIntegrityTests {
     let jpeg = try Samples.bytes("jpeg-progressive.jpg")
     fixture.server.serve("/h.jpg", body: jpeg, contentType: "image/jpeg")
     let url = fixture.server.url("/h.jpg")
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     try Self.flipByte(at: 200, in: first.path)
 
     // No verify() first: the hit itself must notice (the object's seal no longer matches).
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(again.source == .network)
     #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(jpeg))
     #expect(fixture.server.requestCount(path: "/h.jpg") == 2)
@@ -66,10 +66,10 @@ struct CacheIntegrityTests {
     let mp3 = try Samples.bytes("mp3-no-tag.mp3")
     fixture.server.serve("/t.mp3", body: mp3, contentType: "audio/mpeg")
     let url = fixture.server.url("/t.mp3")
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(truncate(first.path, 100) == 0)
 
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     #expect(again.source == .network)
     #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(mp3))
@@ -81,9 +81,9 @@ struct CacheIntegrityTests {
     defer { fixture.close() }
     fixture.server.serve("/m.wav", body: try Samples.bytes("wav-pcm16.wav"), contentType: "audio/wav")
     let url = fixture.server.url("/m.wav")
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(unlink(first.path) == 0)
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(again.source == .network)
     #expect(FileManager.default.fileExists(atPath: again.path))
   }
@@ -102,7 +102,7 @@ struct CacheIntegrityTests {
       urls.append(fixture.server.url("/w\(index).wav"))
     }
     for url in urls {
-      _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+      _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     }
     // Make the first entry the most recently used
     try setLastAccess(fixture: fixture, url: urls[0], to: FileSystem.now() + 100)
@@ -139,7 +139,7 @@ struct CacheIntegrityTests {
     for index in 0..<30 {
       server.serve("/old\(index).wav", body: body(index), contentType: "audio/wav")
       let url = server.url("/old\(index).wav")
-      _ = try await pipeline.attachment(for: url, timeout: .seconds(5))
+      _ = try await pipeline.attachment(for: url, timeout: generousTimeout)
       #expect(try pipeline.cache.storeCopies(of: url, as: [url], lastAccess: 1) == 1)
     }
     for index in 30..<70 {
@@ -218,7 +218,7 @@ struct CacheIntegrityTests {
     defer { fixture.close() }
     fixture.server.serve("/g.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let url = fixture.server.url("/g.png")
-    let attachment = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let attachment = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(unlink(try #require(fixture.pipeline.cache.recordPath(forURL: url))) == 0)
 
     // When collected within the grace period, it stays
@@ -249,7 +249,7 @@ struct CacheIntegrityTests {
       body[body.count - 1] = UInt8(index)
       fixture.server.serve("/a\(index).wav", body: body, contentType: "audio/wav")
       _ = try await fixture.pipeline.attachment(
-        for: fixture.server.url("/a\(index).wav"), timeout: .seconds(5))
+        for: fixture.server.url("/a\(index).wav"), timeout: generousTimeout)
     }
     // Then, once the last background sweep has run (observed, up to 5 s), the cache is
     // within its limit, and the newest entry is still there
@@ -301,7 +301,7 @@ struct CacheIntegrityTests {
     defer { fixture.close() }
     fixture.server.serve("/p.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let attachment = try await fixture.pipeline.attachment(
-      for: fixture.server.url("/p.png"), timeout: .seconds(5))
+      for: fixture.server.url("/p.png"), timeout: generousTimeout)
     let root = fixture.scratch.path + "/cache"
     let contentShard = (attachment.path as NSString).deletingLastPathComponent
     let indexShard = try #require(

@@ -37,7 +37,7 @@ struct CacheLedgerTests {
     defer { fixture.close() }
     let urls = Self.serveDistinct(fixture, prefix: "fill", count: 31, wav: wav)
     for url in urls.dropLast() {
-      _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+      _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     }
     #expect(try Self.ledger(fixture.pipeline.cache) == Int64(wav.count) * 30)
 
@@ -49,7 +49,7 @@ struct CacheLedgerTests {
     configuration.cache.maximumBytes = limit
     configuration.cache.sweepsInBackground = false
     let limited = try AttachmentPipeline(configuration: configuration)
-    let last = try await limited.attachment(for: urls[30], timeout: .seconds(5))
+    let last = try await limited.attachment(for: urls[30], timeout: generousTimeout)
 
     // Then the cache ends the call at or under that limit, the new file kept, and the ledger
     // says exactly what is there
@@ -104,7 +104,9 @@ struct CacheLedgerTests {
     let fixture = try Fixture()
     defer { fixture.close() }
     let urls = Self.serveDistinct(fixture, prefix: "t", count: 5, wav: wav)
-    for url in urls.prefix(3) { _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5)) }
+    for url in urls.prefix(3) {
+      _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    }
     let lockPath = fixture.scratch.path + "/cache/v2/lock"
 
     for damage in ["torn", "empty"] {
@@ -122,7 +124,7 @@ struct CacheLedgerTests {
 
       // Then it reads as unknown, and publishing goes on without counting
       #expect(try Self.ledger(fixture.pipeline.cache) == nil, "\(damage)")
-      _ = try await fixture.pipeline.attachment(for: urls[damage == "torn" ? 3 : 4], timeout: .seconds(5))
+      _ = try await fixture.pipeline.attachment(for: urls[damage == "torn" ? 3 : 4], timeout: generousTimeout)
       #expect(try Self.ledger(fixture.pipeline.cache) == nil, "\(damage)")
 
       // And the next sweep writes what is really there
@@ -143,8 +145,10 @@ struct CacheLedgerTests {
     fixture.server.serve("/same-b.wav", body: wav, contentType: "audio/wav")
 
     // When both are fetched, the content is stored once and counted once
-    _ = try await fixture.pipeline.attachment(for: fixture.server.url("/same-a.wav"), timeout: .seconds(5))
-    _ = try await fixture.pipeline.attachment(for: fixture.server.url("/same-b.wav"), timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(
+      for: fixture.server.url("/same-a.wav"), timeout: generousTimeout)
+    _ = try await fixture.pipeline.attachment(
+      for: fixture.server.url("/same-b.wav"), timeout: generousTimeout)
     #expect(try Self.ledger(fixture.pipeline.cache) == Int64(wav.count))
     #expect(try fixture.pipeline.cache.stats().bytes == Int64(wav.count))
 
@@ -166,7 +170,7 @@ struct CacheLedgerTests {
     let keys = try urls.map { try #require(URLKey($0)) }
     let now = FileSystem.now()
     for (index, url) in urls.enumerated() {
-      _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+      _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
       let entry = try #require(cache.entry(for: keys[index]))
       cache.touch(entry, now: now + Double(index + 1) * 100)  // a strict LRU order
     }
@@ -199,7 +203,7 @@ struct CacheLedgerTests {
     defer { fixture.close() }
     let url = fixture.server.url("/one.wav")
     fixture.server.serve("/one.wav", body: wav, contentType: "audio/wav")
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let copies = (0..<24).map { "http://copies.example/\($0).wav" }
     let cache = fixture.pipeline.cache
     #expect(try cache.storeCopies(of: url, as: copies) == copies.count)
@@ -217,7 +221,7 @@ struct CacheLedgerTests {
 
     // And once the cache is small again, the next collection but one remembers again
     _ = try cache.clear()
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     _ = try cache.collectGarbage()
     #expect(!cache.scanMemory.isOverflowed)
     _ = try cache.collectGarbage()

@@ -18,7 +18,7 @@ struct ContentSealTests {
     let jpeg = try Samples.bytes("jpeg-progressive.jpg")
     fixture.server.serve("/s.jpg", body: jpeg, contentType: "image/jpeg")
     let url = fixture.server.url("/s.jpg")
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     return (fixture, url, jpeg, first.path)
   }
 
@@ -46,14 +46,14 @@ struct ContentSealTests {
     try handle.close()
 
     // When it is asked for again
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // Then it is fetched again and the delivered file has the served bytes
     #expect(again.source == .network)
     #expect(fixture.server.requestCount(path: "/s.jpg") == 2)
     #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(jpeg))
     // and a third call is a hit on the good bytes
-    let third = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let third = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(third.source == .cache)
     #expect(try Data(contentsOf: URL(fileURLWithPath: third.path)) == Data(jpeg))
   }
@@ -77,7 +77,7 @@ struct ContentSealTests {
       try #require(chmod(path, 0o600) == 0)
       try #require(lstat(path, &changed) == 0)
     }
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // Then it is a hit with the same bytes, and the record now holds the new seal
     #expect(again.source == .cache)

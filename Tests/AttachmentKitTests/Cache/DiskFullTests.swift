@@ -51,7 +51,7 @@ struct DiskFullTests {
 
       // When a body larger than the disk arrives
       do {
-        _ = try await pipeline.attachment(for: server.url("/big.wav"), timeout: .seconds(5))
+        _ = try await pipeline.attachment(for: server.url("/big.wav"), timeout: generousTimeout)
         Issue.record("expected io_error")
       } catch {
         // Then it fails with io_error and leaves nothing behind
@@ -67,9 +67,9 @@ struct DiskFullTests {
       #expect(Self.usedBytes(mountPoint) <= usedBefore, "the refused body's blocks are still in use")
 
       // And with the space back, the cache works
-      let small = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
+      let small = try await pipeline.attachment(for: server.url("/small.wav"), timeout: generousTimeout)
       #expect(small.source == .network)
-      let again = try await pipeline.attachment(for: server.url("/small.wav"), timeout: .seconds(5))
+      let again = try await pipeline.attachment(for: server.url("/small.wav"), timeout: generousTimeout)
       #expect(again.source == .cache)
       #expect(try pipeline.cache.verify().corrupt == 0)
     }

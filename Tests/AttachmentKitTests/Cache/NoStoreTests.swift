@@ -30,7 +30,7 @@ struct NoStoreTests {
     // When each is fetched
     var attachments: [AttachmentKit.Attachment] = []
     for url in urls {
-      attachments.append(try await fixture.pipeline.attachment(for: url, timeout: .seconds(5)))
+      attachments.append(try await fixture.pipeline.attachment(for: url, timeout: generousTimeout))
     }
 
     // Then each has its own file outside the index, and the ledger counts all five
@@ -60,13 +60,13 @@ struct NoStoreTests {
     for index in 0..<2 {
       fixture.server.serve("/kept\(index).png", body: png + [UInt8(index)], contentType: "image/png")
       _ = try await fixture.pipeline.attachment(
-        for: fixture.server.url("/kept\(index).png"), timeout: .seconds(5))
+        for: fixture.server.url("/kept\(index).png"), timeout: generousTimeout)
     }
     for index in 0..<3 {
       fixture.server.serve(
         "/n\(index).png", body: png, contentType: "image/png", headers: [("Cache-Control", "no-store")])
       _ = try await fixture.pipeline.attachment(
-        for: fixture.server.url("/n\(index).png"), timeout: .seconds(5))
+        for: fixture.server.url("/n\(index).png"), timeout: generousTimeout)
     }
 
     // When the cache is swept

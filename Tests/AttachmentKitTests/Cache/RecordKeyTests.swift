@@ -44,7 +44,7 @@ struct RecordKeyTests {
     defer { fixture.close() }
     fixture.server.serve("/k.gif", body: try Samples.bytes("gif-static.gif"), contentType: "image/gif")
     let url = fixture.server.url("/k.gif")
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let record = try #require(fixture.pipeline.cache.recordPath(forURL: url))
     let index = record.split(separator: "/").dropLast(2).joined(separator: "/")
     let foreign = "/\(index)/6/6c62272e07bb014262b821756295c58d"
@@ -52,7 +52,7 @@ struct RecordKeyTests {
     try #require(rename(record, foreign) == 0)
 
     // When the URL is asked for again, then the cache swept
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     _ = try fixture.pipeline.cache.collectGarbage()
 
     // Then the foreign-named record was not read as the URL's (fetched again) and is gone

@@ -137,11 +137,11 @@ struct SharedCacheTests {
     try writeTestFile(Data(repeating: 7, count: 100), to: root + "/v1/content/ab/cd/abcd.png")
 
     let reopened = try AttachmentPipeline(configuration: fixture.pipeline.configuration)
-    #expect(try await reopened.attachment(for: url, timeout: .seconds(5)).source == .network)
+    #expect(try await reopened.attachment(for: url, timeout: generousTimeout).source == .network)
     let report = try reopened.cache.collectGarbage()
     #expect(!FileManager.default.fileExists(atPath: root + "/v1"))
     #expect(report.entries == 1)
-    #expect(try await reopened.attachment(for: url, timeout: .seconds(5)).source == .cache)
+    #expect(try await reopened.attachment(for: url, timeout: generousTimeout).source == .cache)
   }
 
   // MARK: - Ownership without process ids
@@ -204,12 +204,12 @@ struct SharedCacheTests {
     fixture.server.serve("/h.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let url = fixture.server.url("/h.png")
     let cache = fixture.pipeline.cache
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     // A second URL for the same content, unused for ages: its next hit wants the lock (LRU)
     let old = fixture.server.url("/h.png?old")
     #expect(try cache.storeCopies(of: url, as: [old], lastAccess: 1_000) == 1)
     let oldKey = try #require(URLKey(old))
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))  // warm
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)  // warm
 
     // Given another process holding the lock (as a sweep would)
     // (flock runs `cat`, which holds on until its standard input closes)
@@ -232,7 +232,7 @@ struct SharedCacheTests {
     let writer = input.fileHandleForWriting
     DispatchQueue.global().asyncAfter(deadline: .now() + 3) { try? writer.close() }
     let (attachment, seconds) = try await measure {
-      try await fixture.pipeline.attachment(for: old, timeout: .seconds(5))
+      try await fixture.pipeline.attachment(for: old, timeout: generousTimeout)
     }
 
     // Then it answers at once from the cache, and its access time is left for later: a hit
@@ -249,7 +249,7 @@ struct SharedCacheTests {
     #expect(cache.lock.withExclusiveLockIfFree({ true }) == true)
 
     // And with the lock free, the next hit records its use
-    _ = try await fixture.pipeline.attachment(for: old, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: old, timeout: generousTimeout)
     #expect((cache.currentRecord(digest: cache.recordKey.name(for: oldKey))?.lastAccess ?? 0) > 1_000)
   }
 
@@ -264,11 +264,11 @@ struct SharedCacheTests {
     fixture.server.serve("/r.wav", body: wav, contentType: "audio/wav", etag: "\"a\"")
     let url = fixture.server.url("/r.wav")
     let cache = fixture.pipeline.cache
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let key = try #require(URLKey(url))
     let seen = try #require(cache.entry(for: key))
     fixture.server.serve("/r.wav", body: changed, contentType: "audio/wav", etag: "\"b\"")
-    let newer = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5), reload: true)
+    let newer = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout, reload: true)
     #expect(newer.sha256 != seen.record.validation.sha256)
 
     // When the first caller's touch and refresh arrive late
@@ -304,11 +304,11 @@ struct SharedCacheTests {
         body: png)
     }
     let url = fixture.server.url("/v.png")
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     cachedPath.withLock { $0 = first.path }
 
     // When it is asked for again
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // Then the answer is the file, downloaded again after the 304, present with its bytes
     #expect(again.source == .network)
@@ -325,7 +325,7 @@ struct SharedCacheTests {
     defer { fixture.close() }
     let urls = try Self.serveWAVs(fixture.server, count: 3)
     let cache = fixture.pipeline.cache
-    for url in urls { _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5)) }
+    for url in urls { _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout) }
     let paths = try urls.map { try #require(cache.recordPath(forURL: $0)) }
     // A link to a copy of the real record outside the cache
     let outside = fixture.scratch.path + "/outside-record"
@@ -365,7 +365,7 @@ struct SharedCacheTests {
     let png = try Samples.bytes("png-gray.png")
     fixture.server.serve("/c.png", body: png, contentType: "image/png")
     let url = fixture.server.url("/c.png")
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let elsewhere = fixture.scratch.path + "/elsewhere.png"
     #expect(rename(first.path, elsewhere) == 0)
     #expect(symlink(elsewhere, first.path) == 0)
@@ -376,7 +376,7 @@ struct SharedCacheTests {
     var info = stat()
     #expect(lstat(first.path, &info) != 0)
     #expect(FileManager.default.fileExists(atPath: elsewhere))
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(again.source == .network)
     #expect(try Data(contentsOf: URL(fileURLWithPath: again.path)) == Data(png))
   }
@@ -388,7 +388,7 @@ struct SharedCacheTests {
     defer { fixture.close() }
     fixture.server.serve("/s.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let url = fixture.server.url("/s.png")
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let record = try #require(fixture.pipeline.cache.recordPath(forURL: url))
     let shard = String(record[..<(record.lastIndex(of: "/") ?? record.endIndex)])
     #expect(chmod(shard, 0o777) == 0)

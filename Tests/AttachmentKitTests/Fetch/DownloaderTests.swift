@@ -23,7 +23,7 @@ struct DownloaderTests {
     // When it is downloaded
     let downloader = Downloader(configuration: .loopback)
     let download = try await downloader.download(
-      DownloadRequest(url: server.url("/files/blob"), directory: scratch.path), timeout: .seconds(5))
+      DownloadRequest(url: server.url("/files/blob"), directory: scratch.path), timeout: generousTimeout)
 
     // Then the file holds exactly the body, the hash is that of the body, and the head is kept
     let file = try #require(download.file)
@@ -56,7 +56,7 @@ struct DownloaderTests {
 
     let download = try await Downloader(configuration: .loopback).download(
       DownloadRequest(url: server.url("/redirect/4/files/a"), directory: scratch.path),
-      timeout: .seconds(5))
+      timeout: generousTimeout)
 
     #expect(download.redirectCount == 5)
     #expect(download.finalURL == server.url("/files/a"))
@@ -74,7 +74,7 @@ struct DownloaderTests {
 
     var request = DownloadRequest(url: server.url("/files/v"), directory: scratch.path)
     request.ifNoneMatch = "\"abc\""
-    let download = try await Downloader(configuration: .loopback).download(request, timeout: .seconds(5))
+    let download = try await Downloader(configuration: .loopback).download(request, timeout: generousTimeout)
 
     #expect(download.isNotModified)
     #expect(download.file == nil)
@@ -91,7 +91,7 @@ struct DownloaderTests {
     defer { scratch.remove() }
 
     let download = try await Downloader(configuration: .loopback).download(
-      DownloadRequest(url: server.url("/fault/gzip"), directory: scratch.path), timeout: .seconds(5))
+      DownloadRequest(url: server.url("/fault/gzip"), directory: scratch.path), timeout: generousTimeout)
 
     let file = try #require(download.file)
     defer { unlink(file) }

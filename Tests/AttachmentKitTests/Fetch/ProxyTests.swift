@@ -26,7 +26,7 @@ struct ProxyTests {
     // `.invalid` never resolves (RFC 6761): only a proxy can answer for it.
     let download = try await downloader(proxy: proxy.baseURL, unchecked: true).download(
       DownloadRequest(url: "http://media.example.invalid/a.jpg", directory: scratch.path),
-      timeout: .seconds(5))
+      timeout: generousTimeout)
     defer { download.file.map { try? FileManager.default.removeItem(atPath: $0) } }
     #expect(download.bytesReceived == 17)
     #expect(proxy.requests(path: "/a.jpg").map(\.target) == ["http://media.example.invalid/a.jpg"])
@@ -43,7 +43,7 @@ struct ProxyTests {
     do {
       _ = try await downloader(proxy: proxy.baseURL, unchecked: false).download(
         DownloadRequest(url: "http://media.example.invalid/a.jpg", directory: scratch.path),
-        timeout: .seconds(5))
+        timeout: generousTimeout)
       Issue.record("a proxy without acceptance should be refused")
     } catch {
       #expect(error.code == .invalidConfiguration, "\(error)")
@@ -69,7 +69,7 @@ struct ProxyTests {
     defer { scratch.remove() }
     do {
       _ = try await downloader(proxy: proxy.baseURL, unchecked: true).download(
-        DownloadRequest(url: url, directory: scratch.path), timeout: .seconds(5))
+        DownloadRequest(url: url, directory: scratch.path), timeout: generousTimeout)
       Issue.record("\(url) should be blocked")
     } catch {
       #expect(error.code == .blockedAddress, "\(url): \(error)")
@@ -98,7 +98,7 @@ struct ProxyTests {
       do {
         _ = try await downloader(proxy: proxy.baseURL, unchecked: true).download(
           DownloadRequest(url: "http://media.example.invalid\(path)", directory: scratch.path),
-          timeout: .seconds(5))
+          timeout: generousTimeout)
         Issue.record("\(path) should be blocked")
       } catch {
         #expect(error.code == .blockedAddress, "\(path): \(error)")
@@ -117,7 +117,7 @@ struct ProxyTests {
     let scratch = try ScratchDirectory("proxy")
     defer { scratch.remove() }
     let download = try await downloader(proxy: proxy.baseURL, unchecked: false, allowPrivate: true).download(
-      DownloadRequest(url: "http://10.0.0.1/a.jpg", directory: scratch.path), timeout: .seconds(5))
+      DownloadRequest(url: "http://10.0.0.1/a.jpg", directory: scratch.path), timeout: generousTimeout)
     defer { download.file.map { try? FileManager.default.removeItem(atPath: $0) } }
     #expect(download.bytesReceived == 2)
     #expect(proxy.requests(path: "/a.jpg").map(\.target) == ["http://10.0.0.1/a.jpg"])

@@ -49,9 +49,15 @@ struct TLSTests {
       scratch.remove()
     }
 
+    /// Waits until the server listens, or has exited: observed progress, not a guess at how
+    /// long OpenSSL takes to start on a busy machine (2 s was too short in a full parallel
+    /// run). The 30 s bound only stops a broken test.
     private func waitUntilListening() throws {
-      guard Loopback.waitUntilListening(port: port, seconds: 2) else {
-        throw SetUpError("openssl s_server never listened")
+      let bound = ContinuousClock.now + .seconds(30)
+      while !Loopback.waitUntilListening(port: port, seconds: 0.1) {
+        guard process.isRunning, ContinuousClock.now < bound else {
+          throw SetUpError("openssl s_server never listened (running: \(process.isRunning))")
+        }
       }
     }
 

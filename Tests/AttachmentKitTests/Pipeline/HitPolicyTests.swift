@@ -25,7 +25,7 @@ struct HitPolicyTests {
     _ pipeline: AttachmentPipeline, _ url: String
   ) async -> AttachmentError.Code? {
     do {
-      _ = try await pipeline.attachment(for: url, timeout: .seconds(5))
+      _ = try await pipeline.attachment(for: url, timeout: generousTimeout)
       return nil
     } catch {
       return error.code
@@ -45,8 +45,8 @@ struct HitPolicyTests {
     fixture.server.serve("/i.jpg", body: jpeg, contentType: "image/jpeg")
     let videoURL = fixture.server.url("/v.mp4")
     let imageURL = fixture.server.url("/i.jpg")
-    let lenientVideo = try await fixture.pipeline.attachment(for: videoURL, timeout: .seconds(5))
-    let image = try await fixture.pipeline.attachment(for: imageURL, timeout: .seconds(5))
+    let lenientVideo = try await fixture.pipeline.attachment(for: videoURL, timeout: generousTimeout)
+    let image = try await fixture.pipeline.attachment(for: imageURL, timeout: generousTimeout)
     #expect(lenientVideo.source == .network)
     let directory = fixture.pipeline.configuration.cache.directory
 
@@ -73,8 +73,8 @@ struct HitPolicyTests {
     #expect(fixture.server.totalRequests == before, "a policy-refused hit made a request")
 
     // And the lenient caller and one with the default limits still get their hits
-    #expect(try await fixture.pipeline.attachment(for: videoURL, timeout: .seconds(5)).source == .cache)
-    #expect(try await defaults.attachment(for: imageURL, timeout: .seconds(5)).source == .cache)
+    #expect(try await fixture.pipeline.attachment(for: videoURL, timeout: generousTimeout).source == .cache)
+    #expect(try await defaults.attachment(for: imageURL, timeout: generousTimeout).source == .cache)
     #expect(fixture.server.totalRequests == before)
   }
 
@@ -84,7 +84,7 @@ struct HitPolicyTests {
     defer { fixture.close() }
     fixture.server.serve("/p.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let url = fixture.server.url("/p.png")
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let key = try #require(URLKey(url))
     let entry = try #require(fixture.pipeline.cache.entry(for: key))
     #expect(entry.record.peer == .loopback)
@@ -97,7 +97,7 @@ struct HitPolicyTests {
     defer { fixture.close() }
     fixture.server.serve("/u.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let url = fixture.server.url("/u.png")
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let recordPath = try #require(fixture.pipeline.cache.recordPath(forURL: url))
     let text = try String(contentsOfFile: recordPath, encoding: .utf8)
     try text.replacingOccurrences(of: "peer loopback\n", with: "").write(
@@ -109,7 +109,7 @@ struct HitPolicyTests {
       $0.downloader.allowPrivateNetworks = false
     }
     #expect(await Self.code(publicOnly, url) == .blockedAddress)
-    #expect(try await fixture.pipeline.attachment(for: url, timeout: .seconds(5)).source == .cache)
+    #expect(try await fixture.pipeline.attachment(for: url, timeout: generousTimeout).source == .cache)
   }
 
   @Test("address classes come from AddressPolicy")

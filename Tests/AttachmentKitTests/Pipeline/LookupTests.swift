@@ -26,21 +26,22 @@ struct LookupTests {
 
     // A miss is fetched
     guard case .miss = pipeline.lookup(fresh) else { throw LookupError.unexpected("a miss") }
-    let fetched = try await pipeline.attachment(for: fresh, after: .miss, deadline: .now + .seconds(5))
+    let fetched = try await pipeline.attachment(for: fresh, after: .miss, deadline: .now + generousTimeout)
     #expect(fetched.source == .network)
     // and is then a hit, answered from the lookup alone
     guard case .hit(let hit) = pipeline.lookup(fresh) else { throw LookupError.unexpected("a hit") }
     #expect(hit.path == fetched.path && hit.source == .cache)
-    let answered = try await pipeline.attachment(for: fresh, after: .hit(hit), deadline: .now + .seconds(5))
+    let answered = try await pipeline.attachment(
+      for: fresh, after: .hit(hit), deadline: .now + generousTimeout)
     #expect(answered.path == hit.path)
     #expect(fixture.server.requestCount(path: "/f.jpg") == 1)
     // A stale copy is revalidated from the lookup: one conditional request, a 304
-    _ = try await pipeline.attachment(for: stale, deadline: .now + .seconds(5))
+    _ = try await pipeline.attachment(for: stale, deadline: .now + generousTimeout)
     let staleLookup = pipeline.lookup(stale)
     guard case .stale(let copy) = staleLookup else { throw LookupError.unexpected("a stale copy") }
     #expect(copy.validation.type == .gif)
     let revalidated = try await pipeline.attachment(
-      for: stale, after: staleLookup, deadline: .now + .seconds(5))
+      for: stale, after: staleLookup, deadline: .now + generousTimeout)
     #expect(revalidated.source == .revalidated)
     #expect(fixture.server.requests(path: "/s.gif").last?.header("If-None-Match") == "\"g1\"")
     // A caller whose policy refuses the stored facts is refused by its lookup, with no request
@@ -63,13 +64,13 @@ struct LookupTests {
     fixture.server.serve("/b.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
     let a = try AttachmentURL(fixture.server.url("/a.gif"))
     let b = try AttachmentURL(fixture.server.url("/b.jpg"))
-    _ = try await fixture.pipeline.attachment(for: a, deadline: .now + .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: a, deadline: .now + generousTimeout)
     let recordBefore = try String(
       contentsOfFile: try #require(fixture.pipeline.cache.recordPath(forURL: a.text)), encoding: .utf8)
 
     // When A's stale lookup is handed on with B
     let answer = try await fixture.pipeline.attachment(
-      for: b, after: fixture.pipeline.lookup(a), deadline: .now + .seconds(5))
+      for: b, after: fixture.pipeline.lookup(a), deadline: .now + generousTimeout)
 
     // Then B was fetched as itself, unconditionally, and A's record is untouched
     #expect(answer.type == .jpeg && answer.source == .network)

@@ -20,9 +20,9 @@ struct PipelineTests {
     let url = fixture.server.url("/push/12345")
 
     // When it is asked for twice, the server stopped in between
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     fixture.server.stop()
-    let second = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let second = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // Then the first came from the network, the second from the cache, same file and bytes
     #expect(first.source == .network)
@@ -44,9 +44,9 @@ struct PipelineTests {
     defer { fixture.close() }
     fixture.server.serve("/a.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
     let port = fixture.server.port
-    _ = try await fixture.pipeline.attachment(for: "http://127.0.0.1:\(port)/a.jpg", timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: "http://127.0.0.1:\(port)/a.jpg", timeout: generousTimeout)
     let again = try await fixture.pipeline.attachment(
-      for: "HTTP://127.0.0.1:\(port)/a.jpg#fragment", timeout: .seconds(5))
+      for: "HTTP://127.0.0.1:\(port)/a.jpg#fragment", timeout: generousTimeout)
     #expect(again.source == .cache)
     #expect(fixture.server.requestCount(path: "/a.jpg") == 1)
   }
@@ -139,9 +139,9 @@ struct PipelineTests {
     let url = fixture.server.url("/r.gif")
 
     // When it is fetched, fetched again (stale: revalidated), and a third time
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
-    let second = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
-    let third = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    let second = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    let third = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // Then the 304 kept the content and the refreshed record answers the third call alone
     #expect(first.source == .network)
@@ -167,10 +167,10 @@ struct PipelineTests {
       "/s.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png",
       headers: [("Cache-Control", "max-age=0")])
     let url = fixture.server.url("/s.png")
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     fixture.server.stop()
 
-    let stale = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let stale = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     #expect(stale.source == .cache)
     #expect(stale.isStale)
@@ -185,12 +185,12 @@ struct PipelineTests {
       "/s.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png",
       headers: [("Cache-Control", "no-cache")])
     let url = fixture.server.url("/s.png")
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     fixture.server.stop()
     // The revalidation's own failure, not any error (a deadline, say, would hide a stale copy
     // served and then dropped, or a revalidation never tried)
     let error = await #expect(throws: AttachmentError.self) {
-      try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+      try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     }
     #expect(error?.code == .connectFailed, "\(String(describing: error))")
   }
@@ -201,7 +201,8 @@ struct PipelineTests {
     defer { fixture.close() }
     fixture.server.serve("/photo.jpg", body: try Samples.bytes("webp-lossy.webp"), contentType: "image/jpeg")
     do {
-      _ = try await fixture.pipeline.attachment(for: fixture.server.url("/photo.jpg"), timeout: .seconds(5))
+      _ = try await fixture.pipeline.attachment(
+        for: fixture.server.url("/photo.jpg"), timeout: generousTimeout)
       Issue.record("expected unsupported_type")
     } catch {
       #expect(error.code == .unsupportedType)
@@ -236,7 +237,8 @@ struct PipelineTests {
     // When the pipeline fetches it
     var caught: AttachmentError?
     do {
-      _ = try await fixture.pipeline.attachment(for: fixture.server.url("/image.jpg"), timeout: .seconds(5))
+      _ = try await fixture.pipeline.attachment(
+        for: fixture.server.url("/image.jpg"), timeout: generousTimeout)
     } catch {
       caught = error
     }
@@ -279,7 +281,7 @@ struct PipelineTests {
 
     var caught: AttachmentError?
     do {
-      _ = try await fixture.pipeline.attachment(for: fixture.server.url("/big.jpg"), timeout: .seconds(5))
+      _ = try await fixture.pipeline.attachment(for: fixture.server.url("/big.jpg"), timeout: generousTimeout)
     } catch {
       caught = error
     }
@@ -317,8 +319,9 @@ struct PipelineTests {
     let wav = try Samples.bytes("wav-pcm16.wav")
     fixture.server.serve("/one.wav", body: wav, contentType: "audio/wav")
     fixture.server.serve("/two", body: wav, contentType: "application/octet-stream")
-    let one = try await fixture.pipeline.attachment(for: fixture.server.url("/one.wav"), timeout: .seconds(5))
-    let two = try await fixture.pipeline.attachment(for: fixture.server.url("/two"), timeout: .seconds(5))
+    let one = try await fixture.pipeline.attachment(
+      for: fixture.server.url("/one.wav"), timeout: generousTimeout)
+    let two = try await fixture.pipeline.attachment(for: fixture.server.url("/two"), timeout: generousTimeout)
     #expect(one.path == two.path)
     let stats = try fixture.pipeline.cache.stats()
     #expect(stats.entries == 2)
@@ -333,8 +336,8 @@ struct PipelineTests {
       "/private.png", body: try Samples.bytes("png-palette.png"), contentType: "image/png",
       headers: [("Cache-Control", "no-store")])
     let url = fixture.server.url("/private.png")
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
-    let second = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    let second = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(first.source == .network && second.source == .network)
     #expect(FileManager.default.fileExists(atPath: second.path))
     #expect(try fixture.pipeline.cache.stats().entries == 0)

@@ -35,7 +35,7 @@ struct NegotiationTests {
 
     // When a file is downloaded with the default configuration
     let download = try await Downloader(configuration: .loopback).download(
-      DownloadRequest(url: server.url("/a"), directory: scratch.path), timeout: .seconds(5))
+      DownloadRequest(url: server.url("/a"), directory: scratch.path), timeout: generousTimeout)
     if let file = download.file { unlink(file) }
 
     // Then the request's Accept lists each accepted MIME type and the low-weight wildcard
@@ -64,9 +64,9 @@ struct NegotiationTests {
     let anything = try AttachmentPipeline(configuration: configuration)
 
     // When each asks for the same URL
-    let attachment = try await negotiating.attachment(for: server.url("/cdn/photo"), timeout: .seconds(5))
+    let attachment = try await negotiating.attachment(for: server.url("/cdn/photo"), timeout: generousTimeout)
     let refusal = await #expect(throws: AttachmentError.self) {
-      try await anything.attachment(for: server.url("/cdn/photo"), timeout: .seconds(5))
+      try await anything.attachment(for: server.url("/cdn/photo"), timeout: generousTimeout)
     }
 
     // Then the default got a JPEG that needed no conversion, and */* got WebP, refused
@@ -86,7 +86,7 @@ struct NegotiationTests {
     configuration.accept = ""
 
     let download = try await Downloader(configuration: configuration).download(
-      DownloadRequest(url: server.url("/a"), directory: scratch.path), timeout: .seconds(5))
+      DownloadRequest(url: server.url("/a"), directory: scratch.path), timeout: generousTimeout)
     if let file = download.file { unlink(file) }
 
     #expect(server.requests(path: "/a").first?.hasHeader("Accept") == false)

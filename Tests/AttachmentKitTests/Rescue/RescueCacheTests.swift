@@ -48,9 +48,9 @@ struct RescueCacheTests {
     // When the rescuing caller fetches it, then the plain one, then the rescuing one again
     let first = try await rescuing.attachment(for: url, timeout: .seconds(10))
     let refusal = await #expect(throws: AttachmentError.self) {
-      try await plain.attachment(for: url, timeout: .seconds(5))
+      try await plain.attachment(for: url, timeout: generousTimeout)
     }
-    let hit = try await rescuing.attachment(for: url, timeout: .seconds(5))
+    let hit = try await rescuing.attachment(for: url, timeout: generousTimeout)
 
     // Then the plain caller got the original's refusal from the record, without a request,
     #expect(refusal?.code == .unsupportedType)
@@ -81,7 +81,7 @@ struct RescueCacheTests {
     // When the rescuing caller fetches it, then the plain one
     let rescued = try await rescuing.attachment(for: url, timeout: .seconds(20))
     let refusal = await #expect(throws: AttachmentError.self) {
-      try await plain.attachment(for: url, timeout: .seconds(5))
+      try await plain.attachment(for: url, timeout: generousTimeout)
     }
     // Then the plain caller is refused as the original would be, from the record alone
     #expect(rescued.validation.rescued?.actions == [.downscaled])
@@ -119,7 +119,7 @@ struct RescueCacheTests {
 
     _ = try await rescuing.attachment(for: url, timeout: .seconds(20))
     let refusal = await #expect(throws: AttachmentError.self) {
-      try await strict.attachment(for: url, timeout: .seconds(5))
+      try await strict.attachment(for: url, timeout: generousTimeout)
     }
 
     #expect(refusal?.code == .tooLarge)

@@ -195,7 +195,7 @@ struct RescuePipelineTests {
     ] {
       let url = fixture.serve(Samples.path(file), name: file)
       let error = await #expect(throws: AttachmentError.self) {
-        try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+        try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
       }
       #expect(error?.code == .unsupportedType, "\(file)")
       #expect(error?.detected == detected, "\(file)")
@@ -235,7 +235,7 @@ struct RescuePipelineTests {
     fixture.server.serve("/cut", body: Array(whole.prefix(whole.count * 2 / 3)), contentType: "image/webp")
 
     let error = await #expect(throws: AttachmentError.self) {
-      try await fixture.pipeline.attachment(for: fixture.server.url("/cut"), timeout: .seconds(5))
+      try await fixture.pipeline.attachment(for: fixture.server.url("/cut"), timeout: generousTimeout)
     }
 
     #expect(error?.code == .unsupportedType)

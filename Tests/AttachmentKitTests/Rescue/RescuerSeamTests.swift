@@ -62,7 +62,7 @@ struct RescuerSeamTests {
 
     // When it is fetched twice
     let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
-    let again = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // Then the fallback picture was delivered as a checked JPEG, with the rescuer's provenance,
     #expect(first.type == .jpeg)
@@ -97,10 +97,10 @@ struct RescuerSeamTests {
 
     // When a caller without it, and one whose fallback takes only tiny pages, ask for it
     let without = await #expect(throws: AttachmentError.self) {
-      try await caller([ImageRescuer()]).attachment(for: url, timeout: .seconds(5))
+      try await caller([ImageRescuer()]).attachment(for: url, timeout: generousTimeout)
     }
     let tooSmall = await #expect(throws: AttachmentError.self) {
-      try await caller([Self.fallback(limit: 10)]).attachment(for: url, timeout: .seconds(5))
+      try await caller([Self.fallback(limit: 10)]).attachment(for: url, timeout: generousTimeout)
     }
 
     // Then each got the refusal its own policy gives, from the record, with no request

@@ -24,8 +24,8 @@ struct TransportSecurityTests {
     let url = fixture.server.url("/a.png")
     #expect(url.hasPrefix("http://"))
 
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
-    let second = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    let second = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     #expect(first.source == .network && second.source == .cache)
     #expect(Self.atsWarnings(first).count == 1, "\(first.warnings)")
@@ -49,7 +49,7 @@ struct TransportSecurityTests {
     let pipeline = try AttachmentPipeline(configuration: configuration)
 
     let attachment = try await pipeline.attachment(
-      for: "https://127.0.0.1:\(server.port)/a.png", timeout: .seconds(5))
+      for: "https://127.0.0.1:\(server.port)/a.png", timeout: generousTimeout)
 
     #expect(attachment.type == .png)
     return Self.atsWarnings(attachment)
@@ -74,7 +74,7 @@ struct TransportSecurityTests {
     defer { fixture.close() }
     fixture.server.serve("/a.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
     let attachment = try await fixture.pipeline.attachment(
-      for: fixture.server.url("/a.png"), timeout: .seconds(5))
+      for: fixture.server.url("/a.png"), timeout: generousTimeout)
     #expect(Self.atsWarnings(attachment).isEmpty)
   }
 

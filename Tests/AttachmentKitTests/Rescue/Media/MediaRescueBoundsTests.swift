@@ -68,7 +68,8 @@ struct MediaRescueBoundsTests {
 
     #expect(error?.code == .deadlineExceeded, "\(String(describing: error))")
     let late = deadline.duration(to: .now)
-    #expect(late < .milliseconds(500), "answered \(late) after the deadline")
+    // Within the margin: the wrong answer (the transcode run to its end) comes 7 s or more later.
+    #expect(late < deadlineMargin, "answered \(late) after the deadline")
     // The output was started (the transcode was under way), and is the caller's to remove.
     #expect(FileManager.default.fileExists(atPath: output))
   }

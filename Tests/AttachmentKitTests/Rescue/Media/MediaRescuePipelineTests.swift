@@ -38,14 +38,14 @@ struct MediaRescuePipelineTests {
     #expect(rescued.rescuer == "media" && rescued.from == "video/webm" && rescued.actions == [.transcoded])
     #expect(rescued.originalCodecs == ["vp9"])
 
-    let hit = try await fixture.pipeline.attachment(for: url, timeout: .seconds(5))
+    let hit = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     #expect(hit.source == .cache && hit.path == delivered.path)
     #expect(hit.validation.rescued == rescued)
 
     var imageOnly = fixture.pipeline.configuration
     imageOnly.rescuers = [ImageRescuer()]
     let error = await #expect(throws: AttachmentError.self) {
-      try await AttachmentPipeline(configuration: imageOnly).attachment(for: url, timeout: .seconds(5))
+      try await AttachmentPipeline(configuration: imageOnly).attachment(for: url, timeout: generousTimeout)
     }
     #expect(error?.code == .unsupportedType)
     #expect(fixture.server.requestCount(path: "/m/clip") == 1)
@@ -65,7 +65,7 @@ struct MediaRescuePipelineTests {
     }
 
     #expect(error?.code == .deadlineExceeded, "\(String(describing: error))")
-    #expect(deadline.duration(to: .now) < .milliseconds(500))
+    #expect(deadline.duration(to: .now) < deadlineMargin)  // the transcode alone takes 7 s or more
     #expect(await fixture.leftBehind().isEmpty)
     guard case .miss = fixture.pipeline.lookup(try AttachmentURL(url)) else {
       Issue.record("a rescue stopped at its deadline was published")
@@ -87,7 +87,7 @@ struct MediaRescuePipelineTests {
     let photo = fixture.serve(Samples.path("webp-lossy.webp"), name: "photo")
     fixture.server.serve("/hit.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
     let hit = fixture.server.url("/hit.jpg")
-    _ = try await fixture.pipeline.attachment(for: hit, timeout: .seconds(5))
+    _ = try await fixture.pipeline.attachment(for: hit, timeout: generousTimeout)
     let finished = Locked(0)
 
     // Two transcodes start; both are past their download (observed) before the others begin.
@@ -104,7 +104,7 @@ struct MediaRescuePipelineTests {
     #expect(downloaded.withLock { $0.count } == 2)
 
     let image = try await fixture.pipeline.attachment(for: photo, timeout: .seconds(10))
-    let cached = try await fixture.pipeline.attachment(for: hit, timeout: .seconds(5))
+    let cached = try await fixture.pipeline.attachment(for: hit, timeout: generousTimeout)
 
     #expect(image.validation.rescued?.rescuer == "image")
     #expect(cached.source == .cache)
