@@ -75,8 +75,12 @@ public final class AttachmentPipeline: Sendable {
     for url: AttachmentURL, deadline: ContinuousClock.Instant, reload: Bool = false
   ) async throws(AttachmentError) -> Attachment {
     let start = ContinuousClock.now
+    // Read before the lookup: a fetch of this URL that finishes between the lookup and the
+    // flight is seen, and its answer looked up, instead of fetching the file a second time.
+    let generation = flights.generation
     return try await attachment(
-      for: url, after: lookup(url, reload: reload), deadline: deadline, start: start)
+      for: url, after: lookup(url, reload: reload), deadline: deadline, start: start,
+      lookedUpAt: reload ? nil : generation)
   }
 
   /// What the cache holds for `url` under this pipeline's policy, without any network, task or
@@ -118,9 +122,12 @@ public final class AttachmentPipeline: Sendable {
     try await attachment(for: url, after: lookup, deadline: deadline, start: .now)
   }
 
-  private func attachment(
+  /// The request after its lookup. `lookedUpAt` is the flights' generation read before that
+  /// lookup, when known: when a fetch of `url` finished since then, the cache is looked up
+  /// again rather than the file fetched again.
+  func attachment(
     for url: AttachmentURL, after lookup: Lookup, deadline: ContinuousClock.Instant,
-    start: ContinuousClock.Instant
+    start: ContinuousClock.Instant, lookedUpAt: UInt64? = nil
   ) async throws(AttachmentError) -> Attachment {
     let stale: CacheEntry?
     switch lookup {
@@ -138,13 +145,21 @@ public final class AttachmentPipeline: Sendable {
     guard ContinuousClock.now < deadline else {
       throw AttachmentError(.deadlineExceeded, "The deadline passed before the download started.")
     }
+    var since = lookedUpAt
     while true {
       // A call that joins a fetch already under way shares it, and with it the deadline of
       // the call that started it. When that earlier deadline ends the shared fetch, a call
       // whose own deadline is later fetches again (or joins whoever does) instead of
       // answering with someone else's deadline.
-      let outcome = await flights.run(url.key, deadline: deadline) { [self] in
+      let run = await flights.run(url.key, deadline: deadline, unlessFinishedSince: since) { [self] in
         await self.miss(url: url, stale: stale, deadline: deadline, start: start)
+      }
+      since = nil
+      guard let outcome = run else {
+        // A fetch of this URL finished after the lookup: what it published is looked up.
+        let generation = flights.generation
+        return try await attachment(
+          for: url, after: self.lookup(url), deadline: deadline, start: start, lookedUpAt: generation)
       }
       if case .failure(let error) = outcome, error.code == .deadlineExceeded, ContinuousClock.now < deadline,
         !Task.isCancelled
@@ -190,6 +205,10 @@ public final class AttachmentPipeline: Sendable {
     }
     return cache.releaseUnindexed(attachment.path)
   }
+
+  /// How many fetches have finished, as the single flight counts them (tests: to replay a
+  /// lookup made before one finished).
+  var flightGeneration: UInt64 { flights.generation }
 
   /// How many calls for `url` wait on one fetch now (tests: to know a call has joined).
   func callersWaiting(for url: AttachmentURL) -> Int { flights.waiting(for: url.key) }

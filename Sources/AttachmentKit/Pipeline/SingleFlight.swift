@@ -5,6 +5,10 @@ import PosixLock
 /// Each caller waits on its own continuation, so a caller that is cancelled (or whose own
 /// deadline passes) leaves at once while the others keep waiting; the shared work is
 /// cancelled only when every caller has left.
+///
+/// A caller that decided to run the work from something it read before (a cache miss) passes
+/// the ``generation`` it read first: when a run for its key finished since, it is told so
+/// instead of starting the work again (the finished run's result may be what it looked for).
 final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   typealias Outcome = Result<Value, AttachmentError>
 
@@ -16,24 +20,70 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   private struct State {
     var flights: [Key: Flight] = [:]
     var nextWaiter = 0
+    var finishes = FinishRecord()
   }
+
+  /// The generation at which the last run of each recently finished key ended, for the
+  /// ``SingleFlight/recentFinishes`` most recent runs; older ones are forgotten, and a caller
+  /// whose generation is older than all that is kept is told a run may have finished.
+  private struct FinishRecord {
+    /// Runs finished so far.
+    var generation: UInt64 = 0
+    var last: [Key: UInt64] = [:]
+    var order: [(key: Key, generation: UInt64)] = []
+    var next = 0
+    /// The newest generation forgotten.
+    var forgotten: UInt64 = 0
+
+    mutating func record(_ key: Key) {
+      generation += 1
+      last[key] = generation
+      let entry = (key: key, generation: generation)
+      if order.count < SingleFlight.recentFinishes {
+        order.append(entry)
+        return
+      }
+      let evicted = order[next]
+      if last[evicted.key] == evicted.generation { last[evicted.key] = nil }
+      forgotten = evicted.generation
+      order[next] = entry
+      next = (next + 1) % order.count
+    }
+
+    /// Whether a run for `key` may have finished after `since`.
+    func finished(_ key: Key, after since: UInt64) -> Bool {
+      if let last = last[key], last > since { return true }
+      return forgotten > since
+    }
+  }
+
+  /// How many finished runs are remembered (by key) for ``generation`` checks.
+  static var recentFinishes: Int { 1024 }
 
   private let state = Locked(State())
 
+  /// How many runs have finished: read it before what made the caller decide to run the work,
+  /// and pass it to ``run(_:deadline:unlessFinishedSince:_:)``.
+  var generation: UInt64 { state.withLock { $0.finishes.generation } }
+
   /// Runs `work` for `key`, or joins the run already under way, and returns its outcome.
   /// Returns `cancelled` if the calling task is cancelled, and `deadline_exceeded` at
-  /// `deadline` if the shared work has not answered by then.
+  /// `deadline` if the shared work has not answered by then. Returns `nil`, and starts
+  /// nothing, when no run is under way and one for `key` finished after the ``generation``
+  /// `since` (the caller looks again at what the finished run left).
   func run(
-    _ key: Key, deadline: ContinuousClock.Instant,
+    _ key: Key, deadline: ContinuousClock.Instant, unlessFinishedSince since: UInt64? = nil,
     _ work: @escaping @Sendable () async -> Outcome
-  ) async -> Outcome {
-    let (flight, id, isLeader) = state.withLock { state -> (Flight, Int, Bool) in
+  ) async -> Outcome? {
+    let joined = state.withLock { state -> (Flight, Int, Bool)? in
       state.nextWaiter += 1
       if let flight = state.flights[key] { return (flight, state.nextWaiter, false) }
+      if let since, state.finishes.finished(key, after: since) { return nil }
       let flight = Flight()
       state.flights[key] = flight
       return (flight, state.nextWaiter, true)
     }
+    guard let (flight, id, isLeader) = joined else { return nil }
     let timer = Task {
       try? await Task.sleep(until: deadline, clock: .continuous)
       if !Task.isCancelled {
@@ -75,6 +125,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   private func finish(_ flight: Flight, key: Key, with outcome: Outcome) {
     state.withLock { state in
       if state.flights[key] === flight { state.flights[key] = nil }
+      state.finishes.record(key)
     }
     let waiters = flight.waiters.withLock { waiters in
       defer { waiters.removeAll() }

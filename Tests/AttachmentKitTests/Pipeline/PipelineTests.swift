@@ -73,6 +73,33 @@ struct PipelineTests {
     #expect(fixture.server.requestCount(path: "/v.mp4") == 1)
   }
 
+  @Test(
+    "a call whose lookup missed just before another call's fetch of the URL finished gets that fetch's file, with no second request"
+  )
+  func missBeforeAFinishedFlight() async throws {
+    // Given a caller that looked the URL up (a miss), and then, before it could join a flight,
+    // another call fetched and published the file (the order forced: each step awaited)
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/v.mp4", body: try Samples.bytes("mp4-isom.mp4"), contentType: "video/mp4")
+    let url = try AttachmentURL(fixture.server.url("/v.mp4"))
+    let pipeline = fixture.pipeline
+    let generation = pipeline.flightGeneration
+    let lookup = pipeline.lookup(url)
+    guard case .miss = lookup else { throw LookupTests.LookupError.unexpected("a miss") }
+    let other = try await pipeline.attachment(for: url, timeout: generousTimeout)
+    #expect(other.source == .network)
+
+    // When the first caller goes on from its miss
+    let late = try await pipeline.attachment(
+      for: url, after: lookup, deadline: .now + generousTimeout, start: .now, lookedUpAt: generation)
+
+    // Then it is answered from the cache with the same file, and the origin saw one request
+    #expect(late.source == .cache)
+    #expect(late.path == other.path)
+    #expect(fixture.server.requestCount(path: "/v.mp4") == 1)
+  }
+
   @Test("a waiter that cancels leaves at once; the others still get the file")
   func singleFlightCancellation() async throws {
     let fixture = try Fixture()
