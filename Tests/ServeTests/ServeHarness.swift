@@ -272,6 +272,16 @@ final class ServeProcess {
     return await process.exitStatus()
   }
 
+  /// The exit status once the process has ended within `seconds` (as the kernel sees it:
+  /// ``Foundation/Process/hasEnded``), or `nil` if it has not. The status itself waits for
+  /// Foundation to reap the child, which a busy parallel run delays (up to 30 s more).
+  func exitStatus(endingWithin seconds: Double) async -> Int32? {
+    guard await eventually(within: seconds, { process.hasEnded }),
+      await eventually(within: 30, { !process.isRunning })
+    else { return nil }
+    return process.terminationStatus
+  }
+
   /// Sends SIGTERM and does not wait: for a `defer`, which cannot await. Foundation reaps the
   /// child when it exits.
   func stop() {

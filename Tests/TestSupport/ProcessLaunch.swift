@@ -49,6 +49,18 @@ extension Process {
     return terminationStatus
   }
 
+  /// Whether the process has ended as the kernel sees it: `/proc/PID/stat` gone, or its state
+  /// a zombie (`Z`) or dead (`X`). `isRunning` turns false only once Foundation has reaped the
+  /// child, on a thread of libdispatch's pool, which a full parallel run keeps busy: a serve
+  /// process that had exited was still "running" for Foundation 10 s later.
+  public var hasEnded: Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
+      let close = stat.lastIndex(of: ")")
+    else { return true }
+    let state = stat[close...].dropFirst(2).first
+    return state == "Z" || state == "X"
+  }
+
   /// Blocks until the process exits, sleeping 1 ms between looks: `waitUntilExit()` without
   /// its spin, for code already on a thread of its own.
   public func blockUntilExit() {

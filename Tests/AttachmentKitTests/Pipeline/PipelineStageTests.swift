@@ -248,7 +248,7 @@ struct SharedDeadlineTests {
       if index == 1 {
         firstArrived.set()
         var spins = 0
-        while !held.isSet, spins < 1000 {  // at most 10 s
+        while !held.isSet, spins < 1500 {  // at most 15 s
           usleep(10_000)
           spins += 1
         }
@@ -260,10 +260,12 @@ struct SharedDeadlineTests {
     let pipeline = try AttachmentPipeline(configuration: configuration)
     let url = server.url("/shared.png")
 
-    // When a caller with a 2 s deadline starts the fetch, and one with 10 s joins it
-    let early = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(2)) }
-    #expect(await firstArrived.wait(upTo: .seconds(5)))
-    let late = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(10)) }
+    // When a caller with a 6 s deadline starts the fetch, and one with 20 s joins it (6 s: the
+    // first request arrives, and the second caller joins, before it passes even when a full
+    // parallel run holds the fetch's start back for seconds; with 2 s it once never arrived)
+    let early = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(6)) }
+    #expect(await firstArrived.wait(upTo: .seconds(6)))
+    let late = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(20)) }
     let checked = try AttachmentURL(url)
     #expect(
       await poll(upTo: .seconds(5)) { pipeline.callersWaiting(for: checked) == 2 },
