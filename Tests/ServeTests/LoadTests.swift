@@ -6,7 +6,9 @@ import Testing
 /// Fan-in, limits, slow clients and graceful shutdown, observed through real connections.
 @Suite("attachkit serve under load", .serialized, .threadOfItsOwn)
 struct LoadTests {
-  @Test("200 concurrent requests for a new URL make 1 upstream request, and all get the file")
+  @Test(
+    "200 requests for a new URL, held upstream while they arrive (at least 100 at once), make 1 upstream request, and all get the file"
+  )
   func fanIn() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
@@ -31,16 +33,19 @@ struct LoadTests {
     let output = Pipe()
     clients.standardOutput = output
     try clients.runClosingChildEnds()
-    // Release the origin only once all 200 requests are inside the server (plus this one).
+    // Release the origin once all 200 requests are inside the server (plus this one), or
+    // after 8 s: the held fetch must end before libcurl's low-speed window (10 s without a
+    // byte) fails it, and in a full parallel run the 200 arrived over 20 s (serve shares two
+    // cores with hundreds of tests). Those still arriving then are answered from the cache.
     var inflight = 0.0
-    let arrived = try await eventually {
+    let allArrived = try await eventually(within: 8) {
       inflight = try await serve.metric("attachkit_inflight_requests") ?? 0
       return inflight >= 201
     }
     gate.release()
     let lines = await clients.output(of: output).split(separator: "\n")
 
-    #expect(arrived, "\(inflight) in flight at most")
+    #expect(allArrived || inflight >= 101, "\(inflight) in flight at most")
     #expect(lines.count == 200)
     let answers = Dictionary(grouping: lines, by: { $0 }).mapValues(\.count)
     #expect(lines.allSatisfy { $0 == "200 \(jpeg.count)" }, "answers: \(answers)")
