@@ -171,7 +171,11 @@ struct FetchFaultTests {
     let scratch = try ScratchDirectory("cancel")
     defer { scratch.remove() }
     let downloader = Downloader(configuration: .loopback)
-    let task = Task { () async throws -> Download in
+    // The task runs on a thread of its own too: on the cooperative pool its resumption after
+    // the answer waited 2.3 s once, behind a full parallel run.
+    let executor = ThreadExecutor()
+    defer { executor.stop() }
+    let task = Task(executorPreference: executor) { () async throws -> Download in
       try await downloader.download(
         DownloadRequest(url: server.url("/fault/trickle"), directory: scratch.path),
         timeout: .seconds(20))
