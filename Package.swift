@@ -73,8 +73,11 @@ let package = Package(
     // worker, the rescue turn (test targets only: it links Swift Testing).
     .target(
       name: "TestTraits",
-      dependencies: ["TestSupport"],
+      dependencies: ["TestSupport", "CTestPreload"],
       path: "Tests/TestTraits"),
+    // Loads the heavy C libraries into the test process before its first test (test targets
+    // only, through TestTraits: see preload.c for why).
+    .target(name: "CTestPreload", path: "Tests/CTestPreload"),
     // Serves a directory on loopback for the README's main job.
     .executableTarget(
       name: "SampleServer",
