@@ -1,4 +1,5 @@
 import PosixLock
+import Synchronization
 
 /// Coalesces concurrent work per key: N callers for one key share one run of the work.
 ///
@@ -27,16 +28,14 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   /// ``SingleFlight/recentFinishes`` most recent runs; older ones are forgotten, and a caller
   /// whose generation is older than all that is kept is told a run may have finished.
   private struct FinishRecord {
-    /// Runs finished so far.
-    var generation: UInt64 = 0
     var last: [Key: UInt64] = [:]
     var order: [(key: Key, generation: UInt64)] = []
     var next = 0
     /// The newest generation forgotten.
     var forgotten: UInt64 = 0
 
-    mutating func record(_ key: Key) {
-      generation += 1
+    /// Records that a run for `key` finished as the run numbered `generation`.
+    mutating func record(_ key: Key, generation: UInt64) {
       last[key] = generation
       let entry = (key: key, generation: generation)
       if order.count < SingleFlight.recentFinishes {
@@ -61,10 +60,13 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   static var recentFinishes: Int { 1024 }
 
   private let state = Locked(State())
+  /// Runs finished so far: raised under `state`'s lock as each is recorded, read without it
+  /// (every call reads it, cache hits included).
+  private let finishedRuns = Atomic<UInt64>(0)
 
   /// How many runs have finished: read it before what made the caller decide to run the work,
   /// and pass it to ``run(_:deadline:unlessFinishedSince:_:)``.
-  var generation: UInt64 { state.withLock { $0.finishes.generation } }
+  var generation: UInt64 { finishedRuns.load(ordering: .acquiring) }
 
   /// Runs `work` for `key`, or joins the run already under way, and returns its outcome.
   /// Returns `cancelled` if the calling task is cancelled, and `deadline_exceeded` at
@@ -125,7 +127,8 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   private func finish(_ flight: Flight, key: Key, with outcome: Outcome) {
     state.withLock { state in
       if state.flights[key] === flight { state.flights[key] = nil }
-      state.finishes.record(key)
+      let generation = finishedRuns.wrappingAdd(1, ordering: .releasing).newValue
+      state.finishes.record(key, generation: generation)
     }
     let waiters = flight.waiters.withLock { waiters in
       defer { waiters.removeAll() }
