@@ -69,7 +69,11 @@ public final class Downloader: Sendable {
       throw error
     }
 
-    let watchdog = DispatchWorkItem { [engine] in
+    // A cancelled work item stays queued, with what it holds, until its time comes: holding
+    // the transfer weakly lets the transfer (and the body-digest descriptor it owns) go when
+    // the download returns, not at the deadline.
+    let watchdog = DispatchWorkItem { [engine, weak transfer] in
+      guard let transfer else { return }
       let error = AttachmentError(
         .deadlineExceeded, "The deadline passed before the download finished.")
       if transfer.completion.answer(.failure(error)) {

@@ -155,13 +155,7 @@ struct RescuePipelineTests {
       rescued.originalBytes
         == Int64(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int ?? -1))
     let left = await fixture.leftBehind()
-    withKnownIssue(
-      "product leak, found by this check: a JPEG only downscaled (not converted) leaves one anonymous file open in tmp/"
-    ) {
-      #expect(left.isEmpty, "left behind: \(left)")
-    } when: {
-      sample.actions == [.downscaled]
-    }
+    #expect(left.isEmpty, "left behind: \(left)")
   }
 
   @Test("orientation 6 is applied to the pixels: the stored top edge becomes the right edge")
