@@ -82,23 +82,32 @@ final class CurlEngine: @unchecked Sendable {
   private func run() {
     var running: Int32 = 0
     while true {
-      let pending = commands.withLock { state in
-        defer { state.queue.removeAll(keepingCapacity: true) }
-        return state.queue
-      }
-      for command in pending {
-        switch command {
-        case .add(let transfer): add(transfer)
-        case .cancel(let transfer, let error): finish(transfer, with: .failure(error))
-        case .stop:
-          shutDown()
-          return
-        }
+      if let unrun = runCommands() {
+        shutDown(unrun: unrun)
+        return
       }
       curl_multi_perform(multi, &running)
       collectFinished()
       curl_multi_poll(multi, nil, 0, 1000, nil)
     }
+  }
+
+  /// Runs the commands sent since the last turn, up to a `stop`; returns the commands after
+  /// the `stop` (for ``shutDown(unrun:)`` to answer), or `nil` when there was none. The
+  /// commands (and the transfers they hold) are released on return, not kept through the poll.
+  private func runCommands() -> ArraySlice<Command>? {
+    let pending = commands.withLock { state in
+      defer { state.queue.removeAll(keepingCapacity: true) }
+      return state.queue
+    }
+    for (index, command) in pending.enumerated() {
+      switch command {
+      case .add(let transfer): add(transfer)
+      case .cancel(let transfer, let error): finish(transfer, with: .failure(error))
+      case .stop: return pending[(index + 1)...]
+      }
+    }
+    return nil
   }
 
   private func add(_ transfer: Transfer) {
@@ -141,13 +150,15 @@ final class CurlEngine: @unchecked Sendable {
     transfer.releaseResources()
   }
 
-  private func shutDown() {
+  /// Answers every live transfer, and every one still to be added (`unrun`, or sent after the
+  /// `stop`), `cancelled`, and frees the multi handle.
+  private func shutDown(unrun: ArraySlice<Command>) {
     let late = commands.withLock { state in
       state.closed = true
       return state.queue
     }
     var stranded = Array(transfers.values)
-    for case .add(let transfer) in late { stranded.append(transfer) }
+    for case .add(let transfer) in unrun + late { stranded.append(transfer) }
     for transfer in stranded {
       finish(transfer, with: .failure(AttachmentError(.cancelled, "The downloader was shut down.")))
     }
