@@ -229,8 +229,13 @@ public struct ImageRescuer: Sendable {
     }
     if stopped {
       vips.errorClear()
+      // A save that succeeded anyway finished past the deadline (the kill came after libvips'
+      // last look at it): late all the same, but libvips was not stopped.
       throw AttachmentError(
-        .deadlineExceeded, "The deadline passed while the image was rescued; libvips was stopped.")
+        .deadlineExceeded,
+        saved == 0
+          ? "The deadline passed while the image was rescued."
+          : "The deadline passed while the image was rescued; libvips was stopped.")
     }
     guard saved == 0 else {
       // Decoding happens here, as the saver pulls pixels: a truncated source fails now.
