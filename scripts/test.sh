@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds, and runs every test, one at a
-# time (plain `swift test` runs them in parallel; see the README's Tests section).
+# The README's test command: installs what is missing, builds, and runs every test, in parallel
+# (Swift Testing's default, as plain `swift test` does; see the README's Tests section).
+# `scripts/test.sh --no-parallel` runs them one at a time instead; any arguments are passed to
+# `swift test`.
 # Besides the packages every build needs, it installs what the environment-dependent tests use, so
 # that they run instead of skipping: nginx and varnish (the tiers of the serve deployment tests),
 # goaccess (reads serve's access log), systemd (systemd-analyze checks the unit file) and, in
@@ -17,7 +19,7 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 log=$(mktemp "${TMPDIR:-/tmp}/attachkit-test.XXXXXX.log")
 trap 'rm -f "$log"' EXIT
 status=0
-swift test --skip-build --no-parallel 2>&1 | tee "$log" || status=$?
+swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
 skipped=$(grep -c '^SKIPPED: ' "$log" || true)
 if [ "$skipped" -gt 0 ]; then
   echo "== $skipped test(s) or part(s) of tests SKIPPED on this machine:"
