@@ -4,8 +4,7 @@ import Synchronization
 /// Stops libvips' computation of an image when a deadline passes, so a rescue that runs out of
 /// time stops consuming the process instead of running on after its caller was answered.
 ///
-/// A timer on a global queue kills the images (`vips_image_set_kill`) at the deadline, and again
-/// every 10 ms until the computation returns (a check clears the flag): libvips
+/// A timer on a global queue kills the images (`vips_image_set_kill`) at the deadline: libvips
 /// checks the flag as the saver pulls strips through the pipeline, so the save fails soon after
 /// and the rescue throws `deadline_exceeded`. Soon, not at once: an evaluation libvips nests
 /// inside (the frames of an animation) does not look at the flag, so the stop came 4 ms to 6.4 s
@@ -36,7 +35,11 @@ final class VipsDeadline: Sendable {
       : Int(left.components.seconds) * 1_000_000_000
         + Int(left.components.attoseconds / 1_000_000_000)
     BackgroundWork.deadlines.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
-      watch.kill(pointers, in: vips)
+      watch.state.withLock { state in
+        guard state.running else { return }
+        state.killed = true
+        for pointer in pointers { vips.setKill(OpaquePointer(bitPattern: pointer), 1) }
+      }
     }
     let result = body()
     let killed = watch.state.withLock { state in
@@ -44,26 +47,5 @@ final class VipsDeadline: Sendable {
       return state.killed
     }
     return (result, killed)
-  }
-
-  /// How often the kill is set again once the deadline passed: 10 ms.
-  static let killInterval = DispatchTimeInterval.milliseconds(10)
-
-  /// Kills the images, and again every ``killInterval`` while the computation runs: libvips'
-  /// check of the flag (`vips_image_iskilled`) clears it, so a check whose failure a nested
-  /// evaluation does not pass on would use up a single kill and let the save run to its end
-  /// (seen under load: a conversion stopped 1.5 s after its deadline on a quiet machine ran all
-  /// 4 s with the two cores shared three ways).
-  private func kill(_ pointers: [UInt], in vips: Libvips) {
-    let again = state.withLock { state -> Bool in
-      guard state.running else { return false }
-      state.killed = true
-      for pointer in pointers { vips.setKill(OpaquePointer(bitPattern: pointer), 1) }
-      return true
-    }
-    guard again else { return }
-    BackgroundWork.deadlines.asyncAfter(deadline: .now() + Self.killInterval) {
-      self.kill(pointers, in: vips)
-    }
   }
 }
