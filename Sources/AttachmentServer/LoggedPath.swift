@@ -28,7 +28,9 @@ enum LoggedPath {
   /// `url` with credentials redacted: ``Redaction/redact(_:)`` and secret query values as `***`.
   static func redact(_ url: String) -> String {
     let redacted = Redaction.redact(url)
-    guard let question = redacted.firstIndex(of: "?") else { return redacted }
+    guard redacted.utf8.contains(UInt8(ascii: "?")), let question = redacted.firstIndex(of: "?") else {
+      return redacted
+    }
     let end = redacted[question...].firstIndex(of: "#") ?? redacted.endIndex
     let query = redacted[redacted.index(after: question)..<end].split(
       separator: "&", omittingEmptySubsequences: false

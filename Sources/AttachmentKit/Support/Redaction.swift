@@ -3,7 +3,10 @@ public enum Redaction {
   /// `url` with any `user:password@` replaced by `***@` and control characters escaped as
   /// `\u{..}`, fit to print.
   public static func redact(_ url: String) -> String {
-    redact(url, authority: URLAuthority(url))
+    // Without an `@` there is no user information to split out (the common case, and the
+    // split is the costly part).
+    guard url.utf8.contains(UInt8(ascii: "@")) else { return escapeControlCharacters(url) }
+    return redact(url, authority: URLAuthority(url))
   }
 
   /// `url`, already split into `authority` (nil: not split), redacted as ``redact(_:)``.
@@ -19,6 +22,8 @@ public enum Redaction {
   /// written as `\u{XX}`, so they can neither steer a terminal nor reorder what a line shows.
   /// (Invalid UTF-8 never reaches here: Swift strings hold it as U+FFFD.)
   public static func escapeControlCharacters(_ text: String) -> String {
+    // Printable ASCII holds no control character: checked byte by byte, no scalar decoding.
+    if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
     guard text.unicodeScalars.contains(where: isControl) else { return text }
     var out = ""
     for scalar in text.unicodeScalars {
