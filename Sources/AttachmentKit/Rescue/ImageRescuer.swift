@@ -230,7 +230,8 @@ public struct ImageRescuer: Sendable {
     if stopped {
       vips.errorClear()
       // A save that succeeded anyway finished past the deadline (the kill came after libvips'
-      // last look at it): late all the same, but libvips was not stopped.
+      // last look at it, or a check used it up without stopping the save): late all the
+      // same, but libvips was not stopped.
       throw AttachmentError(
         .deadlineExceeded,
         saved == 0
