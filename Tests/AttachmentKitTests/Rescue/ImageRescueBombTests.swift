@@ -143,8 +143,9 @@ extension ImageRescueBombTests {
 
     // Then it is not delivered late but stopped: deadline_exceeded, with libvips named as
     // stopped, which the rescue says only when the save failed under the kill (the old rescue
-    // finished the conversion past its deadline and delivered it; a single kill, which libvips'
-    // first check clears, let it run to its end under load: 5.7-6.2 s against 2.6 s). When
+    // finished the conversion past its deadline and delivered it; libvips' first check clears
+    // the kill, and a 0.5 s deadline on 475 frames, passing before the save, let the save run
+    // to its end with two busy loops on the cores, where this one stopped 3 of 3 times). When
     // libvips sees the kill depends on where it is: between the strips of its outer evaluation
     // (about 0.8 s later on a quiet machine) but not inside a nested one, so under a loaded
     // parallel run it came 23 s late; the work bounds, not the kill, keep a rescue to seconds.
