@@ -6,6 +6,7 @@ let package = Package(
   products: [
     .library(name: "AttachmentKit", targets: ["AttachmentKit"]),
     .executable(name: "attachkit", targets: ["attachkit"]),
+    .executable(name: "attachkit-rescue-worker", targets: ["attachkit-rescue-worker"]),
     .executable(name: "sample-server", targets: ["SampleServer"]),
     .executable(name: "extension-runner", targets: ["ExtensionRunner"]),
     .executable(name: "attachkit-bench", targets: ["AttachKitBench"]),
@@ -44,11 +45,20 @@ let package = Package(
       name: "CMicroHTTPD",
       providers: [.apt(["libmicrohttpd-dev"])]),
 
+    // The rescue workers' system calls: spawn, descriptor passing, limits, and the seccomp filter
+    // (libseccomp is opened with dlopen in the worker only).
+    .target(name: "CWorkerIO", linkerSettings: [.linkedLibrary("dl")]),
     // A pthread mutex ThreadSanitizer can see (the standard Mutex uses futexes it cannot).
     .target(name: "PosixLock"),
     .target(
       name: "AttachmentKit",
-      dependencies: ["CAV", "CCurl", "CMagic", "CVips", "PosixLock"]),
+      dependencies: ["CAV", "CCurl", "CMagic", "CVips", "CWorkerIO", "PosixLock"]),
+    // A rescue worker of its own, for programs that do not re-execute themselves as workers
+    // (RescueWorkers.runIfRequested()): found beside the program's executable.
+    .executableTarget(
+      name: "attachkit-rescue-worker",
+      dependencies: ["AttachmentKit"],
+      path: "Sources/RescueWorker"),
     // The push-media proxy behind `attachkit serve`: signed routes over libmicrohttpd.
     .target(
       name: "AttachmentServer",
@@ -102,19 +112,23 @@ let package = Package(
       name: "ExtensionRunnerTests",
       dependencies: [
         "ExtensionRunnerCore", "AttachmentKit", "TestSupport", "TestTraits", "CCrypto", "PosixLock",
+        "attachkit-rescue-worker",
       ]),
     .testTarget(
       name: "CLITests",
       dependencies: ["TestSupport", "TestTraits"]),
     .testTarget(
       name: "ServeTests",
-      dependencies: ["AttachmentServer", "AttachmentKit", "TestSupport", "TestTraits", "PosixLock"]),
+      dependencies: [
+        "AttachmentServer", "AttachmentKit", "TestSupport", "TestTraits", "PosixLock",
+        "attachkit-rescue-worker",
+      ]),
     .testTarget(
       name: "ArgumentParsingTests",
       dependencies: ["ArgumentParsing"]),
     .testTarget(
       name: "AttachmentKitTests",
-      dependencies: ["AttachmentKit", "TestSupport", "TestTraits", "CCurl"]),
+      dependencies: ["AttachmentKit", "TestSupport", "TestTraits", "CCurl", "attachkit-rescue-worker"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import AttachmentKit
 import Glibc
 
 /// The entry point: parses the options, runs either a memory probe (in a child) or the whole
@@ -46,4 +47,6 @@ enum Main {
   }
 }
 
+// The in-process rescue scenarios start this binary as their rescue workers.
+RescueWorkers.runIfRequested()
 exit(await Main.run(Array(CommandLine.arguments.dropFirst())))

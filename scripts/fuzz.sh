@@ -25,10 +25,16 @@ build_library_target() {
   mkdir -p "$out/modules"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name PosixLock -emit-module \
     -emit-module-path "$out/modules/PosixLock.swiftmodule" -c Sources/PosixLock/*.swift -o "$out/modules/PosixLock.o"
+  # CWorkerIO, a C target: its object, and the module map SwiftPM would make for its header.
+  mkdir -p "$out/modules/CWorkerIO"
+  cc -O2 -c -I Sources/CWorkerIO/include Sources/CWorkerIO/worker_io.c -o "$out/modules/CWorkerIO.o"
+  printf 'module CWorkerIO {\n  header "%s"\n  export *\n}\n' "$PWD/Sources/CWorkerIO/include/CWorkerIO.h" \
+    >"$out/modules/CWorkerIO/module.modulemap"
   # -package-name: the library declares package-access members (as SwiftPM builds it).
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentKit -package-name attachmentkit \
-    -I "$out/modules" -I Sources/CAV -I Sources/CCurl -I Sources/CMagic -I Sources/CVips -ldl \
-    "${sources[@]}" "$entry" "$out/modules/PosixLock.o" -o "$out/fuzz-$name"
+    -I "$out/modules" -I "$out/modules/CWorkerIO" -I Sources/CAV -I Sources/CCurl -I Sources/CMagic \
+    -I Sources/CVips -ldl "${sources[@]}" "$entry" "$out/modules/PosixLock.o" "$out/modules/CWorkerIO.o" \
+    -o "$out/fuzz-$name"
 }
 
 build_media() { build_library_target media Tests/Fuzz/MediaFuzzer.swift; }

@@ -6,6 +6,8 @@ set -euo pipefail
 
 # strace counts the inodes a publish creates; util-linux provides flock(1) for the lock tests;
 # libmicrohttpd is the HTTP server of `attachkit serve`; python3 is the serve tests' second client.
+# libseccomp2: the rescue workers' system-call filter (opened with dlopen in each worker; a worker
+# does not run without it).
 # libvips-dev: the rescue (loaded with dlopen); libvips-tools: vipsheader/vips in the rescue
 # tests and vipsthumbnail, the benchmark's peer; imagemagick: scripts/make-large-samples.sh;
 # time (GNU time): the benchmark's peak-RSS measurement of a child process.
@@ -13,7 +15,7 @@ set -euo pipefail
 # media rescue tests make their long sources with it, and it is the media benchmark's peer.
 # zsh, fish: the completion tests load `attachkit completion zsh|fish` in them (a few MB).
 # python3-prometheus-client: the serve metrics test parses /metrics with Prometheus' own parser.
-packages=(libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
+packages=(libseccomp2 libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
   python3 python3-prometheus-client libvips-dev libvips-tools imagemagick time
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg zsh fish "$@")
 missing=()

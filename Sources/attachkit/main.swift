@@ -1,6 +1,7 @@
 // attachkit: the command line. Routes the words to a command, runs it, exits with its status.
 // Synchronous on purpose: a cache hit answers before any task, thread or libcurl is started.
 import ArgumentParsing
+import AttachmentKit
 import Dispatch
 import Glibc
 
@@ -51,4 +52,6 @@ func main() -> Int32 {
   }
 }
 
+// Started as a rescue worker (by this same binary, for a rescue), it is one and nothing else.
+RescueWorkers.runIfRequested()
 exit(main())

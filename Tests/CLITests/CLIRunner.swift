@@ -7,6 +7,8 @@ enum CLI {
     let status: Int32
     let stdout: String
     let stderr: String
+    /// Whether the process died of a signal (`status` is then the signal's number).
+    var signalled = false
 
     /// The stdout lines parsed as JSON objects.
     var jsonLines: [[String: Any]] {
@@ -71,7 +73,8 @@ enum CLI {
     process.closeStandardPipes()
     return Result(
       status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-      stderr: String(decoding: errData, as: UTF8.self))
+      stderr: String(decoding: errData, as: UTF8.self),
+      signalled: process.terminationReason == .uncaughtSignal)
   }
 }
 

@@ -3,12 +3,13 @@ import TestSupport
 import TestTraits
 import Testing
 
-/// `--rescue` on `fetch` as a process: FFmpeg's libraries are mapped only by a media rescue
-/// (the dynamic loader's own log), and a WebM is delivered as an MP4 that says how it was made.
+/// `--rescue` on `fetch` as a process: the rescues run in worker processes, so attachkit itself
+/// maps neither libvips nor FFmpeg's libraries (the dynamic loader's own log), and a WebM is
+/// delivered as an MP4 that says how it was made.
 @Suite("CLI: media rescue", .threadOfItsOwn)
 struct MediaRescueCLITests {
   @Test(
-    "with --rescue, an accepted video, an image rescue and a hit map no FFmpeg; a WebM maps it and is delivered as MP4"
+    "with --rescue, attachkit maps neither libvips nor FFmpeg: image and media rescues run in workers; a WebM is delivered as MP4"
   )
   func ffmpegOnlyForMedia() async throws {
     let server = try TestHTTPServer.start()
@@ -34,12 +35,15 @@ struct MediaRescueCLITests {
 
     let (plain, plainLog) = try await loaded(fetch + [server.url("/clip.mp4"), server.url("/photo.webp")])
     #expect(plain.status == 0, "\(plain.stdout)")
-    #expect(plainLog.contains("libvips"))  // the log works: the WebP was rescued with libvips
+    #expect(plainLog.contains("libcurl.so"))  // the log works
+    #expect(plain.stdout.contains("\"by\":\"image\""), "\(plain.stdout)")  // the WebP was rescued
+    #expect(!plainLog.contains("libvips"), "an image rescue decoded in attachkit's own process")
     #expect(!plainLog.contains("libavformat"), "an accepted video or an image rescue loaded FFmpeg")
 
     let (media, mediaLog) = try await loaded(fetch + [server.url("/clip.webm")])
     #expect(media.status == 0, "\(media.stdout)")
-    #expect(mediaLog.contains("libavformat.so"))
+    #expect(mediaLog.contains("libcurl.so"))  // the log works
+    #expect(!mediaLog.contains("libavformat"), "a media rescue decoded in attachkit's own process")
     let line = media.stdout.split(separator: "\n").first.map(String.init) ?? ""
     let record = try #require(
       try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(media.stdout)")

@@ -1,10 +1,13 @@
 // extension-runner: a Notification Service Extension's whole job on Linux, on one APNs payload.
 // Exit status: 0 whenever content was delivered, 2 for unusable arguments.
+import AttachmentKit
 import ExtensionRunnerCore
 import Foundation
 
 // The budget counts from the launch of the process, as iOS counts an extension's time.
 let start = ProcessStart.instant()
+// Rescues run in worker processes: this executable, started again as one.
+RescueWorkers.runIfRequested()
 
 /// Writes `text` to `handle` at once (the delivery must not wait in a buffer). A closed pipe
 /// is not an error worth dying for: the content was delivered as far as this process can.

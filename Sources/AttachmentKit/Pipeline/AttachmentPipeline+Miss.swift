@@ -133,13 +133,11 @@ extension AttachmentPipeline {
     defer { observer?(.finished, url.text) }
     observer?(.downloaded, url.text)
     var machine = machine
-    // A rescue that the first bytes already call for finds its rescuer's library started on
-    // another core while the body is checked (waited for here, on the check thread, used or not).
+    // A rescue that the first bytes already call for finds its rescuer's worker started (and
+    // loading its library) while the body is checked.
     let evidence = RescueEvidence(
       sniffed: fetched.sniffed, refusal: fetched.deferredRefusal, bytes: fetched.download.bytesReceived)
-    let preparation = configuration.rescuers.lazy.compactMap {
-      $0.prepare(for: evidence, limits: self.configuration.limits)
-    }.first
+    let preparation = configuration.rescuers.preparation(for: evidence, limits: configuration.limits)
     defer { preparation?.wait() }
     var held: CacheBodyFile? = fetched.body  // the file this miss still owns: body, then rescue output
     defer { held?.discard() }
@@ -249,7 +247,7 @@ extension AttachmentPipeline {
         RescueJob(
           source: source.path, bytes: bytes, refusal: refusal, output: output.path,
           limits: configuration.limits,
-          deadline: signal.deadline))
+          deadline: signal.deadline, isCancelled: { signal.reason == .cancelled }))
       var validation = try validator.validate(file: output.path, sha256: nil, signal: signal, sniffed: nil)
       validation.rescued = rescued
       return (output, validation)

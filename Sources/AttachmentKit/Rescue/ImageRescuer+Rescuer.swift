@@ -20,8 +20,9 @@ extension ImageRescuer: Rescuer {
     }
   }
 
-  /// Starts libvips on another core when the evidence already calls for a rescue: a refusal
-  /// this rescuer undoes, or an image whose header (or size) is over `limits`.
+  /// Starts a rescue worker loading libvips (``RescueWorkers``) when the evidence already calls
+  /// for a rescue: a refusal this rescuer undoes, or an image whose header (or size) is over
+  /// `limits`. Returns `nil`: nothing in this process waits for it.
   public func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
     let overLimits =
       evidence.category == .image
@@ -29,12 +30,18 @@ extension ImageRescuer: Rescuer {
         category: .image, bytes: evidence.bytes, durationSeconds: nil, width: evidence.width,
         height: evidence.height) != nil
     guard overLimits || canRescue(evidence) else { return nil }
-    return Libvips.prepare(concurrency: configuration.concurrency)
+    WorkerPool.pool(for: configuration.workers, library: .libvips).prestart()
+    return nil
   }
 
-  /// Converts or downscales the job's source with libvips (see ``convert(_:)``).
+  /// Converts or downscales the job's source with libvips in a rescue worker (see
+  /// ``convert(_:)``, which the worker runs, and ``WorkerPool/run(_:as:)`` for what the worker
+  /// adds: `deadline_exceeded` and `cancelled` at once, a crash or the memory ceiling as the
+  /// refusal with why it was not rescued).
   public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
-    try convert(job)
+    try checkWebPFrames(job)
+    return try WorkerPool.pool(for: configuration.workers, library: .libvips).run(
+      job, as: .image(configuration, limits))
   }
 
   /// `too_large` for a source over ``RescueConfiguration/maximumSourceBytes``, `too_many_pixels`
@@ -58,5 +65,3 @@ extension ImageRescuer: Rescuer {
     return nil
   }
 }
-
-extension Libvips.Preparation: RescuePreparation {}

@@ -93,14 +93,15 @@ public struct ImageRescuer: Sendable {
   ) throws(AttachmentError) -> Validation {
     try LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
       (source, bytes, target) throws(AttachmentError) in
-      try convert(
+      try rescue(
         RescueJob(
           source: source, bytes: bytes, refusal: refusal, output: target, limits: limits, deadline: deadline))
     }
   }
 
   /// Decodes the job's source and writes the delivered file to its output, within the job's
-  /// limits. Runs libvips in the process's one image-rescue turn (``RescueGate/image``).
+  /// limits. Runs libvips in the process's one image-rescue turn (``RescueGate/image``): the
+  /// worker's side of ``rescue(_:)``, never called in a process that serves requests.
   func convert(_ job: RescueJob) throws(AttachmentError) -> Rescue {
     if job.bytes > configuration.maximumSourceBytes {
       throw AttachmentError(
@@ -143,6 +144,7 @@ public struct ImageRescuer: Sendable {
       vips.errorClear()
       throw Self.unrescued(job.refusal, "no allowed libvips loader reads it")
     }
+    try checkWebPFrames(job)
     guard let image = ak_vips_open_header(vips.newFromFile, job.source) else {
       throw Self.unrescued(job.refusal, "libvips cannot read its header: \(vips.takeError())")
     }
@@ -242,6 +244,20 @@ public struct ImageRescuer: Sendable {
       // Decoding happens here, as the saver pulls pixels: a truncated source fails now.
       throw Self.unrescued(refusal, "libvips cannot decode it: \(vips.takeError())")
     }
+  }
+
+  /// Refuses an animated WebP of more frames than the rescue allows (`too_complex`), counted
+  /// from its RIFF chunks (``WebPFrames``): before any worker starts (``rescue(_:)`` calls it
+  /// in the caller's process; it parses chunk headers only) and again in the worker before
+  /// libvips reads a header. Any other file passes.
+  func checkWebPFrames(_ job: RescueJob) throws(AttachmentError) {
+    guard let file = try? FileBytes(path: job.source), let frames = WebPFrames.count(in: file),
+      frames > configuration.maximumFrames
+    else { return }
+    throw AttachmentError(
+      .tooComplex,
+      "The animation has \(frames) frames, over the rescue's limit of \(configuration.maximumFrames).",
+      detected: job.refusal.detected ?? "image/webp")
   }
 
   /// The original refusal, with why the rescue could not help.

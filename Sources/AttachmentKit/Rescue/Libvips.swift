@@ -111,31 +111,6 @@ struct Libvips: @unchecked Sendable {
     return ready ? vips : nil
   }
 
-  /// Starts libvips on a background thread, so that loading its ~90 libraries and modules
-  /// overlaps what the caller does meanwhile (checking the source): a rescue that follows
-  /// finds it started. Call it only when a rescue is likely; wait for the returned
-  /// preparation before the process may exit (an exit while a thread is inside `dlopen` or
-  /// `vips_init` would tear libraries down under it).
-  static func prepare(concurrency: Int) -> Preparation {
-    let preparation = Preparation()
-    BackgroundWork.start("AttachmentKit.libvips-load") {
-      _ = started(concurrency: concurrency)
-      // The rescued file is hashed when it is re-validated: OpenSSL reads its configuration
-      // on the first digest (libcrypto itself is among libvips' libraries).
-      _ = SHA256Hasher()
-      preparation.done.signal()
-    }
-    return preparation
-  }
-
-  /// A background start of libvips (see ``prepare(concurrency:)``).
-  final class Preparation: Sendable {
-    fileprivate let done = DispatchSemaphore(value: 0)
-
-    /// Blocks until the start has finished, succeeded or not. Call at most once.
-    func wait() { done.wait() }
-  }
-
   /// The text of libvips' error buffer (its last errors, one per line), then cleared; the
   /// caller holds the rescue lock, so the buffer is its own.
   func takeError() -> String {

@@ -18,7 +18,7 @@ extension [any Rescuer] {
     deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
     let evidence = ImageRescuer.evidence(ofFile: path)
-    let preparation = lazy.compactMap { $0.prepare(for: evidence, limits: limits) }.first
+    let preparation = preparation(for: evidence, limits: limits)
     defer { preparation?.wait() }
     let refusal: AttachmentError
     do {

@@ -4,7 +4,7 @@
 /// Set ``PipelineConfiguration/rescue`` to an instance to turn rescue on; it is off (`nil`) by
 /// default. Every limit here applies only to rescued sources; the delivered file still meets
 /// ``ValidationLimits``.
-public struct RescueConfiguration: Sendable, Equatable {
+public struct RescueConfiguration: Sendable, Equatable, Codable {
   /// The largest source a rescue downloads, in bytes; beyond it the download stops with
   /// `too_large`. Default: 50 MB. It applies only to images that will be rescued (an image's
   /// own limit is ``ValidationLimits/maximumImageBytes``).
@@ -56,6 +56,9 @@ public struct RescueConfiguration: Sendable, Equatable {
   /// How many threads libvips uses per image. Default: 2. Set once per process, by the first
   /// rescue (libvips keeps it globally).
   public var concurrency: Int = 2
+  /// The worker processes the rescue runs in, and their kernel limits (see
+  /// ``RescueWorkerConfiguration`` for the defaults).
+  public var workers = RescueWorkerConfiguration()
 
   /// Makes the default rescue settings.
   public init() {}

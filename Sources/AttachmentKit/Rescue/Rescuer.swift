@@ -29,7 +29,8 @@ public protocol Rescuer: Sendable {
   /// preparation before it returns, used or not. `nil`: nothing to start.
   func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)?
 
-  /// Rescues `job.source` into `job.output` within `job.deadline`.
+  /// Rescues `job.source` into `job.output` within `job.deadline`. The standard rescuers run
+  /// their libraries in a worker process (``RescueWorkers``), never in the caller's.
   /// - Returns: the provenance of the delivered file (its ``Rescue/rescuer`` is ``name``).
   /// - Throws: the refusal itself, with why the rescue could not help, when it cannot;
   ///   `too_large` or `too_many_pixels` for a source over this rescuer's own limits;
@@ -114,11 +115,14 @@ public struct RescueJob: Sendable {
   public var limits: ValidationLimits
   /// The absolute instant by which the rescue must be done; `nil`: none.
   public var deadline: ContinuousClock.Instant?
+  /// Whether the job's caller has gone (a cancelled task, a client that hung up): the rescue's
+  /// worker is then killed at once. Asked every 50 ms while the job runs; never by default.
+  public var isCancelled: @Sendable () -> Bool
 
   /// Makes a job.
   public init(
     source: String, bytes: Int64, refusal: AttachmentError, output: String, limits: ValidationLimits,
-    deadline: ContinuousClock.Instant?
+    deadline: ContinuousClock.Instant?, isCancelled: @escaping @Sendable () -> Bool = { false }
   ) {
     self.source = source
     self.bytes = bytes
@@ -126,6 +130,7 @@ public struct RescueJob: Sendable {
     self.output = output
     self.limits = limits
     self.deadline = deadline
+    self.isCancelled = isCancelled
   }
 }
 
@@ -146,6 +151,15 @@ extension [any Rescuer] {
   func improver(for validation: Validation) -> (rescuer: any Rescuer, refusal: AttachmentError)? {
     for rescuer in self {
       if let refusal = rescuer.improvement(for: validation) { return (rescuer, refusal) }
+    }
+    return nil
+  }
+
+  /// What the first rescuer with something to prepare for `evidence` started (see
+  /// ``Rescuer/prepare(for:limits:)``), asking each rescuer once.
+  func preparation(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
+    for rescuer in self {
+      if let preparation = rescuer.prepare(for: evidence, limits: limits) { return preparation }
     }
     return nil
   }

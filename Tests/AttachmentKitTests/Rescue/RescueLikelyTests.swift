@@ -4,10 +4,10 @@ import Testing
 
 @testable import AttachmentKit
 
-/// When a rescue's first bytes already call for it, libvips starts on another core while the
-/// whole file is checked. The guess must be right for what it sees: a start for nothing costs
-/// a caller the wait for libvips, a missed start costs the overlap.
-@Suite("Rescue: starting libvips early", .cpuBound)
+/// When a rescue's first bytes already call for it, a rescue worker starts (loading libvips in
+/// its own process) while the whole file is checked. The guess must be right for what it sees:
+/// a start for nothing costs a process, a missed start costs the overlap.
+@Suite("Rescue: starting a worker early", .cpuBound)
 struct RescueLikelyTests {
   @Test(
     "the first bytes call for a rescue: over the pixel or byte limit, or a type the rescue converts",
@@ -21,13 +21,18 @@ struct RescueLikelyTests {
     #expect(await Self.startsEarly(Samples.path(file), limits: ValidationLimits()) == expected)
   }
 
-  /// Whether the image rescuer starts libvips for the file's first bytes (waiting for the start
-  /// on a thread of its own).
+  /// Whether the image rescuer starts a worker for the file's first bytes: a rescuer whose
+  /// worker pool no other test uses, whose idle workers are counted after its preparation.
   static func startsEarly(_ path: String, limits: ValidationLimits) async -> Bool {
     await onOwnThread {
-      let preparation = ImageRescuer().prepare(for: ImageRescuer.evidence(ofFile: path), limits: limits)
+      var configuration = RescueConfiguration()
+      configuration.workers.retireAboveResidentBytes = Int64.random(in: 1 << 30..<1 << 40)
+      let preparation = ImageRescuer(configuration: configuration).prepare(
+        for: ImageRescuer.evidence(ofFile: path), limits: limits)
       preparation?.wait()
-      return preparation != nil
+      let pool = WorkerPool.pool(for: configuration.workers, library: .libvips)
+      defer { pool.retireIdle() }
+      return pool.idleCount == 1
     }
   }
 

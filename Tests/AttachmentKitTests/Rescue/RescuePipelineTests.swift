@@ -262,19 +262,29 @@ struct RescuePipelineTests {
     "a rescue waiting for another is answered at its deadline and gives up there, leaving nothing, while the other still runs"
   )
   func deadlineWhileRescuing() async throws {
-    // Given another rescue holding the process's image-rescue turn (a thread that waits for a
-    // signal, with no deadline of its own)
-    let fixture = try Self.rescueFixture()
+    // Given another rescue holding the only place of a one-worker pool (a pool of its own for
+    // this test: a thread takes the place and waits for a signal, with no deadline of its own)
+    var workers = RescueWorkerConfiguration()
+    workers.poolSize = 1
+    workers.retireAboveResidentBytes = Int64.random(in: 1 << 30..<1 << 40)  // a pool no other test uses
+    let fixture = try Self.rescueFixture {
+      var rescue = RescueConfiguration()
+      rescue.workers = workers
+      $0.rescue = rescue
+    }
     defer { fixture.close() }
     let url = fixture.serve(Samples.path("webp-lossy.webp"), name: "late")
     // (the holder blocks on its own thread; the test awaits its flag, holding no pool thread)
     let taken = Flag()
     let release = DispatchSemaphore(value: 0)
+    let pool = WorkerPool.pool(for: workers, library: .libvips)
     Thread {
-      _ = try? RescueGate.image.run(limit: 1, deadline: nil) { () -> Void in
-        taken.set()
-        release.wait()
+      guard (try? pool.takePermit(until: nil, isCancelled: { false }, waiting: "holder")) != nil else {
+        return
       }
+      taken.set()
+      release.wait()
+      pool.returnPermit()
     }.start()
     defer { release.signal() }
     try #require(await taken.wait(upTo: .seconds(5)), "the holder never took the rescue turn")

@@ -15,7 +15,8 @@ struct MediaEngine {
 
   /// Rescues `job.source` into `job.output`.
   func run(_ job: RescueJob, interrupt: MediaInterrupt) throws(MediaFailure) -> Outcome {
-    var input = try MediaInput(path: job.source, av: av, interrupt: interrupt)
+    var input = try MediaInput(
+      path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks)
     let source = input.source(bytes: job.bytes)
     try checkBudgets(source)
     var plan = try MediaPlan.make(
@@ -30,7 +31,9 @@ struct MediaEngine {
         plan.video = .transcode(width: width, height: height, bitrate: nil)
         plan.actions = [.trimmed, .transcoded]
       }
-      input = try MediaInput(path: job.source, av: av, interrupt: interrupt)  // read again from the start
+      // read again from the start
+      input = try MediaInput(
+        path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks)
     }
     try admit(plan, source: source, job: job)
     try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)

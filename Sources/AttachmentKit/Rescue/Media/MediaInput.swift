@@ -9,10 +9,11 @@ final class MediaInput {
   let context: UnsafeMutablePointer<AVFormatContext>
   private let interrupt: MediaInterrupt
 
-  /// Opens `path` and reads its stream parameters.
-  /// - Throws: `deadline_exceeded`; otherwise a reason (for "Not rescued: …") when no allowed
-  ///   demuxer reads the file or its streams cannot be read.
-  init(path: String, av: Libav, interrupt: MediaInterrupt) throws(MediaFailure) {
+  /// Opens `path` and reads its stream parameters, refusing a file of more than
+  /// `maximumTracks` tracks before its streams are probed (probing decodes a frame of each).
+  /// - Throws: `deadline_exceeded`; `too_complex` for too many tracks; otherwise a reason (for
+  ///   "Not rescued: …") when no allowed demuxer reads the file or its streams cannot be read.
+  init(path: String, av: Libav, interrupt: MediaInterrupt, maximumTracks: Int) throws(MediaFailure) {
     self.av = av
     self.interrupt = interrupt
     guard var context = av.avformat_alloc_context() else { throw .unrescued("out of memory") }
@@ -25,6 +26,8 @@ final class MediaInput {
       &options, "codec_whitelist", MediaAllowlist.decoders.sorted().joined(separator: ","), 0)
     _ = av.av_dict_set(&options, "probesize", "5000000", 0)  // bytes
     _ = av.av_dict_set(&options, "analyzeduration", "5000000", 0)  // microseconds
+    // The demuxer itself stops adding tracks here (a header of thousands costs memory too).
+    _ = av.av_dict_set(&options, "max_streams", String(max(1, maximumTracks) * 4), 0)
     var opened: UnsafeMutablePointer<AVFormatContext>? = context
     // "file:" so that no part of the name is read as a protocol.
     let code = av.avformat_open_input(&opened, "file:" + path, nil, &options)
@@ -34,6 +37,12 @@ final class MediaInput {
     }
     context = opened
     self.context = context
+    let tracks = Int(context.pointee.nb_streams)
+    if tracks > maximumTracks {
+      throw .error(
+        AttachmentError(
+          .tooComplex, "The file has \(tracks) tracks, over the media rescue's limit of \(maximumTracks)."))
+    }
     let found = av.avformat_find_stream_info(context, nil)
     guard found >= 0 else {
       try interrupt.checkFailure()

@@ -47,20 +47,25 @@ extension MediaRescuer: Rescuer {
     }
   }
 
-  /// Opens FFmpeg's libraries on another core when the evidence already calls for a media
-  /// rescue (the first bytes named a container it reads).
+  /// Starts a rescue worker loading FFmpeg's libraries (``RescueWorkers``) when the evidence
+  /// already calls for a media rescue (the first bytes named a container it reads). Returns
+  /// `nil`: nothing in this process waits for it.
   public func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
     guard canRescue(evidence) else { return nil }
-    let preparation = LibavPreparation()
-    BackgroundWork.start("AttachmentKit.libav-load") {
-      _ = Libav.shared
-      preparation.done.signal()
-    }
-    return preparation
+    WorkerPool.pool(for: configuration.workers, library: .ffmpeg).prestart()
+    return nil
   }
 
-  /// Rescues the job's source with FFmpeg (see the type's documentation).
+  /// Rescues the job's source with FFmpeg in a rescue worker (see the type's documentation,
+  /// and ``WorkerPool/run(_:as:)`` for what the worker adds: `deadline_exceeded` and
+  /// `cancelled` at once, a crash or the memory ceiling as the refusal with why it was not
+  /// rescued).
   public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
+    try WorkerPool.pool(for: configuration.workers, library: .ffmpeg).run(job, as: .media(configuration))
+  }
+
+  /// The worker's side of ``rescue(_:)``: FFmpeg in this process.
+  func transcode(_ job: RescueJob) throws(AttachmentError) -> Rescue {
     if job.bytes > configuration.maximumSourceBytes {
       throw AttachmentError(
         .tooLarge,
@@ -134,14 +139,6 @@ extension MediaRescuer: Rescuer {
   private static func mime(of source: MediaSource) -> String {
     source.video != nil ? MediaType.mp4.mime : MediaType.m4a.mime
   }
-}
-
-/// A background load of FFmpeg's libraries (see ``MediaRescuer/prepare(for:limits:)``).
-final class LibavPreparation: RescuePreparation {
-  fileprivate let done = DispatchSemaphore(value: 0)
-
-  /// Blocks until the load has finished, succeeded or not.
-  func wait() { done.wait() }
 }
 
 extension AttachmentError {

@@ -1,6 +1,6 @@
 /// Whether a planned transcode starts when it may not finish before the rescue's deadline (see
 /// ``MediaRescueConfiguration/transcodeAdmission``).
-public enum MediaTranscodeAdmission: Sendable, Equatable {
+public enum MediaTranscodeAdmission: Sendable, Equatable, Codable {
   /// Every planned transcode starts; one still running at the deadline is stopped there
   /// (`deadline_exceeded`, nothing delivered).
   case always
@@ -24,7 +24,7 @@ public enum MediaTranscodeAdmission: Sendable, Equatable {
 /// of 1280×720 at 30 fps costs 3.7 s of CPU, decoding it 0.5–0.6 s (VP9, H.264), 0.8 s (AV1
 /// through dav1d, the dearest); x264's two threads keep about 1.6 cores busy. A whole 30 s
 /// 720p VP9 transcode is estimated at 9.2 s against 7.2–7.8 s measured on a quiet machine.
-public struct MediaTranscodeCost: Sendable, Equatable {
+public struct MediaTranscodeCost: Sendable, Equatable, Codable {
   /// Wall seconds of H.264 encoding per megapixel-second of output at 30 frames per second
   /// (scaled by the declared frame rate). Default: 0.25 (x264 `veryfast`; another preset needs
   /// its own figure: `ultrafast` takes about half the time, 3.3 s against 7.4 s for 30 s of 720p).

@@ -1,0 +1,83 @@
+/// Which rescuer a worker runs for a job, with everything it needs to be rebuilt there.
+enum WorkerRescuer: Codable, Sendable {
+  /// ``ImageRescuer`` with its settings and the limits it delivers within.
+  case image(RescueConfiguration, ValidationLimits)
+  /// ``MediaRescuer`` with its settings.
+  case media(MediaRescueConfiguration)
+  /// No rescue: the worker reports what its confinement lets it do (``WorkerReply/check``).
+  case selfCheck
+
+  /// The library its workers load (their start-up argument `--preload`).
+  var library: WorkerLibrary {
+    switch self {
+    case .image, .selfCheck: .libvips
+    case .media: .ffmpeg
+    }
+  }
+
+  /// What a rescue in a worker is called in messages.
+  var noun: String {
+    switch self {
+    case .image: "image"
+    case .media: "media file"
+    case .selfCheck: "self-check"
+    }
+  }
+}
+
+/// A library a worker loads before its first job, when asked to (`--preload NAME`).
+enum WorkerLibrary: String, Sendable {
+  case libvips
+  case ffmpeg
+}
+
+/// A job as it crosses to a worker: the rescue's input as a value. The source and output go
+/// beside it as descriptors (SCM_RIGHTS), so the worker opens no path of its parent's.
+struct WorkerJob: Codable, Sendable {
+  /// The rescuer to run, with its settings.
+  var rescuer: WorkerRescuer
+  /// The source's size in bytes.
+  var bytes: Int64
+  /// The refusal to undo.
+  var refusal: WireError
+  /// What the delivered file must meet.
+  var limits: ValidationLimits
+  /// Seconds left until the job's deadline when it was sent; `nil`: none (the parent still
+  /// kills the worker at the real deadline).
+  var secondsLeft: Double?
+}
+
+/// A worker's answer: the rescue's provenance, or why it failed.
+struct WorkerReply: Codable, Sendable {
+  var rescue: Rescue?
+  var error: WireError?
+  /// A self-check's findings, one `name: outcome` line each.
+  var check: String?
+}
+
+/// An ``AttachmentError`` as a value on the worker's socket.
+struct WireError: Codable, Sendable {
+  var code: String
+  var kind: String
+  var message: String
+  var httpStatus: Int?
+  var detected: String?
+
+  init(_ error: AttachmentError) {
+    code = error.code.rawValue
+    kind = error.kind.rawValue
+    message = error.message
+    httpStatus = error.httpStatus
+    detected = error.detected
+  }
+
+  /// The error again (an unknown kind reads as a local failure).
+  var error: AttachmentError {
+    let kind = AttachmentError.Kind(rawValue: kind) ?? .local
+    return AttachmentError(
+      AttachmentError.Code(code, kind: kind), message, httpStatus: httpStatus, detected: detected, kind: kind)
+  }
+}
+
+/// The largest message either side of a worker's socket sends, in bytes.
+let workerMessageLimit = 64 * 1024

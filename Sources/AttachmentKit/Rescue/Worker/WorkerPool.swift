@@ -1,0 +1,218 @@
+import CWorkerIO
+import Dispatch
+import Glibc
+import PosixLock
+
+/// The rescue workers of one library (libvips or FFmpeg) and one ``RescueWorkerConfiguration``
+/// in this process: at most ``RescueWorkerConfiguration/poolSize`` at once (image and media
+/// rescues have pools of their own, so two long transcodes never hold an image rescue back), started on the first rescue (a process that
+/// never rescues starts none), reused across jobs, and replaced when one dies, is killed at a
+/// deadline or cancellation, or grows past ``RescueWorkerConfiguration/retireAboveResidentBytes``.
+///
+/// This is the one owner of worker processes: rescuers hand it a job and get the worker's
+/// answer, or a typed refusal for everything that can go wrong around it.
+final class WorkerPool: Sendable {
+  private struct Key: Hashable {
+    var configuration: RescueWorkerConfiguration
+    var library: WorkerLibrary
+  }
+
+  /// The pool of each library and configuration in use, made on first use and kept for the
+  /// process.
+  private static let pools = Locked<[Key: WorkerPool]>([:])
+
+  /// The pool of workers loading `library` with `configuration`.
+  static func pool(for configuration: RescueWorkerConfiguration, library: WorkerLibrary) -> WorkerPool {
+    pools.withLock { pools in
+      let key = Key(configuration: configuration, library: library)
+      if let pool = pools[key] { return pool }
+      let pool = WorkerPool(configuration: configuration, library: library)
+      pools[key] = pool
+      return pool
+    }
+  }
+
+  let configuration: RescueWorkerConfiguration
+  /// The library every worker of this pool loads when it starts.
+  let library: WorkerLibrary
+  /// One permit per worker that may run at once.
+  private let permits: DispatchSemaphore
+  /// Started workers waiting for a job.
+  private let idle = Locked<[WorkerProcess]>([])
+
+  private init(configuration: RescueWorkerConfiguration, library: WorkerLibrary) {
+    self.configuration = configuration
+    self.library = library
+    permits = DispatchSemaphore(value: max(1, configuration.poolSize))
+  }
+
+  /// Starts a worker (loading the pool's library) when none is idle, so that a rescue the
+  /// first bytes already call for finds it ready. Returns at once (the worker loads in its own
+  /// process).
+  func prestart() {
+    guard idle.withLock({ $0.isEmpty }), let executable = RescueWorkers.executable(for: configuration),
+      case .success(let worker) = WorkerProcess.start(
+        executable, library: library, configuration: configuration)
+    else { return }
+    let surplus = idle.withLock { idle -> WorkerProcess? in
+      guard idle.count < max(1, configuration.poolSize) else { return worker }
+      idle.append(worker)
+      return nil
+    }
+    surplus?.retire()
+  }
+
+  /// Runs `job` with `rescuer` in a worker, blocking the calling (check) thread until it
+  /// answers, the job's deadline passes or its caller cancels.
+  /// - Returns: the rescue's provenance.
+  /// - Throws: what the rescuer throws in the worker; `deadline_exceeded` or `cancelled` (the
+  ///   worker is killed and the caller answered at once); `too_large` when the output grew past
+  ///   its limit; the job's refusal with why it was not rescued when the worker dies (a crash,
+  ///   the memory ceiling, its CPU time) or cannot start; `io_error` when a file cannot be opened.
+  func run(_ job: RescueJob, as rescuer: WorkerRescuer) throws(AttachmentError) -> Rescue {
+    guard let executable = RescueWorkers.executable(for: configuration) else {
+      throw job.refusal.notRescued(RescueWorkers.missingExecutable)
+    }
+    try takePermit(until: job.deadline, isCancelled: job.isCancelled, waiting: rescuer.noun)
+    defer { returnPermit() }
+    let source = open(job.source, O_RDONLY | O_CLOEXEC)
+    guard source >= 0 else { throw AttachmentError(.ioError, "The rescue's source cannot be opened.") }
+    defer { close(source) }
+    let output = open(job.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard output >= 0 else { throw AttachmentError(.ioError, "The rescue's output cannot be created.") }
+    defer { close(output) }
+
+    let worker: WorkerProcess
+    switch checkOut(executable) {
+    case .success(let ready): worker = ready
+    case .failure(let failure):
+      throw job.refusal.notRescued("its rescue worker cannot start: \(failure.reason)")
+    }
+    let secondsLeft = job.deadline.map { deadline -> Double in
+      let left = (deadline - ContinuousClock.now).components
+      return max(0, Double(left.seconds) + Double(left.attoseconds) / 1e18)
+    }
+    let outputLimit = Self.outputLimit(job.limits)
+    worker.setLimit(RLIMIT_FSIZE, outputLimit)
+    // CPU time as a backstop for the parent's kill: the time left on every core, and a margin.
+    let cores = Double(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    let budget = UInt64(((secondsLeft ?? 600) * cores).rounded(.up)) + 2
+    worker.setLimit(RLIMIT_CPU, (worker.cpuSeconds ?? 0) + budget)
+
+    let message = WorkerJob(
+      rescuer: rescuer, bytes: job.bytes, refusal: WireError(job.refusal), limits: job.limits,
+      secondsLeft: secondsLeft)
+    switch worker.run(
+      message, source: source, output: output, deadline: job.deadline, isCancelled: job.isCancelled)
+    {
+    case .replied(let reply):
+      keep(worker)
+      if let rescue = reply.rescue { return rescue }
+      throw reply.error?.error ?? job.refusal.notRescued("its worker gave no answer")
+    case .stopped(.cancelled):
+      throw AttachmentError.cancelledError()
+    case .stopped:
+      throw AttachmentError(
+        .deadlineExceeded,
+        "The deadline passed while the \(rescuer.noun) was rescued; its worker was stopped.")
+    case .died(let death):
+      if death.signal == SIGXFSZ {
+        throw AttachmentError(
+          .tooLarge,
+          "The rescued file grew past the output limit of \(outputLimit) bytes; its worker was stopped.")
+      }
+      throw job.refusal.notRescued(death.reason(ceiling: configuration.memoryCeilingBytes))
+    }
+  }
+
+  /// Waits for one of the pool's permits (a worker's place) until `deadline`, or until
+  /// `isCancelled`; the caller gives it back with ``returnPermit()``.
+  /// - Throws: `deadline_exceeded` ("while the `waiting` waited for a rescue worker") or
+  ///   `cancelled`.
+  func takePermit(
+    until deadline: ContinuousClock.Instant?, isCancelled: () -> Bool, waiting: String
+  ) throws(AttachmentError) {
+    while true {
+      if isCancelled() { throw AttachmentError.cancelledError() }
+      var wait = DispatchTime.now() + .milliseconds(50)
+      if let deadline {
+        let left = deadline - ContinuousClock.now
+        if left <= .zero {
+          throw AttachmentError(
+            .deadlineExceeded, "The deadline passed while the \(waiting) waited for a rescue worker.")
+        }
+        if left < .milliseconds(50) {
+          let nanoseconds = left.components.attoseconds / 1_000_000_000
+          wait = DispatchTime.now() + .nanoseconds(Int(nanoseconds) + 1)
+        }
+      }
+      if permits.wait(timeout: wait) == .success { return }
+    }
+  }
+
+  /// Runs the worker's self-check (``WorkerRescuer/selfCheck``) in a worker of this pool:
+  /// what its confinement lets it do, one `name: outcome` line each; `nil` when no worker
+  /// answered.
+  func selfCheck(deadline: ContinuousClock.Instant) -> String? {
+    let job = RescueJob(
+      source: "/dev/null", bytes: 0, refusal: AttachmentError(.ioError, "No refusal."), output: "/dev/null",
+      limits: ValidationLimits(), deadline: deadline)
+    guard let executable = RescueWorkers.executable(for: configuration),
+      (try? takePermit(until: deadline, isCancelled: { false }, waiting: "self-check")) != nil
+    else { return nil }
+    defer { returnPermit() }
+    let source = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    let output = open("/dev/null", O_WRONLY | O_CLOEXEC)
+    defer {
+      close(source)
+      close(output)
+    }
+    guard case .success(let worker) = checkOut(executable) else { return nil }
+    let message = WorkerJob(
+      rescuer: .selfCheck, bytes: 0, refusal: WireError(job.refusal), limits: job.limits, secondsLeft: nil)
+    guard
+      case .replied(let reply) = worker.run(
+        message, source: source, output: output, deadline: deadline, isCancelled: { false })
+    else { return nil }
+    keep(worker)
+    return reply.check
+  }
+
+  /// Gives back a permit taken with ``takePermit(until:isCancelled:waiting:)``.
+  func returnPermit() { permits.signal() }
+
+  /// Workers started and waiting for a job.
+  var idleCount: Int { idle.withLock { $0.count } }
+
+  /// Lets every idle worker go (each exits and is reaped in the background).
+  func retireIdle() {
+    let workers = idle.withLock { idle in
+      defer { idle.removeAll() }
+      return idle
+    }
+    workers.forEach { $0.retire() }
+  }
+
+  /// An idle worker, or a new one started from `executable`.
+  private func checkOut(_ executable: String) -> Result<WorkerProcess, WorkerStartFailure> {
+    if let ready = idle.withLock({ $0.popLast() }) { return .success(ready) }
+    return WorkerProcess.start(executable, library: library, configuration: configuration)
+  }
+
+  /// Puts a worker that answered back among the idle ones, or retires it when it has grown.
+  private func keep(_ worker: WorkerProcess) {
+    if let resident = worker.residentBytes, resident > configuration.retireAboveResidentBytes {
+      worker.retire()
+      return
+    }
+    worker.setLimit(RLIMIT_FSIZE, 0)  // nothing is written between jobs
+    idle.withLock { $0.append(worker) }
+  }
+
+  /// The largest file a job may write, in bytes: the largest attachment its limits allow, with
+  /// room for an encoder that writes past the limit before it is cut down to it.
+  static func outputLimit(_ limits: ValidationLimits) -> UInt64 {
+    let largest = max(limits.maximumImageBytes, limits.maximumAudioBytes, limits.maximumVideoBytes, 0)
+    return UInt64(largest) * 2 + (1 << 20)
+  }
+}

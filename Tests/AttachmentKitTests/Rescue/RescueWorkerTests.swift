@@ -1,0 +1,190 @@
+import Foundation
+import Synchronization
+import TestSupport
+import TestTraits
+import Testing
+
+@testable import AttachmentKit
+
+/// Rescues run in worker processes (issue #36): each test uses a pool of its own (a worker
+/// configuration no other test has, whose memory ceiling also names its workers in
+/// `/proc/PID/cmdline`), and watches the real worker processes through `/proc`.
+@Suite("Rescue: worker processes", .threadOfItsOwn)
+struct RescueWorkerTests {
+  /// A worker configuration of its own: its ceiling, 1 GiB plus a random number of MiB, is
+  /// on its workers' command lines.
+  static func uniqueWorkers() -> RescueWorkerConfiguration {
+    var workers = RescueWorkerConfiguration()
+    workers.memoryCeilingBytes = (1 << 30) + Int64.random(in: 1..<100_000) << 20
+    return workers
+  }
+
+  /// The live (not zombie) worker processes started with `workers`' ceiling.
+  static func workerPIDs(_ workers: RescueWorkerConfiguration) -> [Int32] {
+    let wanted = "--memory\0\(workers.memoryCeilingBytes)\0"
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { Int32($0) }.filter { pid in
+      guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+        String(decoding: data, as: UTF8.self).contains(wanted)
+      else { return false }
+      return state(pid).map { $0 != "Z" } ?? false
+    }
+  }
+
+  /// The state letter of `pid` (`R`, `S`, `Z`, …), or `nil` when it is gone.
+  static func state(_ pid: Int32) -> Character? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = text.lastIndex(of: ")")
+    else { return nil }
+    return text[text.index(after: close)...].dropFirst().first
+  }
+
+  /// User plus system CPU seconds of `pid` (`/proc/PID/stat`).
+  static func cpuSeconds(_ pid: Int32) -> Double? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = text.lastIndex(of: ")")
+    else { return nil }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+      return nil
+    }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+  }
+
+  /// Waits (30 s at most) until `condition` holds, polling every 10 ms.
+  static func eventually(_ condition: () -> Bool) async -> Bool {
+    let start = ContinuousClock.now
+    while ContinuousClock.now - start < .seconds(30) {
+      if condition() { return true }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+  }
+
+  /// The 45 s 720p MPEG-4 AVI, refused, as a media rescue job into `output` with `deadline`.
+  static func longTranscode(
+    output: String, deadline: ContinuousClock.Instant, isCancelled: @escaping @Sendable () -> Bool = { false }
+  ) async throws -> RescueJob {
+    let source = try await LargeSamples.path("mpeg4-720p-45s.avi")
+    let refusal = try #require(MediaRescuerTests.refusal(of: source))
+    return RescueJob(
+      source: source, bytes: MediaRescuerTests.size(source), refusal: refusal, output: output,
+      limits: ValidationLimits(), deadline: deadline, isCancelled: isCancelled)
+  }
+
+  @Test(
+    "a worker is confined: seccomp filter on, no new privileges, its limits set, and a job cannot open a socket"
+  )
+  func confined() async throws {
+    let workers = Self.uniqueWorkers()
+    let pool = WorkerPool.pool(for: workers, library: .libvips)
+    defer { pool.retireIdle() }
+    // The self-check runs in a worker, which tries to open a network socket
+    let check = await onOwnThread { pool.selfCheck(deadline: .now + .seconds(30)) }
+    #expect(check?.contains("socket: Operation not permitted") == true, "\(String(describing: check))")
+    let pid = try #require(Self.workerPIDs(workers).first, "no worker process found")
+    let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+    #expect(status.contains("Seccomp:\t2"), "no seccomp filter")
+    #expect(status.contains("NoNewPrivs:\t1"))
+    let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+    func limit(_ name: String) -> [Substring] {
+      limits.split(separator: "\n").first { $0.hasPrefix(name) }.map {
+        $0.dropFirst(name.count).split(separator: " ")
+      } ?? []
+    }
+    #expect(limit("Max core file size").prefix(2) == ["0", "0"])
+    #expect(limit("Max open files").prefix(2) == ["64", "64"])
+    let ceiling = "\(workers.memoryCeilingBytes)"
+    #expect(limit("Max address space").prefix(2) == [Substring(ceiling), Substring(ceiling)])
+  }
+
+  @Test(
+    "a worker killed with SIGSEGV mid-transcode: the caller gets the typed refusal, the worker is reaped, a new one takes the next job"
+  )
+  func crashIsOneFailedRescue() async throws {
+    let scratch = try ScratchDirectory("worker-crash")
+    defer { scratch.remove() }
+    var configuration = MediaRescueConfiguration()
+    configuration.workers = Self.uniqueWorkers()
+    let rescuer = MediaRescuer(configuration: configuration)
+    defer { WorkerPool.pool(for: configuration.workers, library: .ffmpeg).retireIdle() }
+    let job = try await Self.longTranscode(output: scratch.path + "/out.mp4", deadline: .now + .seconds(60))
+
+    // Given a 720p transcode under way in its worker (seen spending CPU)
+    let answer = Task {
+      await onOwnThread { Result { () throws(AttachmentError) in try rescuer.rescue(job) } }
+    }
+    var pid: Int32?
+    #expect(
+      await Self.eventually {
+        pid = Self.workerPIDs(configuration.workers).first
+        return pid.flatMap(Self.cpuSeconds).map { $0 > 0.3 } ?? false
+      }, "the transcode never started")
+    let worker = try #require(pid)
+
+    // When the worker is killed with SIGSEGV (a decoder's crash)
+    kill(worker, SIGSEGV)
+
+    // Then the caller gets the source's refusal, with why it was not rescued
+    guard case .failure(let error) = await answer.value else {
+      Issue.record("the rescue succeeded after its worker died")
+      return
+    }
+    #expect(error.code == job.refusal.code, "\(error)")
+    #expect(
+      error.message.contains("Not rescued: the decoder failed (its worker died of signal 11"),
+      "\(error.message)")
+    // and the dead worker was reaped (no zombie left)
+    #expect(Self.state(worker) == nil, "the dead worker is still in the process table")
+    // and the next job is done by a new worker
+    let next = RescueJob(
+      source: Samples.path("webm-vp9.webm"), bytes: MediaRescuerTests.size(Samples.path("webm-vp9.webm")),
+      refusal: try #require(MediaRescuerTests.refusal(of: Samples.path("webm-vp9.webm"))),
+      output: scratch.path + "/next.mp4", limits: ValidationLimits(), deadline: .now + .seconds(30))
+    let rescued = try await onOwnThread { () throws(AttachmentError) in try rescuer.rescue(next) }
+    #expect(rescued.actions.contains(.transcoded))
+    #expect(Self.workerPIDs(configuration.workers).allSatisfy { $0 != worker })
+    #expect(try Validator().validate(file: scratch.path + "/next.mp4").type == .mp4)
+  }
+
+  @Test(
+    "a cancelled rescue kills its worker at once: the caller is answered cancelled, the worker gone within 0.5 s"
+  )
+  func cancellationKills() async throws {
+    let scratch = try ScratchDirectory("worker-cancel")
+    defer { scratch.remove() }
+    var configuration = MediaRescueConfiguration()
+    configuration.workers = Self.uniqueWorkers()
+    let rescuer = MediaRescuer(configuration: configuration)
+    let cancelled = Atomic<Bool>(false)
+    let job = try await Self.longTranscode(
+      output: scratch.path + "/out.mp4", deadline: .now + .seconds(60),
+      isCancelled: { cancelled.load(ordering: .relaxed) })
+    let answer = Task {
+      await onOwnThread { Result { () throws(AttachmentError) in try rescuer.rescue(job) } }
+    }
+    var pid: Int32?
+    #expect(
+      await Self.eventually {
+        pid = Self.workerPIDs(configuration.workers).first
+        return pid.flatMap(Self.cpuSeconds).map { $0 > 0.3 } ?? false
+      }, "the transcode never started")
+    let worker = try #require(pid)
+
+    cancelled.store(true, ordering: .relaxed)
+    let cancelledAt = ContinuousClock.now
+
+    guard case .failure(let error) = await answer.value else {
+      Issue.record("a cancelled rescue was delivered")
+      return
+    }
+    #expect(error.code == .cancelled)
+    var gone = false
+    while !gone, ContinuousClock.now - cancelledAt < .seconds(5) {
+      gone = Self.state(worker).map { $0 == "Z" } ?? true
+      if !gone { try await Task.sleep(for: .milliseconds(5)) }
+    }
+    let took = ContinuousClock.now - cancelledAt
+    #expect(gone && took < .milliseconds(500), "the worker ran on \(took) after its caller cancelled")
+  }
+}

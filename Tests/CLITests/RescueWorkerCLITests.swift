@@ -1,0 +1,72 @@
+import Foundation
+import TestSupport
+import TestTraits
+import Testing
+
+/// `attachkit rescue` with its decoders in a worker process (issue #36): the review's frame
+/// bomb is answered within its deadline, and a quickly refused rescue never ends the command by
+/// a signal (it once died of SIGSEGV about one run in ten, a library still loading at `exit`).
+@Suite("CLI: rescue workers", .threadOfItsOwn)
+struct RescueWorkerCLITests {
+  /// An animated WebP of `frames` frames of 16×16, each the same 24-byte VP8 key frame (the
+  /// review's bomb: 100,000 frames in 5.6 MB).
+  static func frameBomb(frames: Int) -> [UInt8] {
+    func le(_ value: Int, _ count: Int) -> [UInt8] {
+      (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+    }
+    let keyFrame: [UInt8] = [
+      0x30, 0x01, 0x00, 0x9d, 0x01, 0x2a, 0x10, 0x00, 0x10, 0x00, 0x02, 0x00, 0x34, 0x25, 0xa4, 0x00, 0x03,
+      0x70,
+      0x00, 0xfe, 0xfb, 0xfd, 0x50, 0x00,
+    ]
+    let vp8 = Array("VP8 ".utf8) + le(keyFrame.count, 4) + keyFrame
+    // ANMF: x, y, width-1, height-1 (3 bytes each), duration (3), flags (1), then the frame.
+    let payload = le(0, 3) + le(0, 3) + le(15, 3) + le(15, 3) + le(100, 3) + [0] + vp8
+    let frame = Array("ANMF".utf8) + le(payload.count, 4) + payload
+    let vp8x = Array("VP8X".utf8) + le(10, 4) + [0x02, 0, 0, 0] + le(15, 3) + le(15, 3)
+    let anim = Array("ANIM".utf8) + le(6, 4) + [0, 0, 0, 0, 0, 0]
+    var body = Array("WEBP".utf8) + vp8x + anim
+    body.reserveCapacity(body.count + frame.count * frames)
+    for _ in 0..<frames { body += frame }
+    return Array("RIFF".utf8) + le(body.count, 4) + body
+  }
+
+  @Test("the 100,000-frame WebP with --deadline 5: answered within 5.5 s, refused as too complex")
+  func frameBombWithinDeadline() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let source = scratch.path + "/bomb.webp"
+    try Data(Self.frameBomb(frames: 100_000)).write(to: URL(fileURLWithPath: source))
+
+    let result = try await CLI.run([
+      "rescue", "--json", "--deadline", "5", source, "-o", scratch.path + "/out",
+    ])
+
+    // (the command's own time, from its start: under a loaded parallel run, the process's start
+    // and exit can queue for seconds that are not the rescue's)
+    let took = (result.jsonLines.first?["timings"] as? [String: Any])?["totalMs"] as? Double
+    #expect(took.map { $0 < 5500 } == true, "answered after \(String(describing: took)) ms")
+    #expect(!result.signalled)
+    let error = result.jsonLines.first?["error"] as? [String: Any]
+    #expect(error?["code"] as? String == "too_complex", "\(result.stdout)")
+    #expect((error?["message"] as? String)?.contains("100000 frames") == true, "\(result.stdout)")
+    #expect(!FileManager.default.fileExists(atPath: scratch.path + "/out"))
+  }
+
+  @Test("40 runs of attachkit rescue on a quickly refused WebP: none dies by a signal")
+  func quickRefusalsNeverCrash() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let source = scratch.path + "/bomb.webp"
+    try Data(Self.frameBomb(frames: 2_500)).write(to: URL(fileURLWithPath: source))
+    var outcomes: [String] = []
+    for run in 0..<40 {
+      let result = try await CLI.run(["rescue", "--json", source, "-o", scratch.path + "/out-\(run)"])
+      if result.signalled || result.status != 1 {
+        outcomes.append(
+          "run \(run): status \(result.status), signalled \(result.signalled): \(result.stderr)")
+      }
+    }
+    #expect(outcomes.isEmpty, "\(outcomes)")
+  }
+}
