@@ -79,6 +79,22 @@ final class FetchAdmission: Sendable {
     }
   }
 
+  /// A member's client hung up before its answer (``ClientWatch``): it no longer waits, and
+  /// when no member waits any more the group's pipeline calls are cancelled (a download or a
+  /// rescue nobody waits for stops; a rescue's worker is killed). Call instead of
+  /// ``answered(_:)``, not as well. Returns whether the group was cancelled.
+  @discardableResult
+  func abandon(_ url: URLBytes) -> Bool {
+    state.withLock { state in
+      guard let group = state.groups[url], group.waiting > 0 else { return false }
+      state.groups[url]?.waiting -= 1
+      guard group.waiting == 1, !group.cancelled else { return false }
+      for work in group.work.values { work.cancel() }
+      state.groups[url]?.cancelled = true
+      return true
+    }
+  }
+
   /// Whether this is the first member of `url`'s group to report an upstream fetch (so it is
   /// counted once for all the requests that shared it).
   func claimUpstreamCount(_ url: URLBytes) -> Bool {

@@ -3,8 +3,9 @@ import PosixLock
 
 extension AttachmentServer {
   /// Runs the pipeline for the request (already admitted), continuing from its lookup, and
-  /// turns the outcome into the answer.
-  func answer(_ request: PipelineRequest) async -> Reply {
+  /// turns the outcome into the answer. While it waits, the client's socket (`clientSocket`,
+  /// -1: none to watch) is watched: a client that hangs up stops waiting (``ClientWatch``).
+  func answer(_ request: PipelineRequest, clientSocket: Int32 = -1) async -> Reply {
     let (url, deadlines, conditions) = (request.url, request.deadlines, request.conditions)
     let key = URLBytes(url)
     // The pipeline call holds the URL's admission until it ends, even past this answer.
@@ -26,8 +27,10 @@ extension AttachmentServer {
       return result
     }
     admission.track(key, id: id, work: work)
+    let watch = watchClient(clientSocket, key: key)
     var result = await Self.outcome(of: work, by: deadlines.answer, fetchDeadline: deadlines.fetch)
-    admission.answered(key)
+    watch.task.cancel()
+    if !watch.stop() { admission.answered(key) }
     // Cut by the drain: a CDN should ask another instance.
     if isDraining, case .failure(let error) = result, error.code == .cancelled {
       result = .failure(AttachmentError(.overloaded, "The server is shutting down; retry."))
@@ -52,6 +55,39 @@ extension AttachmentServer {
       }
       return .error(AttachmentError(.ioError, "The cached file could not be opened."), url: url.redacted)
     }
+  }
+
+  /// Watches `socket` every 100 ms until stopped; a hang-up abandons the request's place in
+  /// `key`'s group. `stop()` ends the watch and says whether the client had hung up (then the
+  /// request was counted as no longer waiting already).
+  private func watchClient(
+    _ socket: Int32, key: URLBytes
+  ) -> (task: Task<Void, Never>, stop: @Sendable () -> Bool) {
+    // nil: watching; true: the client hung up; false: stopped first
+    let hungUp = Locked<Bool?>(nil)
+    let task = Task { [admission] in
+      while !Task.isCancelled {
+        try? await Task.sleep(for: .milliseconds(100))
+        let abandoned = hungUp.withLock { state -> Bool in
+          guard state == nil, !Task.isCancelled, ClientWatch.hasHungUp(socket) else { return false }
+          state = true
+          return true
+        }
+        if abandoned {
+          admission.abandon(key)
+          return
+        }
+      }
+    }
+    return (
+      task,
+      {
+        hungUp.withLock { state in
+          if state == nil { state = false }
+          return state == true
+        }
+      }
+    )
   }
 
   /// The answer of `GET /v1/info/…`: the info record of the outcome, under its status, without

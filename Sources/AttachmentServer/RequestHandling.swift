@@ -56,8 +56,9 @@ extension AttachmentServer {
       suspended.withLock { $0 += 1 }
       mhd.suspendConnection(connection)
       let handle = ConnectionHandle(pointer: connection)
+      let socket = mhd.descriptor(connection)
       Task {
-        let reply = await self.answer(request)
+        let reply = await self.answer(request, clientSocket: socket)
         state.pending.withLock { $0 = reply }
         mhd.resumeConnection(handle.pointer)
         self.suspended.withLock { $0 -= 1 }
