@@ -31,7 +31,12 @@ pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], 
   // dup2 onto 3 clears close-on-exec on the copy; when the socket already is 3, dup2 does
   // nothing, so it is moved away first by the caller (the socket is never 3 there: 0-2 are
   // open and the pair is made with close-on-exec after them).
-  if ((status = posix_spawn_file_actions_adddup2(&actions, socket_fd, AK_WORKER_SOCKET_FD)) == 0 &&
+  // Standard input, output and error are /dev/null: a worker holds none of its parent's
+  // (a pipe a reader waits on, serve's log), and the libraries' warnings go nowhere.
+  if ((status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) == 0 &&
+      (status = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)) == 0 &&
+      (status = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)) == 0 &&
+      (status = posix_spawn_file_actions_adddup2(&actions, socket_fd, AK_WORKER_SOCKET_FD)) == 0 &&
       (status = posix_spawn_file_actions_addclosefrom_np(&actions, AK_WORKER_SOCKET_FD + 1)) == 0 &&
       (status = posix_spawnattr_setsigmask(&attributes, &empty)) == 0 &&
       (status = posix_spawnattr_setsigdefault(&attributes, &all)) == 0 &&
@@ -41,6 +46,17 @@ pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], 
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   return status == 0 ? pid : -status;
+}
+
+int ak_worker_socketpair(int pair[2]) {
+  return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0 ? 0 : -errno;
+}
+
+int ak_try_network_socket(void) {
+  int descriptor = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (descriptor < 0) return errno;
+  close(descriptor);
+  return 0;
 }
 
 int ak_send_with_fds(int socket_fd, const void *bytes, size_t length, int fd1, int fd2) {

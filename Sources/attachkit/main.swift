@@ -54,4 +54,7 @@ func main() -> Int32 {
 
 // Started as a rescue worker (by this same binary, for a rescue), it is one and nothing else.
 RescueWorkers.runIfRequested()
-exit(main())
+let status = main()
+// Its rescue workers exit with it, counted in its own resource use (GNU time's peak memory).
+RescueWorkers.finishIdleWorkers()
+exit(status)

@@ -13,9 +13,18 @@
 #define AK_WORKER_SOCKET_FD 3
 
 /// Starts `path` with `argv` (NULL-terminated) and `envp`, the descriptor `socket_fd` as
-/// descriptor 3 and every descriptor above 3 closed, an empty signal mask and default signal
-/// dispositions. Returns the child's process id, or -errno.
+/// descriptor 3, standard input, output and error on /dev/null, every descriptor above 3
+/// closed, an empty signal mask and default signal dispositions. Returns the child's process
+/// id, or -errno.
 pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], int socket_fd);
+
+/// Makes the parent's and the worker's ends of a worker socket: a Unix SOCK_SEQPACKET pair
+/// (message boundaries kept, close-on-exec). Returns 0, or -errno.
+int ak_worker_socketpair(int pair[2]);
+
+/// Tries to open a TCP socket (and closes it): 0 when it opened, or the errno it failed with
+/// (a worker's self-check of its filter).
+int ak_try_network_socket(void);
 
 /// Sends one datagram of `length` bytes with up to two descriptors (-1: none) as SCM_RIGHTS.
 /// Returns 0, or -errno.

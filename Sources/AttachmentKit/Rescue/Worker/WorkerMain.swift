@@ -9,6 +9,9 @@ import Glibc
 /// installs its seccomp filter (``ak_worker_confine``): from then on it can create no socket,
 /// start no program and raise no limit. It exits when its parent closes the socket.
 enum WorkerMain {
+  /// The exit status of a worker that cannot install its filter (it runs no job unconfined).
+  static let cannotConfine: Int32 = 70
+
   /// Runs the worker; returns its exit status (0 when the parent closed the socket, 64 for
   /// bad options, 70 when it cannot confine itself).
   static func run(arguments: [String]) -> Int32 {
@@ -42,7 +45,7 @@ enum WorkerMain {
         confined == -ENOENT
           ? "libseccomp (libseccomp2) cannot be opened; a worker does not run unconfined"
           : "its seccomp filter cannot be installed: \(String(cString: strerror(-confined)))")
-      return 70
+      return cannotConfine
     }
     switch preload {
     case .libvips: _ = Libvips.started(concurrency: RescueConfiguration().concurrency)
@@ -95,18 +98,10 @@ enum WorkerMain {
     }
   }
 
-  /// What the worker's confinement lets it do, tried for real: open a network socket, and
-  /// what the kernel says of its filter.
+  /// What the worker's confinement lets it do, tried for real: open a network socket.
   private static func selfCheck() -> String {
-    var lines: [String] = []
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    if socket >= 0 {
-      close(socket)
-      lines.append("socket: allowed")
-    } else {
-      lines.append("socket: \(String(cString: strerror(errno)))")
-    }
-    return lines.joined(separator: "\n")
+    let failure = ak_try_network_socket()
+    return "socket: " + (failure == 0 ? "allowed" : String(cString: strerror(failure)))
   }
 
   private static func report(_ message: String) {

@@ -184,6 +184,19 @@ final class WorkerPool: Sendable {
   /// Workers started and waiting for a job.
   var idleCount: Int { idle.withLock { $0.count } }
 
+  /// Lets every idle worker of every pool go and waits for each to exit (see
+  /// ``WorkerProcess/finish()``); workers busy with a job are left to it.
+  static func finishAll() {
+    let all = pools.withLock { Array($0.values) }
+    for pool in all {
+      let workers = pool.idle.withLock { idle in
+        defer { idle.removeAll() }
+        return idle
+      }
+      workers.forEach { $0.finish() }
+    }
+  }
+
   /// Lets every idle worker go (each exits and is reaped in the background).
   func retireIdle() {
     let workers = idle.withLock { idle in

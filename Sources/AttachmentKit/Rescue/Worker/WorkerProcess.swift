@@ -21,10 +21,10 @@ final class WorkerProcess: @unchecked Sendable {
     _ executable: String, library: WorkerLibrary?, configuration: RescueWorkerConfiguration
   ) -> Result<WorkerProcess, WorkerStartFailure> {
     var pair: [Int32] = [-1, -1]
-    guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0
-    else {
+    let made = ak_worker_socketpair(&pair)
+    guard made == 0 else {
       return .failure(
-        WorkerStartFailure(reason: "its socket cannot be made: \(String(cString: strerror(errno)))"))
+        WorkerStartFailure(reason: "its socket cannot be made: \(String(cString: strerror(-made)))"))
     }
     var arguments = [
       executable, RescueWorkers.workerArgument, "--memory", String(configuration.memoryCeilingBytes),
@@ -170,6 +170,21 @@ final class WorkerProcess: @unchecked Sendable {
   /// case it does not), and is reaped in the background.
   func retire() { stop() }
 
+  /// Lets an idle worker go and waits for it: its socket closes, it reads the end and exits
+  /// (after 1 s it is killed), and it is reaped here, so that a process that exits next counts
+  /// its workers in its own resource use (`wait4` of its parent, GNU time's peak memory).
+  func finish() {
+    close(socket)
+    var status: Int32 = 0
+    for _ in 0..<100 {
+      let result = waitpid(pid, &status, WNOHANG)
+      if result == pid || (result < 0 && errno != EINTR) { return }
+      usleep(10_000)
+    }
+    kill(pid, SIGKILL)
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+  }
+
   /// Waits for a worker that died (or is dying) and says how it ended.
   private func reap() -> WorkerDeath {
     close(socket)
@@ -205,6 +220,9 @@ struct WorkerDeath: Sendable {
   func reason(ceiling: Int64) -> String {
     guard let signal else {
       let code = status.map { ($0 >> 8) & 0xff }
+      if code == WorkerMain.cannotConfine {
+        return "its worker cannot confine itself (is libseccomp2 installed?), and does not run unconfined"
+      }
       return "its worker exited\(code.map { " with status \($0)" } ?? "") before it answered"
     }
     let name = String(cString: strsignal(signal))
