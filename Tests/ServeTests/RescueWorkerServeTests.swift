@@ -26,7 +26,7 @@ struct RescueWorkerServeTests {
     "a client that hangs up during a transcode: its worker is gone within 0.5 s, and serve answers the next request"
   )
   func hangUpStopsTheTranscode() async throws {
-    // Given a 40 s 720p MPEG-4 AVI (transcoded to H.264: seconds of CPU) behind serve --rescue
+    // Given a 20 s 720p MPEG-4 AVI (transcoded to H.264: seconds of CPU) behind serve --rescue
     let scratch = NSTemporaryDirectory() + "hangup-\(UUID().uuidString.prefix(6))"
     try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -34,8 +34,8 @@ struct RescueWorkerServeTests {
     let made = try await Run.process(
       "/usr/bin/ffmpeg",
       [
-        "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=1280x720:rate=30", "-t",
-        "40",
+        "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=1280x720:rate=15", "-t",
+        "20",
         "-c:v", "mpeg4", "-q:v", "8", source,
       ])
     try #require(made.status == 0, "ffmpeg failed")
@@ -80,5 +80,128 @@ struct RescueWorkerServeTests {
     // and serve answers the next request
     let info = try await Curl.get(serve.url("/healthz"))
     #expect(info.status == 200)
+  }
+
+  /// A `/proc/PID/status` figure in KiB (`VmRSS`, `VmHWM`), or `nil`.
+  static func memory(_ pid: Int32, _ field: String) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+      let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
+    else { return nil }
+    return line.split(separator: " ").compactMap { Int($0) }.first
+  }
+
+  /// The review's memory bombs: 40 VP9 tracks of 4096×4096 in one WebM, and a WebM whose
+  /// container and VP9 key frames declare 16000×16000 (a 256×256 clip, its sizes rewritten: a
+  /// real frame that large cannot be encoded here).
+  static func memoryBombs(in directory: String) async throws -> (tracks: String, pixels: String) {
+    let one = directory + "/one.webm"
+    try await Self.ffmpeg([
+      "-f", "lavfi", "-i", "color=black:s=4096x4096:r=25:d=0.04", "-c:v", "libvpx-vp9", "-deadline",
+      "realtime",
+      "-cpu-used", "8", "-b:v", "50k", one,
+    ])
+    let tracks = directory + "/forty-tracks.webm"
+    try await Self.ffmpeg(
+      ["-i", one] + Array(repeating: ["-map", "0:v"], count: 40).flatMap { $0 } + ["-c", "copy", tracks])
+    let small = directory + "/small.webm"
+    try await Self.ffmpeg([
+      "-f", "lavfi", "-i", "testsrc=size=256x256:rate=5", "-t", "2", "-c:v", "libvpx-vp9", "-deadline",
+      "realtime",
+      "-cpu-used", "8", small,
+    ])
+    var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: small)))
+    // Matroska's PixelWidth (B0) and PixelHeight (BA), two-byte values 256 → 16000
+    for id: UInt8 in [0xB0, 0xBA] {
+      let pattern: [UInt8] = [id, 0x82, 0x01, 0x00]
+      guard let at = (0..<bytes.count - 3).first(where: { Array(bytes[$0..<$0 + 4]) == pattern }) else {
+        throw RescueBombError.notFound("the Matroska size element \(id)")
+      }
+      bytes[at + 2] = 0x3E
+      bytes[at + 3] = 0x80
+    }
+    // each VP9 key frame: the sync code 49 83 42, 4 bits of colour (profile 0), then width - 1
+    // and height - 1 in 16 bits each
+    var patched = 0
+    var index = 0
+    while index + 8 < bytes.count {
+      if bytes[index] == 0x49, bytes[index + 1] == 0x83, bytes[index + 2] == 0x42 {
+        var bit = (index + 3) * 8 + 4
+        for value in [15999, 15999] {
+          for shift in (0..<16).reversed() {
+            let mask = UInt8(0x80 >> (bit % 8))
+            if (value >> shift) & 1 == 1 { bytes[bit / 8] |= mask } else { bytes[bit / 8] &= ~mask }
+            bit += 1
+          }
+        }
+        patched += 1
+        index += 3
+      } else {
+        index += 1
+      }
+    }
+    guard patched > 0 else { throw RescueBombError.notFound("a VP9 key frame") }
+    let pixels = directory + "/16000.webm"
+    try Data(bytes).write(to: URL(fileURLWithPath: pixels))
+    return (tracks, pixels)
+  }
+
+  enum RescueBombError: Error { case notFound(String) }
+
+  /// Runs the `ffmpeg` command (quiet), requiring it to succeed.
+  static func ffmpeg(_ arguments: [String]) async throws {
+    let run = try await Run.process("/usr/bin/ffmpeg", ["-nostdin", "-loglevel", "error", "-y"] + arguments)
+    try #require(run.status == 0, "ffmpeg \(arguments.joined(separator: " ")): \(run.stderr)")
+  }
+
+  @Test(
+    "the 40-track and the 16000×16000 WebM are refused within 2.5 s, and serve's own memory grows by under 16 MiB"
+  )
+  func memoryBombsStayOutOfServe() async throws {
+    let scratch = NSTemporaryDirectory() + "membomb-\(UUID().uuidString.prefix(6))"
+    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    let (tracks, pixels) = try await Self.memoryBombs(in: scratch)
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve(
+      "/tracks.webm", body: Array(try Data(contentsOf: URL(fileURLWithPath: tracks))),
+      contentType: "video/webm")
+    origin.serve(
+      "/pixels.webm", body: Array(try Data(contentsOf: URL(fileURLWithPath: pixels))),
+      contentType: "video/webm")
+    origin.serve(
+      "/clip.webm",
+      body: Array(try Data(contentsOf: URL(fileURLWithPath: Media.directory + "/webm-vp9.webm"))),
+      contentType: "video/webm")
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let serve = try await ServeProcess(workspace: workspace, ["--rescue"])
+    defer { serve.stop() }
+    let pid = serve.process.processIdentifier
+
+    // Given serve warmed up by an ordinary media rescue (libcurl, libmagic and the worker pool
+    // in use), its resident memory then, and its peak reset
+    let warm = try await Curl.get(
+      serve.url(try await serve.signed(origin.url("/clip.webm"), keyFile: workspace.keyFile)))
+    #expect(warm.status == 200)
+    let baseline = try #require(Self.memory(pid, "VmRSS"))
+    try? "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
+
+    // When each bomb is asked for, each is refused within 2.5 s
+    for name in ["/tracks.webm", "/pixels.webm"] {
+      let path = try await serve.signed(origin.url(name), keyFile: workspace.keyFile)
+      let started = ContinuousClock.now
+      let answer = try await Curl.get(serve.url(path))
+      let took = ContinuousClock.now - started
+      #expect(answer.status == 422, "\(name): \(answer.status) \(answer.errorCode ?? "")")
+      #expect(
+        ["too_complex", "too_many_pixels"].contains(answer.errorCode ?? ""),
+        "\(name): \(answer.errorCode ?? "")")
+      #expect(took < .milliseconds(2500), "\(name) answered after \(took)")
+    }
+    // Then serve's own peak memory stayed within 16 MiB of where it was (the decoders ran, if
+    // at all, in a worker)
+    let peak = try #require(Self.memory(pid, "VmHWM"))
+    #expect(peak - baseline < 16 * 1024, "serve grew from \(baseline) KiB to a peak of \(peak) KiB")
   }
 }

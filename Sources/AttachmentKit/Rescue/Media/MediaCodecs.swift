@@ -10,11 +10,17 @@ final class MediaDecoder {
 
   /// The most pixels a decoded frame may have (FFmpeg's `max_pixels`).
   private let maximumPixels: Int64
+  /// Packets the decoder refused or frames it could not produce: damage, skipped as players do.
+  private(set) var damagedPackets = 0
 
   /// Opens the allowed decoder of `stream`, with `threads` threads. FFmpeg itself refuses to
   /// allocate a frame of more than `maximumPixels` (a later keyframe may declare a size its
-  /// stream parameters did not).
-  init(stream: UnsafeMutablePointer<AVStream>, threads: Int, maximumPixels: Int64, av: Libav)
+  /// stream parameters did not). `strict`: error concealment off (``CopyCheck``), so that
+  /// damage is counted in ``damagedPackets`` rather than repaired.
+  init(
+    stream: UnsafeMutablePointer<AVStream>, threads: Int, maximumPixels: Int64, av: Libav,
+    strict: Bool = false
+  )
     throws(MediaFailure)
   {
     self.maximumPixels = maximumPixels
@@ -33,6 +39,9 @@ final class MediaDecoder {
     context.pointee.pkt_timebase = stream.pointee.time_base
     context.pointee.thread_count = Int32(clamping: max(0, threads))
     context.pointee.max_pixels = max(1, maximumPixels)
+    if strict {
+      context.pointee.err_recognition = AV_EF_CRCCHECK | AV_EF_BITSTREAM | AV_EF_BUFFER | AV_EF_EXPLODE
+    }
     let code = av.avcodec_open2(context, codec, nil)
     guard code >= 0 else { throw .unrescued("its decoder does not open (\(av.message(code)))") }
   }
@@ -51,7 +60,10 @@ final class MediaDecoder {
     _ body: (UnsafeMutablePointer<AVFrame>) throws(MediaFailure) -> Void
   ) throws(MediaFailure) {
     let sent = av.avcodec_send_packet(context, packet)
-    if sent < 0 { try checkRefusedSize() }
+    if sent < 0 {
+      try checkRefusedSize()
+      if sent != ak_averror_eof() && sent != ak_averror_eagain() { damagedPackets += 1 }
+    }
     guard sent >= 0 || sent == ak_averror_eof() || packet != nil else {
       throw .unrescued("its decoder fails (\(av.message(sent)))")
     }
@@ -60,6 +72,7 @@ final class MediaDecoder {
       if code == ak_averror_eagain() || code == ak_averror_eof() { return }
       guard code >= 0 else {
         try checkRefusedSize()
+        damagedPackets += 1
         return  // a damaged frame: skipped
       }
       defer { av.av_frame_unref(frame) }

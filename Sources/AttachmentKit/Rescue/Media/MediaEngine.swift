@@ -16,7 +16,8 @@ struct MediaEngine {
   /// Rescues `job.source` into `job.output`.
   func run(_ job: RescueJob, interrupt: MediaInterrupt) throws(MediaFailure) -> Outcome {
     var input = try MediaInput(
-      path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks)
+      path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks,
+      maximumFramePixels: configuration.maximumSourceFramePixels)
     let source = input.source(bytes: job.bytes)
     try checkBudgets(source)
     var plan = try MediaPlan.make(
@@ -33,7 +34,8 @@ struct MediaEngine {
       }
       // read again from the start
       input = try MediaInput(
-        path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks)
+        path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks,
+        maximumFramePixels: configuration.maximumSourceFramePixels)
     }
     try admit(plan, source: source, job: job)
     try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
@@ -106,7 +108,7 @@ struct MediaEngine {
 
   /// How a packet of an input stream reaches the writer.
   private enum Route {
-    case copy(output: Int32, timeBase: AVRational, isVideo: Bool)
+    case copy(output: Int32, timeBase: AVRational, isVideo: Bool, check: CopyCheck)
     case transcode(any StreamTranscoder)
   }
 
@@ -131,6 +133,7 @@ struct MediaEngine {
         "it is cut short: its streams end at \(Self.rounded(reached)) s of the \(Self.rounded(expected)) s it declares"
       )
     }
+    for case .copy(_, _, _, let check) in routes.values { try check.finish() }
     for case .transcode(let transcoder) in routes.values { try transcoder.feed(nil, into: writer) }
     try writer.finish()
   }
@@ -142,7 +145,9 @@ struct MediaEngine {
     case .copy:
       return .copy(
         output: try writer.addCopy(of: stream.pointee.codecpar, timeBase: stream.pointee.time_base),
-        timeBase: stream.pointee.time_base, isVideo: true)
+        timeBase: stream.pointee.time_base, isVideo: true,
+        check: try CopyCheck(
+          stream: stream, isVideo: true, maximumPixels: configuration.maximumSourceFramePixels, av: av))
     case .transcode(let width, let height, let bitrate):
       return .transcode(
         try VideoTranscoder(
@@ -158,7 +163,9 @@ struct MediaEngine {
     case .copy:
       return .copy(
         output: try writer.addCopy(of: stream.pointee.codecpar, timeBase: stream.pointee.time_base),
-        timeBase: stream.pointee.time_base, isVideo: false)
+        timeBase: stream.pointee.time_base, isVideo: false,
+        check: try CopyCheck(
+          stream: stream, isVideo: false, maximumPixels: configuration.maximumSourceFramePixels, av: av))
     case .transcode(let bitrate):
       return .transcode(
         try AudioTranscoder(
@@ -194,7 +201,7 @@ struct MediaEngine {
         reached = max(reached, ends)
       }
       switch route {
-      case .copy(let output, let timeBase, let isVideo):
+      case .copy(let output, let timeBase, let isVideo, let check):
         if isVideo, passedEnd.contains(index) { continue }
         if let end, packet.pointee.pts != ak_av_nopts_value() {
           let begins = Self.seconds(packet.pointee.pts, timeBase)
@@ -212,6 +219,7 @@ struct MediaEngine {
             continue
           }
         }
+        try check.feed(packet)
         try writer.write(packet, stream: output, from: timeBase)
       case .transcode(let transcoder):
         try transcoder.feed(packet, into: writer)

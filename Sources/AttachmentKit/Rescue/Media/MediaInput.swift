@@ -10,10 +10,14 @@ final class MediaInput {
   private let interrupt: MediaInterrupt
 
   /// Opens `path` and reads its stream parameters, refusing a file of more than
-  /// `maximumTracks` tracks before its streams are probed (probing decodes a frame of each).
-  /// - Throws: `deadline_exceeded`; `too_complex` for too many tracks; otherwise a reason (for
-  ///   "Not rescued: …") when no allowed demuxer reads the file or its streams cannot be read.
-  init(path: String, av: Libav, interrupt: MediaInterrupt, maximumTracks: Int) throws(MediaFailure) {
+  /// `maximumTracks` tracks, or whose container declares a video frame of more than
+  /// `maximumFramePixels`, before its streams are probed (probing decodes a frame of each).
+  /// - Throws: `deadline_exceeded`; `too_complex` for too many tracks; `too_many_pixels` for a
+  ///   declared frame over the budget; otherwise a reason (for "Not rescued: …") when no allowed
+  ///   demuxer reads the file or its streams cannot be read.
+  init(
+    path: String, av: Libav, interrupt: MediaInterrupt, maximumTracks: Int, maximumFramePixels: Int64
+  ) throws(MediaFailure) {
     self.av = av
     self.interrupt = interrupt
     guard var context = av.avformat_alloc_context() else { throw .unrescued("out of memory") }
@@ -26,8 +30,9 @@ final class MediaInput {
       &options, "codec_whitelist", MediaAllowlist.decoders.sorted().joined(separator: ","), 0)
     _ = av.av_dict_set(&options, "probesize", "5000000", 0)  // bytes
     _ = av.av_dict_set(&options, "analyzeduration", "5000000", 0)  // microseconds
-    // The demuxer itself stops adding tracks here (a header of thousands costs memory too).
-    _ = av.av_dict_set(&options, "max_streams", String(max(1, maximumTracks) * 4), 0)
+    // The demuxer itself stops at 256 tracks (FFmpeg's default is 1,000): past that the file is
+    // not read at all; up to it, the track bound below refuses it with its count.
+    _ = av.av_dict_set(&options, "max_streams", String(max(256, maximumTracks)), 0)
     var opened: UnsafeMutablePointer<AVFormatContext>? = context
     // "file:" so that no part of the name is read as a protocol.
     let code = av.avformat_open_input(&opened, "file:" + path, nil, &options)
@@ -42,6 +47,19 @@ final class MediaInput {
       throw .error(
         AttachmentError(
           .tooComplex, "The file has \(tracks) tracks, over the media rescue's limit of \(maximumTracks)."))
+    }
+    for index in 0..<tracks {
+      guard let parameters = context.pointee.streams[index]?.pointee.codecpar,
+        parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+      else { continue }
+      let (width, height) = (Int64(parameters.pointee.width), Int64(parameters.pointee.height))
+      if width * height > maximumFramePixels {
+        throw .error(
+          AttachmentError(
+            .tooManyPixels,
+            "The video declares frames of \(width)×\(height), over the rescue's budget of \(maximumFramePixels) pixels."
+          ))
+      }
     }
     let found = av.avformat_find_stream_info(context, nil)
     guard found >= 0 else {

@@ -1,0 +1,63 @@
+import Foundation
+import TestSupport
+import TestTraits
+import Testing
+
+@testable import AttachmentKit
+
+/// A re-wrap copies streams packet for packet; what it copies is decoded first (issue #36,
+/// item 4: a fuzz run found damaged bitstreams delivered through a structural check). The
+/// damage is made by FFmpeg's own `noise` bitstream filter, which keeps the container intact.
+@Suite("Media rescue: copied streams are decoded first", .rescueTurn, .threadOfItsOwn)
+struct CopyCheckTests {
+  /// A 4 s H.264 + AAC Matroska file (two groups of pictures), and copies of it whose audio or
+  /// video packets are damaged.
+  static func sources(in directory: String) async throws -> (clean: String, audio: String, video: String) {
+    let clean = directory + "/clean.mkv"
+    try await MediaOpenGOPTests.ffmpeg([
+      "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=440", "-t",
+      "4",
+      "-c:v", "libx264", "-g", "50", "-c:a", "aac", clean,
+    ])
+    let audio = directory + "/damaged-audio.mkv"
+    try await MediaOpenGOPTests.ffmpeg(["-i", clean, "-c", "copy", "-bsf:a", "noise=amount=200", audio])
+    let video = directory + "/damaged-video.mkv"
+    try await MediaOpenGOPTests.ffmpeg(["-i", clean, "-c", "copy", "-bsf:v", "noise=amount=500", video])
+    return (clean, audio, video)
+  }
+
+  static func rescue(_ path: String, output: String) throws -> Result<Rescue, AttachmentError> {
+    let refusal = try #require(MediaRescuerTests.refusal(of: path))
+    let job = RescueJob(
+      source: path, bytes: MediaRescuerTests.size(path), refusal: refusal, output: output,
+      limits: ValidationLimits(), deadline: .now + .seconds(30))
+    return Result { () throws(AttachmentError) in try MediaRescuer().rescue(job) }
+  }
+
+  @Test("a clean H.264 + AAC Matroska is re-wrapped; with damaged audio or a damaged first GOP it is not")
+  func damagedCopiesAreRefused() async throws {
+    let scratch = try ScratchDirectory("copy-check")
+    defer { scratch.remove() }
+    let (clean, audio, video) = try await Self.sources(in: scratch.path)
+
+    let rewrapped = try await onOwnThread { try Self.rescue(clean, output: scratch.path + "/clean.mp4") }
+    #expect(try rewrapped.get().actions == [.rewrapped])
+
+    let audioAnswer = try await onOwnThread { try Self.rescue(audio, output: scratch.path + "/audio.mp4") }
+    guard case .failure(let audioError) = audioAnswer else {
+      Issue.record("damaged audio was delivered")
+      return
+    }
+    #expect(audioError.code == .unsupportedType, "\(audioError)")
+    #expect(
+      audioError.message.contains("its audio (aac) would be copied, and does not decode cleanly"),
+      "\(audioError)")
+
+    let videoAnswer = try await onOwnThread { try Self.rescue(video, output: scratch.path + "/video.mp4") }
+    guard case .failure(let videoError) = videoAnswer else {
+      Issue.record("damaged video was delivered")
+      return
+    }
+    #expect(videoError.message.contains("its video (h264, its first group of pictures)"), "\(videoError)")
+  }
+}
