@@ -69,4 +69,20 @@ struct RescueWorkerCLITests {
     }
     #expect(outcomes.isEmpty, "\(outcomes)")
   }
+
+  @Test("attachkit rescue improves an H.264 MP4 whose only audio is DTS as fetch --rescue does: AAC audio")
+  func improvesSilentMovie() async throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let output = scratch.path + "/out.mp4"
+    let result = try await CLI.run(["rescue", "--json", Media.directory + "/mp4-h264-dts.mp4", "-o", output])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    let line = try #require(result.jsonLines.first)
+    let rescued = line["rescued"] as? [String: Any]
+    #expect(rescued?["by"] as? String == "media", "\(result.stdout)")
+    #expect((line["codecs"] as? [String])?.contains("mp4a.40.2") == true, "\(result.stdout)")
+    // what was written plays with sound: the validator reads AAC in it
+    let check = try await CLI.run(["validate", "--json", output])
+    #expect((check.jsonLines.first?["codecs"] as? [String])?.contains("mp4a.40.2") == true, "\(check.stdout)")
+  }
 }

@@ -10,7 +10,10 @@ extension [any Rescuer] {
   ///   - limits: what the delivered file must meet.
   ///   - deadline: the absolute instant by which the answer comes; `nil`: none.
   /// - Returns: the file's own validation (``Validation/rescued`` is `nil`, nothing is written)
-  ///   when it is acceptable as it is; otherwise the delivered file's, with its provenance.
+  ///   when it is acceptable as it is; otherwise the delivered file's, with its provenance. An
+  ///   acceptable file that a rescuer improves (``Rescuer/improvement(for:)``: a movie iOS
+  ///   would play silent) is improved into `output`, as a miss of the pipeline is; when the
+  ///   improvement fails, the file's own validation is returned (the original stands).
   /// - Throws: the validator's refusal when no rescuer undoes it (with why, when one tried),
   ///   or what the rescue throws (`deadline_exceeded`, `too_large`, `io_error`, …).
   public func attachment(
@@ -22,7 +25,16 @@ extension [any Rescuer] {
     defer { preparation?.wait() }
     let refusal: AttachmentError
     do {
-      return try Validator(limits: limits).validate(file: path, deadline: deadline)
+      let validation = try Validator(limits: limits).validate(file: path, deadline: deadline)
+      guard let (improver, improvement) = improver(for: validation) else { return validation }
+      let improved = try? LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
+        (source, bytes, target) throws(AttachmentError) in
+        try improver.rescue(
+          RescueJob(
+            source: source, bytes: bytes, refusal: improvement, output: target, limits: limits,
+            deadline: deadline))
+      }
+      return improved ?? validation
     } catch {
       refusal = error
     }
