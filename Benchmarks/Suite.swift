@@ -21,6 +21,7 @@ enum Suite {
       ("rescue", RescueScenario.run),
       ("onepass", OnePassScenario.run),
       ("mediarescue", MediaRescueScenario.run),
+      ("workers", RescueWorkerCostScenario.run),
     ]
   }
 

@@ -41,6 +41,8 @@ peak_rss_45m_mib                       -       -       peak RSS of a 45 MiB down
 baseline_rss_mib                       -       -       RSS of a fresh pipeline
 serve_hit_p99_ms                       -       5       serve p99 under wrk
 serve_peak_rss_mib                     -       64      serve peak RSS under wrk
+rescue_worker_first_ms                 -       -       a rescue on a new worker (its start and libvips load)
+rescue_worker_warm_ms                  -       -       the same rescue on a warm worker
 TABLE
 )
 

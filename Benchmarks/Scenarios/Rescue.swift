@@ -73,7 +73,7 @@ enum RescueScenario {
   }
 
   /// The repository root, from this file's path (Benchmarks/Scenarios/Rescue.swift).
-  private static func repositoryRoot() -> String {
+  static func repositoryRoot() -> String {
     var path = #filePath
     for _ in 0..<3 {
       guard let slash = path.lastIndex(of: "/") else { break }
