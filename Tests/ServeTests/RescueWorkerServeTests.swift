@@ -5,7 +5,7 @@ import Testing
 
 /// `serve --rescue` with its decoders in worker processes (issue #36): a transcode nobody waits
 /// for any more is stopped, and serve answers on.
-@Suite("serve --rescue: worker processes", .threadOfItsOwn)
+@Suite("serve --rescue: worker processes", .rescueTurn, .threadOfItsOwn)
 struct RescueWorkerServeTests {
   /// The live rescue workers below `pid` loading `library` (`/proc`: their parent and command).
   static func workers(of pid: Int32, library: String) -> [Int32] {

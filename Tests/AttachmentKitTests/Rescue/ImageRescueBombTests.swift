@@ -124,7 +124,7 @@ extension ImageRescueBombTests {
 /// in-process rescue out meanwhile.
 extension ImageRescueBombTests {
   @Test(
-    "a rescue that runs past its deadline is stopped there: its worker killed, deadline_exceeded within 0.5 s of the deadline"
+    "a rescue that runs past its deadline is stopped there: its worker killed, deadline_exceeded at the deadline"
   )
   func stoppedAtDeadline() async throws {
     // Given an animation within every bound (the 64 MP animation budget) that takes libvips
@@ -154,6 +154,8 @@ extension ImageRescueBombTests {
     // comes at once, whatever libvips is doing (its kill is only the polite first step).
     #expect(answer.code == .deadlineExceeded, "\(String(describing: answer.code)): \(answer.message)")
     #expect(answer.message.contains("its worker was stopped"), "\(answer.message)")
-    #expect(answer.returned - started < .seconds(1) + .milliseconds(500), "answered late")
+    // (the bound counts from before the source is written, with the suite's margin for a
+    // loaded machine; the conversion run to its end answers seconds later)
+    #expect(answer.returned - started < .seconds(1) + deadlineMargin, "answered late")
   }
 }

@@ -9,7 +9,7 @@ import Testing
 /// Rescues run in worker processes (issue #36): each test uses a pool of its own (a worker
 /// configuration no other test has, whose memory ceiling also names its workers in
 /// `/proc/PID/cmdline`), and watches the real worker processes through `/proc`.
-@Suite("Rescue: worker processes", .threadOfItsOwn)
+@Suite("Rescue: worker processes", .rescueTurn, .threadOfItsOwn)
 struct RescueWorkerTests {
   /// A worker configuration of its own: its ceiling, 1 GiB plus a random number of MiB, is
   /// on its workers' command lines.
@@ -86,6 +86,22 @@ struct RescueWorkerTests {
     let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
     #expect(status.contains("Seccomp:\t2"), "no seccomp filter")
     #expect(status.contains("NoNewPrivs:\t1"))
+    // It holds nothing of its parent's: standard streams on /dev/null, its socket at 3, and
+    // only what its own libraries opened past that (no pipe, socket or file of the parent's)
+    let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap {
+      Int($0)
+    }
+    .sorted()
+    for descriptor in descriptors {
+      let target =
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(descriptor)")) ?? "?"
+      if descriptor < 3 { #expect(target == "/dev/null", "descriptor \(descriptor): \(target)") }
+      if descriptor == 3 { #expect(target.hasPrefix("socket:"), "descriptor 3: \(target)") }
+      if descriptor > 3 {
+        #expect(
+          !target.hasPrefix("pipe:") && !target.hasPrefix("socket:"), "descriptor \(descriptor): \(target)")
+      }
+    }
     let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
     func limit(_ name: String) -> [Substring] {
       limits.split(separator: "\n").first { $0.hasPrefix(name) }.map {
