@@ -128,9 +128,11 @@ struct SamplePayloadTests {
     #expect(fixture.requestsReceived == 0)
     #expect(!FileManager.default.fileExists(atPath: fixture.cacheDirectory))
     #expect(run.standardError.contains("unchanged"))
-    // "At once": not at the 30 s default budget, nor its time-will-expire at 29 s (the bound
-    // leaves room for a loaded machine's process start).
-    #expect(run.elapsed < .seconds(10), "took \(run.milliseconds) ms")
+    // "At once": not at the 30 s default budget, nor its time-will-expire at 29 s, by the
+    // runner's own clock ("done at N ms" from its start: a full parallel run has stretched the
+    // process's start and exit, seen from outside, to 16-25 s)
+    let done = try #require(BudgetTests.doneAt(run.standardError), "no 'done at' line: \(run.standardError)")
+    #expect(done < 5000, "done at \(done) ms")
   }
 
   @Test("refused media falls back to the content without it")

@@ -203,4 +203,40 @@ struct RescueWorkerTests {
     let took = ContinuousClock.now - cancelledAt
     #expect(gone && took < .milliseconds(500), "the worker ran on \(took) after its caller cancelled")
   }
+
+  @Test(
+    "a transcode over its worker's memory ceiling is one failed rescue: the typed refusal, and the next job is done"
+  )
+  func memoryCeiling() async throws {
+    let scratch = try ScratchDirectory("worker-ceiling")
+    defer { scratch.remove() }
+    // Given media workers held to 320 MiB of address space: a 720p transcode's worker reaches
+    // about 490 MiB (VmPeak, measured), the libraries alone about 250 MiB
+    var configuration = MediaRescueConfiguration()
+    configuration.workers = Self.uniqueWorkers()
+    configuration.workers.memoryCeilingBytes = 320 << 20
+    let rescuer = MediaRescuer(configuration: configuration)
+    defer { WorkerPool.pool(for: configuration.workers, library: .ffmpeg).retireIdle() }
+    let job = try await Self.longTranscode(output: scratch.path + "/out.mp4", deadline: .now + .seconds(120))
+
+    // When the 45 s 720p source is transcoded
+    let answer = await onOwnThread { Result { () throws(AttachmentError) in try rescuer.rescue(job) } }
+
+    // Then the caller gets the source's refusal, saying the memory ran out (whether an
+    // allocation failed in FFmpeg or the worker died of it), and this process is unharmed
+    guard case .failure(let error) = answer else {
+      Issue.record("a transcode over the ceiling was delivered")
+      return
+    }
+    #expect(error.code == job.refusal.code, "\(error)")
+    #expect(error.message.contains("needed more memory than the rescue allows"), "\(error.message)")
+    // and a small job still goes through a worker of the same pool
+    let small = Samples.path("webm-vp9.webm")
+    let next = RescueJob(
+      source: small, bytes: MediaRescuerTests.size(small),
+      refusal: try #require(MediaRescuerTests.refusal(of: small)),
+      output: scratch.path + "/next.mp4", limits: ValidationLimits(), deadline: .now + .seconds(60))
+    let rescued = try await onOwnThread { () throws(AttachmentError) in try rescuer.rescue(next) }
+    #expect(rescued.actions.contains(.transcoded))
+  }
 }

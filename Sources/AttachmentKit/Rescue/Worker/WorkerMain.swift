@@ -61,7 +61,7 @@ enum WorkerMain {
       }
       if length == 0 { return 0 }  // the parent is gone or let this worker go
       if length < 0 { return length == -Int(EMSGSIZE) ? 65 : 0 }
-      let reply = perform(Array(buffer[0..<length]), source: source, output: output)
+      let reply = perform(Array(buffer[0..<length]), source: source, output: output, ceiling: memory)
       if source >= 0 { close(source) }
       if output >= 0 { close(output) }
       guard let message = WireCoding.encode(reply), message.count <= workerMessageLimit else { return 65 }
@@ -73,13 +73,19 @@ enum WorkerMain {
   }
 
   /// Runs one job (its source and output are the passed descriptors, opened by path through
-  /// `/proc/self/fd`, so a library that reads options from a file name finds none).
-  private static func perform(_ bytes: [UInt8], source: Int32, output: Int32) -> WorkerReply {
+  /// `/proc/self/fd`, so a library that reads options from a file name finds none). A failure
+  /// the libraries report as an allocation that failed, or any failure of a job that took this
+  /// worker's address space to within 10 % of its `RLIMIT_AS` (`ceiling` bytes: libraries
+  /// report a failed allocation in their own words, x264 as "Generic error in an external
+  /// library"), becomes the job's refusal with "it needed more memory than the rescue allows".
+  private static func perform(_ bytes: [UInt8], source: Int32, output: Int32, ceiling: UInt64) -> WorkerReply
+  {
     guard source >= 0, output >= 0, let job = WireCoding.decode(WorkerJob.self, from: bytes) else {
       return WorkerReply(
         error: WireError(AttachmentError(.ioError, "The rescue worker got a malformed job.")))
     }
     let deadline = job.secondsLeft.map { ContinuousClock.now + .nanoseconds(Int64(($0 * 1e9).rounded())) }
+    let peakBefore = addressSpacePeak()
     let rescueJob = RescueJob(
       source: "/proc/self/fd/\(source)", bytes: job.bytes, refusal: job.refusal.error,
       output: "/proc/self/fd/\(output)", limits: job.limits, deadline: deadline)
@@ -94,8 +100,33 @@ enum WorkerMain {
         return WorkerReply(check: selfCheck())
       }
     } catch {
+      let message = error.message.lowercased()
+      let peak = addressSpacePeak()
+      let nearCeiling = ceiling > 0 && peak > peakBefore && peak * 10 >= ceiling * 9
+      let allocationFailed = message.contains("cannot allocate memory") || message.contains("out of memory")
+      if ceiling > 0, nearCeiling || allocationFailed {
+        return WorkerReply(
+          error: WireError(
+            job.refusal.error.notRescued(
+              "it needed more memory than the rescue allows (\(ceiling >> 20) MiB)")))
+      }
       return WorkerReply(error: WireError(error))
     }
+  }
+
+  /// This process's peak address space in bytes (`VmPeak` in `/proc/self/status`); 0 unknown.
+  private static func addressSpacePeak() -> UInt64 {
+    let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return 0 }
+    defer { close(descriptor) }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    guard count > 0 else { return 0 }
+    for line in String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n")
+    where line.hasPrefix("VmPeak:") {
+      return line.split(separator: " ").compactMap { UInt64($0) }.first.map { $0 * 1024 } ?? 0
+    }
+    return 0
   }
 
   /// What the worker's confinement lets it do, tried for real: open a network socket.

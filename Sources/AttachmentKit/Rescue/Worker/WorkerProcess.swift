@@ -8,7 +8,9 @@ final class WorkerProcess: @unchecked Sendable {
   /// The worker's process id.
   let pid: pid_t
   private let socket: Int32
-  private var reaped = false
+  /// The worker's peak address space in bytes (`VmPeak`), read while a job runs: what its
+  /// memory ceiling counts, gone from `/proc` once it has died.
+  private var addressSpacePeak: Int64 = 0
 
   private init(pid: pid_t, socket: Int32) {
     self.pid = pid
@@ -96,6 +98,7 @@ final class WorkerProcess: @unchecked Sendable {
           left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
         timeout = Int32(clamping: min(50, milliseconds + 1))
       }
+      addressSpacePeak = max(addressSpacePeak, statusFigure("VmPeak") ?? 0)
       var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
       let ready = poll(&descriptor, 1, timeout)
       guard ready > 0 else { continue }
@@ -138,12 +141,22 @@ final class WorkerProcess: @unchecked Sendable {
     return (user + system + ticks - 1) / ticks
   }
 
-  /// The first kilobyte of the worker's `/proc/PID/<name>` (files there have no size to map).
+  /// A `/proc/PID/status` figure (given there in KiB) in bytes, e.g. `VmPeak`.
+  private func statusFigure(_ name: String) -> Int64? {
+    guard let bytes = procFile("status") else { return nil }
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + ":")
+    {
+      return line.split(separator: " ").compactMap { Int64($0) }.first.map { $0 * 1024 }
+    }
+    return nil
+  }
+
+  /// The first 4 KiB of the worker's `/proc/PID/<name>` (files there have no size to map).
   private func procFile(_ name: String) -> [UInt8]? {
     let descriptor = open("/proc/\(pid)/\(name)", O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
-    var buffer = [UInt8](repeating: 0, count: 1024)
+    var buffer = [UInt8](repeating: 0, count: 4096)
     let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
     return count > 0 ? Array(buffer[0..<count]) : nil
   }
@@ -194,7 +207,9 @@ final class WorkerProcess: @unchecked Sendable {
     repeat {
       result = wait4(pid, &status, 0, &usage)
     } while result < 0 && errno == EINTR
-    return WorkerDeath(status: result == pid ? status : nil, peakResidentBytes: Int64(usage.ru_maxrss) * 1024)
+    return WorkerDeath(
+      status: result == pid ? status : nil, peakResidentBytes: Int64(usage.ru_maxrss) * 1024,
+      peakAddressSpaceBytes: addressSpacePeak)
   }
 }
 
@@ -209,6 +224,8 @@ struct WorkerDeath: Sendable {
   var status: Int32?
   /// The worker's peak resident memory, in bytes.
   var peakResidentBytes: Int64
+  /// Its peak address space last seen while it ran, in bytes (0: never read).
+  var peakAddressSpaceBytes: Int64 = 0
 
   /// The signal that killed it, if one did.
   var signal: Int32? {
@@ -227,7 +244,9 @@ struct WorkerDeath: Sendable {
     }
     let name = String(cString: strsignal(signal))
     if signal == SIGXCPU { return "the decoder used up its CPU time (its worker was killed: \(name))" }
-    if peakResidentBytes * 4 >= ceiling * 3 {
+    // Near the ceiling: the allocation that failed was most likely what killed it (the
+    // address space is read every 50 ms, so the last reading trails the fatal one).
+    if peakResidentBytes * 4 >= ceiling * 3 || peakAddressSpaceBytes * 10 >= ceiling * 9 {
       return
         "it needed more memory than the rescue allows (\(ceiling >> 20) MiB; its worker died of signal \(signal): \(name))"
     }
