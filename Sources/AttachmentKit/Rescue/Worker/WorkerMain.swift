@@ -114,19 +114,9 @@ enum WorkerMain {
     }
   }
 
-  /// This process's peak address space in bytes (`VmPeak` in `/proc/self/status`); 0 unknown.
+  /// This process's peak address space in bytes (`VmPeak`); 0 when unknown.
   private static func addressSpacePeak() -> UInt64 {
-    let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return 0 }
-    defer { close(descriptor) }
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-    guard count > 0 else { return 0 }
-    for line in String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n")
-    where line.hasPrefix("VmPeak:") {
-      return line.split(separator: " ").compactMap { UInt64($0) }.first.map { $0 * 1024 } ?? 0
-    }
-    return 0
+    UInt64(max(0, WorkerProcess.statusFigure("VmPeak", of: "self") ?? 0))
   }
 
   /// What the worker's confinement lets it do, tried for real: open a network socket.

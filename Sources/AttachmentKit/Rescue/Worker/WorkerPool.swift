@@ -5,9 +5,10 @@ import PosixLock
 
 /// The rescue workers of one library (libvips or FFmpeg) and one ``RescueWorkerConfiguration``
 /// in this process: at most ``RescueWorkerConfiguration/poolSize`` at once (image and media
-/// rescues have pools of their own, so two long transcodes never hold an image rescue back), started on the first rescue (a process that
-/// never rescues starts none), reused across jobs, and replaced when one dies, is killed at a
-/// deadline or cancellation, or grows past ``RescueWorkerConfiguration/retireAboveResidentBytes``.
+/// rescues have pools of their own, so two long transcodes never hold an image rescue back),
+/// started on the first rescue (a process that never rescues starts none), reused across jobs,
+/// and replaced when one dies, is killed at a deadline or cancellation, or grows past
+/// ``RescueWorkerConfiguration/retireAboveResidentBytes``.
 ///
 /// This is the one owner of worker processes: rescuers hand it a job and get the worker's
 /// answer, or a typed refusal for everything that can go wrong around it.
@@ -59,7 +60,7 @@ final class WorkerPool: Sendable {
       idle.append(worker)
       return nil
     }
-    surplus?.retire()
+    surplus?.stop()
   }
 
   /// Runs `job` with `rescuer` in a worker, blocking the calling (check) thread until it
@@ -70,6 +71,15 @@ final class WorkerPool: Sendable {
   ///   its limit; the job's refusal with why it was not rescued when the worker dies (a crash,
   ///   the memory ceiling, its CPU time) or cannot start; `io_error` when a file cannot be opened.
   func run(_ job: RescueJob, as rescuer: WorkerRescuer) throws(AttachmentError) -> Rescue {
+    let reply = try exchange(job, as: rescuer)
+    if let rescue = reply.rescue { return rescue }
+    throw reply.error?.error ?? job.refusal.notRescued("its worker gave no answer")
+  }
+
+  /// Sends `job` to a worker of this pool as `rescuer`'s work and returns its answer: the
+  /// worker, its permit and the job's files are taken and given back here, and everything
+  /// that can go wrong around the worker is thrown (see ``run(_:as:)``).
+  private func exchange(_ job: RescueJob, as rescuer: WorkerRescuer) throws(AttachmentError) -> WorkerReply {
     guard let executable = RescueWorkers.executable(for: configuration) else {
       throw job.refusal.notRescued(RescueWorkers.missingExecutable)
     }
@@ -107,8 +117,7 @@ final class WorkerPool: Sendable {
     {
     case .replied(let reply):
       keep(worker)
-      if let rescue = reply.rescue { return rescue }
-      throw reply.error?.error ?? job.refusal.notRescued("its worker gave no answer")
+      return reply
     case .stopped(.cancelled):
       throw AttachmentError.cancelledError()
     case .stopped:
@@ -157,25 +166,7 @@ final class WorkerPool: Sendable {
     let job = RescueJob(
       source: "/dev/null", bytes: 0, refusal: AttachmentError(.ioError, "No refusal."), output: "/dev/null",
       limits: ValidationLimits(), deadline: deadline)
-    guard let executable = RescueWorkers.executable(for: configuration),
-      (try? takePermit(until: deadline, isCancelled: { false }, waiting: "self-check")) != nil
-    else { return nil }
-    defer { returnPermit() }
-    let source = open("/dev/null", O_RDONLY | O_CLOEXEC)
-    let output = open("/dev/null", O_WRONLY | O_CLOEXEC)
-    defer {
-      close(source)
-      close(output)
-    }
-    guard case .success(let worker) = checkOut(executable) else { return nil }
-    let message = WorkerJob(
-      rescuer: .selfCheck, bytes: 0, refusal: WireError(job.refusal), limits: job.limits, secondsLeft: nil)
-    guard
-      case .replied(let reply) = worker.run(
-        message, source: source, output: output, deadline: deadline, isCancelled: { false })
-    else { return nil }
-    keep(worker)
-    return reply.check
+    return (try? exchange(job, as: .selfCheck))?.check
   }
 
   /// Gives back a permit taken with ``takePermit(until:isCancelled:waiting:)``.
@@ -187,23 +178,22 @@ final class WorkerPool: Sendable {
   /// Lets every idle worker of every pool go and waits for each to exit (see
   /// ``WorkerProcess/finish()``); workers busy with a job are left to it.
   static func finishAll() {
-    let all = pools.withLock { Array($0.values) }
-    for pool in all {
-      let workers = pool.idle.withLock { idle in
-        defer { idle.removeAll() }
-        return idle
-      }
-      workers.forEach { $0.finish() }
+    for pool in pools.withLock({ Array($0.values) }) {
+      pool.takeIdle().forEach { $0.finish() }
     }
   }
 
-  /// Lets every idle worker go (each exits and is reaped in the background).
+  /// Lets every idle worker go (each is killed and reaped in the background).
   func retireIdle() {
-    let workers = idle.withLock { idle in
+    takeIdle().forEach { $0.stop() }
+  }
+
+  /// The idle workers, no longer the pool's.
+  private func takeIdle() -> [WorkerProcess] {
+    idle.withLock { idle in
       defer { idle.removeAll() }
       return idle
     }
-    workers.forEach { $0.retire() }
   }
 
   /// An idle worker, or a new one started from `executable`.
@@ -215,7 +205,7 @@ final class WorkerPool: Sendable {
   /// Puts a worker that answered back among the idle ones, or retires it when it has grown.
   private func keep(_ worker: WorkerProcess) {
     if let resident = worker.residentBytes, resident > configuration.retireAboveResidentBytes {
-      worker.retire()
+      worker.stop()
       return
     }
     worker.setLimit(RLIMIT_FSIZE, 0)  // nothing is written between jobs

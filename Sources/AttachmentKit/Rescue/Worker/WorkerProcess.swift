@@ -98,7 +98,7 @@ final class WorkerProcess: @unchecked Sendable {
           left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
         timeout = Int32(clamping: min(50, milliseconds + 1))
       }
-      addressSpacePeak = max(addressSpacePeak, statusFigure("VmPeak") ?? 0)
+      addressSpacePeak = max(addressSpacePeak, Self.statusFigure("VmPeak", of: "\(pid)") ?? 0)
       var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
       let ready = poll(&descriptor, 1, timeout)
       guard ready > 0 else { continue }
@@ -141,9 +141,10 @@ final class WorkerProcess: @unchecked Sendable {
     return (user + system + ticks - 1) / ticks
   }
 
-  /// A `/proc/PID/status` figure (given there in KiB) in bytes, e.g. `VmPeak`.
-  private func statusFigure(_ name: String) -> Int64? {
-    guard let bytes = procFile("status") else { return nil }
+  /// A figure of `/proc/<process>/status` (given there in KiB) in bytes, e.g. `VmPeak`;
+  /// `process` is a process id or `self`. `nil` when the process or the figure is not there.
+  static func statusFigure(_ name: String, of process: String) -> Int64? {
+    guard let bytes = FileSystem.readSmallFile("/proc/\(process)/status") else { return nil }
     for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + ":")
     {
       return line.split(separator: " ").compactMap { Int64($0) }.first.map { $0 * 1024 }
@@ -151,14 +152,9 @@ final class WorkerProcess: @unchecked Sendable {
     return nil
   }
 
-  /// The first 4 KiB of the worker's `/proc/PID/<name>` (files there have no size to map).
+  /// The worker's `/proc/PID/<name>`.
   private func procFile(_ name: String) -> [UInt8]? {
-    let descriptor = open("/proc/\(pid)/\(name)", O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-    return count > 0 ? Array(buffer[0..<count]) : nil
+    FileSystem.readSmallFile("/proc/\(pid)/\(name)")
   }
 
   /// Sets a limit of the worker's (soft only: the hard limit stays as the worker set it, and its
@@ -178,10 +174,6 @@ final class WorkerProcess: @unchecked Sendable {
       while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
   }
-
-  /// Lets an idle worker go: its socket closes, it reads the end and exits (killed as well, in
-  /// case it does not), and is reaped in the background.
-  func retire() { stop() }
 
   /// Lets an idle worker go and waits for it: its socket closes, it reads the end and exits
   /// (after 1 s it is killed), and it is reaped here, so that a process that exits next counts
