@@ -7,30 +7,12 @@ import Testing
 /// its deadline, the server stops spending CPU on it, measured from `/proc/PID/stat`.
 @Suite("serve --rescue: bombs", .threadOfItsOwn)
 struct RescueBombTests {
-  /// User plus system CPU time of `pid` so far, in seconds (`/proc/PID/stat` fields 14 and 15,
-  /// in clock ticks).
-  static func cpuSeconds(_ pid: Int32) -> Double? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = text.lastIndex(of: ")")
-    else { return nil }
-    // Fields after the command name (which may hold spaces), from field 3 on.
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
-      return nil
-    }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-  }
-
   /// The CPU seconds of `pid` and of every live process below it (its rescue workers), from
   /// `/proc/*/stat`: a rescue runs in a worker, whose CPU serve's own figure does not hold.
   static func treeCPUSeconds(_ pid: Int32) -> Double? {
     var parents: [Int32: Int32] = [:]
     for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-      guard let child = Int32(entry),
-        let text = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
-        let close = text.lastIndex(of: ")")
-      else { continue }
-      let fields = text[text.index(after: close)...].split(separator: " ")
+      guard let child = Int32(entry), let fields = ProcStat.fields(child) else { continue }
       if fields.count > 1, let parent = Int32(fields[1]) { parents[child] = parent }
     }
     func descends(_ process: Int32) -> Bool {
@@ -42,8 +24,8 @@ struct RescueBombTests {
       }
       return false
     }
-    guard let own = cpuSeconds(pid) else { return nil }
-    return parents.keys.filter(descends).compactMap(cpuSeconds).reduce(own, +)
+    guard let own = ProcStat.cpuSeconds(pid) else { return nil }
+    return parents.keys.filter(descends).compactMap(ProcStat.cpuSeconds).reduce(own, +)
   }
 
   @Test(

@@ -11,11 +11,7 @@ struct RescueWorkerServeTests {
   static func workers(of pid: Int32, library: String) -> [Int32] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     return entries.compactMap { Int32($0) }.filter { child in
-      guard let text = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
-        let close = text.lastIndex(of: ")")
-      else { return false }
-      let fields = text[text.index(after: close)...].split(separator: " ")
-      guard fields.count > 1, fields[0] != "Z", Int32(fields[1]) == pid,
+      guard let fields = ProcStat.fields(child), fields.count > 1, fields[0] != "Z", Int32(fields[1]) == pid,
         let command = FileManager.default.contents(atPath: "/proc/\(child)/cmdline")
       else { return false }
       return String(decoding: command, as: UTF8.self).contains("--preload\0\(library)")
@@ -59,7 +55,7 @@ struct RescueWorkerServeTests {
     let started = ContinuousClock.now
     while worker == nil, ContinuousClock.now - started < .seconds(30) {
       worker = Self.workers(of: pid, library: "ffmpeg").first {
-        (RescueBombTests.cpuSeconds($0) ?? 0) > 0.3
+        (ProcStat.cpuSeconds($0) ?? 0) > 0.3
       }
       if worker == nil { try await Task.sleep(for: .milliseconds(10)) }
     }

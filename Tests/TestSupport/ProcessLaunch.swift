@@ -54,10 +54,7 @@ extension Process {
   /// child, on a thread of libdispatch's pool, which a full parallel run keeps busy: a serve
   /// process that had exited was still "running" for Foundation 10 s later.
   public var hasEnded: Bool {
-    guard let stat = try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { return true }
-    let state = stat[close...].dropFirst(2).first
+    guard let state = ProcStat.state(processIdentifier) else { return true }
     return state == "Z" || state == "X"
   }
 

@@ -27,28 +27,8 @@ struct RescueWorkerTests {
       guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
         String(decoding: data, as: UTF8.self).contains(wanted)
       else { return false }
-      return state(pid).map { $0 != "Z" } ?? false
+      return ProcStat.state(pid).map { $0 != "Z" } ?? false
     }
-  }
-
-  /// The state letter of `pid` (`R`, `S`, `Z`, …), or `nil` when it is gone.
-  static func state(_ pid: Int32) -> Character? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = text.lastIndex(of: ")")
-    else { return nil }
-    return text[text.index(after: close)...].dropFirst().first
-  }
-
-  /// User plus system CPU seconds of `pid` (`/proc/PID/stat`).
-  static func cpuSeconds(_ pid: Int32) -> Double? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = text.lastIndex(of: ")")
-    else { return nil }
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
-      return nil
-    }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
   }
 
   /// Waits (30 s at most) until `condition` holds, polling every 10 ms.
@@ -59,6 +39,23 @@ struct RescueWorkerTests {
       try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
+  }
+
+  /// Starts `job` with `rescuer` on a thread of its own and returns once its worker is seen
+  /// spending CPU (over 0.3 s, from `/proc`): the rescue's answer to come, and the worker.
+  static func underWay(
+    _ job: RescueJob, rescuer: MediaRescuer
+  ) async throws -> (answer: Task<Result<Rescue, AttachmentError>, Never>, worker: Int32) {
+    let answer = Task {
+      await onOwnThread { Result { () throws(AttachmentError) in try rescuer.rescue(job) } }
+    }
+    var pid: Int32?
+    #expect(
+      await eventually {
+        pid = workerPIDs(rescuer.configuration.workers).first
+        return pid.flatMap(ProcStat.cpuSeconds).map { $0 > 0.3 } ?? false
+      }, "the transcode never started")
+    return (answer, try #require(pid))
   }
 
   /// The 45 s 720p MPEG-4 AVI, refused, as a media rescue job into `output` with `deadline`.
@@ -127,16 +124,7 @@ struct RescueWorkerTests {
     let job = try await Self.longTranscode(output: scratch.path + "/out.mp4", deadline: .now + .seconds(60))
 
     // Given a 720p transcode under way in its worker (seen spending CPU)
-    let answer = Task {
-      await onOwnThread { Result { () throws(AttachmentError) in try rescuer.rescue(job) } }
-    }
-    var pid: Int32?
-    #expect(
-      await Self.eventually {
-        pid = Self.workerPIDs(configuration.workers).first
-        return pid.flatMap(Self.cpuSeconds).map { $0 > 0.3 } ?? false
-      }, "the transcode never started")
-    let worker = try #require(pid)
+    let (answer, worker) = try await Self.underWay(job, rescuer: rescuer)
 
     // When the worker is killed with SIGSEGV (a decoder's crash)
     kill(worker, SIGSEGV)
@@ -151,7 +139,7 @@ struct RescueWorkerTests {
       error.message.contains("Not rescued: the decoder failed (its worker died of signal 11"),
       "\(error.message)")
     // and the dead worker was reaped (no zombie left)
-    #expect(Self.state(worker) == nil, "the dead worker is still in the process table")
+    #expect(ProcStat.state(worker) == nil, "the dead worker is still in the process table")
     // and the next job is done by a new worker
     let next = RescueJob(
       source: Samples.path("webm-vp9.webm"), bytes: MediaRescuerTests.size(Samples.path("webm-vp9.webm")),
@@ -176,16 +164,7 @@ struct RescueWorkerTests {
     let job = try await Self.longTranscode(
       output: scratch.path + "/out.mp4", deadline: .now + .seconds(60),
       isCancelled: { cancelled.load(ordering: .relaxed) })
-    let answer = Task {
-      await onOwnThread { Result { () throws(AttachmentError) in try rescuer.rescue(job) } }
-    }
-    var pid: Int32?
-    #expect(
-      await Self.eventually {
-        pid = Self.workerPIDs(configuration.workers).first
-        return pid.flatMap(Self.cpuSeconds).map { $0 > 0.3 } ?? false
-      }, "the transcode never started")
-    let worker = try #require(pid)
+    let (answer, worker) = try await Self.underWay(job, rescuer: rescuer)
 
     cancelled.store(true, ordering: .relaxed)
     let cancelledAt = ContinuousClock.now
@@ -197,7 +176,7 @@ struct RescueWorkerTests {
     #expect(error.code == .cancelled)
     var gone = false
     while !gone, ContinuousClock.now - cancelledAt < .seconds(5) {
-      gone = Self.state(worker).map { $0 == "Z" } ?? true
+      gone = ProcStat.state(worker).map { $0 == "Z" } ?? true
       if !gone { try await Task.sleep(for: .milliseconds(5)) }
     }
     let took = ContinuousClock.now - cancelledAt
