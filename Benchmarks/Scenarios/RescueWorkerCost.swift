@@ -15,7 +15,8 @@ enum RescueWorkerCostScenario {
   static func run(_ context: BenchContext, into report: inout Report) async throws {
     let source = RescueScenario.repositoryRoot() + "/Samples/media/webp-lossy.webp"
     let output = context.scratch + "/worker-cost.jpg"
-    let refusal = AttachmentError(.unsupportedType, "WebP is not accepted.", detected: "image/webp")
+    let judged = Result { () throws(Refusal) in try Validator().judge(file: source) }
+    guard case .failure(let refusal) = judged else { throw BenchError("\(source) is accepted as it is") }
     let rescuer = ImageRescuer()
     func timed() throws -> Double {
       let started = ContinuousClock.now

@@ -7,7 +7,7 @@ extension AttachmentPipeline {
     let download: Download
     let body: CacheBodyFile
     let sniffed: SniffVerdict?
-    let deferredRefusal: AttachmentError?
+    let deferredRefusal: Refusal?
     let freshness: Freshness.Policy
     let now: Double
   }
@@ -135,9 +135,10 @@ extension AttachmentPipeline {
     var machine = machine
     // A rescue that the first bytes already call for finds its rescuer's worker started (and
     // loading its library) while the body is checked.
-    let evidence = RescueEvidence(
-      sniffed: fetched.sniffed, refusal: fetched.deferredRefusal, bytes: fetched.download.bytesReceived)
-    let preparation = configuration.rescuers.preparation(for: evidence, limits: configuration.limits)
+    let predicted = Refusal.predicted(
+      deferred: fetched.deferredRefusal, sniffed: fetched.sniffed, bytes: fetched.download.bytesReceived,
+      limits: configuration.limits)
+    let preparation = configuration.rescuers.preparation(for: predicted)
     defer { preparation?.wait() }
     var held: CacheBodyFile? = fetched.body  // the file this miss still owns: body, then rescue output
     defer { held?.discard() }
@@ -150,15 +151,12 @@ extension AttachmentPipeline {
         let checked = check(fetched, signal: signal)
         validation = try? checked.get()
         if validation != nil { observer?(.validated, url.text) }
-        action = machine.checked(checked, evidence: evidence, stop: signal.reason)
-      case .rescue(let name, let refusal):
-        let result = rescueHeld(
-          &held, &validation, by: name, refusal: refusal, keeping: false, fetched, signal, url)
-        action = machine.rescued(result, stop: signal.reason)
-      case .improve(let name, let refusal):
-        let result = rescueHeld(
-          &held, &validation, by: name, refusal: refusal, keeping: true, fetched, signal, url)
-        action = machine.rescued(result, stop: signal.reason)
+        let stop = Self.stop(after: checked.failure?.error, signal)
+        action = stop.map { machine.stopped($0) } ?? machine.checked(checked)
+      case .rescue(let name, let refusal), .improve(let name, let refusal):
+        let result = rescueHeld(&held, &validation, by: name, refusal: refusal, fetched, signal, url)
+        let stop = Self.stop(after: result.failure, signal)
+        action = stop.map { machine.stopped($0) } ?? machine.rescued(result)
       case .publish:
         warnAboutTransportSecurity(&validation, url: url, fetched: fetched)
         let file = held
@@ -179,6 +177,14 @@ extension AttachmentPipeline {
     }
   }
 
+  /// The stop to tell the machine after a step: the caller has gone or the deadline has passed
+  /// meanwhile. `nil` when neither, or when the step itself failed for it (`deadline_exceeded`,
+  /// `cancelled`): its own message says where the time went, and the machine ends on it.
+  private static func stop(after failure: AttachmentError?, _ signal: StopSignal) -> ProbeStop? {
+    if let failure, failure.code == .deadlineExceeded || failure.code == .cancelled { return nil }
+    return signal.reason
+  }
+
   /// Adds the `ats` warning to the validation about to be published when the body came over
   /// plain HTTP (and the configuration asks for it); stored with the entry, hits carry it.
   private func warnAboutTransportSecurity(
@@ -193,19 +199,16 @@ extension AttachmentPipeline {
   }
 
   /// Rescues the file this miss holds (`held`) with the rescuer called `name`: on success its
-  /// checked output replaces it (and `validation`). On failure a rescue has consumed it, while an
-  /// improvement (`keeping`) keeps the accepted file, which is then delivered.
+  /// checked output replaces it (and `validation`); on failure it stays, for the next rescuer
+  /// (or, after an improvement, to be delivered).
   private func rescueHeld(
-    _ held: inout CacheBodyFile?, _ validation: inout Validation?, by name: String, refusal: AttachmentError,
-    keeping: Bool, _ fetched: Fetched, _ signal: StopSignal, _ url: AttachmentURL
+    _ held: inout CacheBodyFile?, _ validation: inout Validation?, by name: String, refusal: Refusal,
+    _ fetched: Fetched, _ signal: StopSignal, _ url: AttachmentURL
   ) -> Result<Validation, AttachmentError> {
-    let source = held
-    if !keeping { held = nil }  // consumed by the rescue
     let rescued = rescue(
-      source, bytes: fetched.download.bytesReceived, refusal: refusal, by: name, signal: signal,
-      consumesSource: !keeping)
+      held, bytes: fetched.download.bytesReceived, refusal: refusal, by: name, signal: signal)
     if case .success(let (output, checked)) = rescued {
-      if keeping { held?.discard() }
+      held?.discard()
       held = output
       validation = checked
       observer?(.validated, url.text)
@@ -215,26 +218,23 @@ extension AttachmentPipeline {
 
   /// The complete-file checks of a downloaded body, continuing from what streaming proved (a
   /// refusal streaming deferred for a rescuer is the answer without a walk).
-  private func check(_ fetched: Fetched, signal: StopSignal) -> Result<Validation, AttachmentError> {
+  private func check(_ fetched: Fetched, signal: StopSignal) -> Result<Validation, Refusal> {
     if let refusal = fetched.deferredRefusal { return .failure(refusal) }
-    return Result { () throws(AttachmentError) in
-      try validator.validate(
+    return Result { () throws(Refusal) in
+      try validator.judge(
         file: fetched.body.path, sha256: fetched.download.sha256, signal: signal, sniffed: fetched.sniffed,
         tally: identifications)
     }
   }
 
-  /// Rescues a refused body into a new body file with the rescuer called `name`, and checks
-  /// the result, on the calling check thread, within `signal`'s deadline. Consumes `source`
-  /// unless `consumesSource` is false (an improvement keeps the accepted body for its
-  /// failure); the returned file is the caller's to publish (or discard).
+  /// Rescues a refused body (`source`, which stays the caller's) into a new body file with the
+  /// rescuer called `name`, and checks the result, on the calling check thread, within
+  /// `signal`'s deadline; the returned file is the caller's to publish (or discard).
   private func rescue(
-    _ source: CacheBodyFile?, bytes: Int64, refusal: AttachmentError, by name: String, signal: StopSignal,
-    consumesSource: Bool = true
+    _ source: CacheBodyFile?, bytes: Int64, refusal: Refusal, by name: String, signal: StopSignal
   ) -> Result<(CacheBodyFile, Validation), AttachmentError> {
-    defer { if consumesSource { source?.discard() } }
     guard let source, let rescuer = configuration.rescuers.rescuer(named: name) else {
-      return .failure(refusal)
+      return .failure(refusal.error)
     }
     let output: CacheBodyFile
     do {
@@ -248,9 +248,13 @@ extension AttachmentPipeline {
           source: source.path, bytes: bytes, refusal: refusal, output: output.path,
           limits: configuration.limits,
           deadline: signal.deadline, isCancelled: { signal.reason == .cancelled }))
-      var validation = try validator.validate(file: output.path, sha256: nil, signal: signal, sniffed: nil)
-      validation.rescued = rescued
-      return (output, validation)
+      do throws(Refusal) {
+        var validation = try validator.judge(file: output.path, sha256: nil, signal: signal, sniffed: nil)
+        validation.rescued = rescued
+        return (output, validation)
+      } catch {
+        throw error.error
+      }
     }
     if case .failure = result { output.discard() }
     return result

@@ -66,10 +66,7 @@ struct HitPolicy: Sendable {
       width: validation.width, height: validation.height)
     {
       // A file over this caller's limits may be rescued to fit them: download it again.
-      let evidence = RescueEvidence(
-        refusal: violation, category: validation.category, detected: validation.mime, width: validation.width,
-        height: validation.height, bytes: size)
-      if rescuers.rescuer(for: evidence) != nil { return .undecided }
+      if !rescuers.candidates(for: Refusal(violation, validation: validation)).isEmpty { return .undecided }
       return .refuse(violation)
     }
     // A video whose duration was not stored cannot be judged from the record.

@@ -8,6 +8,12 @@
 /// → publish → answer. A failed fetch may be answered with the stale copy instead
 /// (stale-if-error), and a stale copy removed while it was revalidated is fetched again
 /// unconditionally, within the same deadline.
+///
+/// The rescuers of a refusal are chosen once, when the check answers: every rescuer that can
+/// undo it, in the configuration's order. The first runs; when it fails (for any reason but
+/// the deadline or the caller leaving), the next is tried on the same source. A miss that must
+/// stop (its deadline passed, its caller left) is told so by ``stopped(_:)``, an event of its
+/// own, between any two steps.
 struct MissMachine: Sendable {
   /// Where the miss is.
   enum State: Equatable, Sendable {
@@ -38,11 +44,12 @@ struct MissMachine: Sendable {
     case refresh(CacheEntry)
     /// The body is on disk: run the complete-file checks (off the cooperative pool).
     case check
-    /// The checks refused the body with `refusal`, which the rescuer called `rescuer` undoes.
-    case rescue(rescuer: String, refusal: AttachmentError)
+    /// The checks refused the body with `refusal`, which the rescuer called `rescuer` undoes:
+    /// rescue it, keeping the body for the next rescuer should this one fail.
+    case rescue(rescuer: String, refusal: Refusal)
     /// The checks accepted the body, but the rescuer called `rescuer` improves it by undoing
     /// `refusal`: rescue it and keep the body, which is delivered if the rescue fails.
-    case improve(rescuer: String, refusal: AttachmentError)
+    case improve(rescuer: String, refusal: Refusal)
     /// The delivered file passed every check: publish it (stash it, for `no-store`).
     case publish
     /// Answer from a cache entry without new content: revalidated after a `304`, or a stale
@@ -58,6 +65,11 @@ struct MissMachine: Sendable {
   private(set) var state = State.idle
   /// The copy being revalidated (`nil`: an unconditional fetch).
   private(set) var stale: CacheEntry?
+  /// The rescuers chosen for the refusal (or the improvements) under way and not yet tried, in
+  /// order, each with the refusal it undoes.
+  private var untried: [(rescuer: String, refusal: Refusal)] = []
+  /// The first chosen rescuer's failure: the answer when every one fails.
+  private var firstFailure: AttachmentError?
   private let policy: HitPolicy
   private let useStaleOnError: Bool
 
@@ -126,49 +138,65 @@ struct MissMachine: Sendable {
     }
   }
 
-  /// The complete-file checks answered. A refusal goes to the first rescuer that can undo it
-  /// (judged from `evidence`, what streaming proved), unless the miss must stop (`stop`).
-  mutating func checked(
-    _ result: Result<Validation, AttachmentError>, evidence: RescueEvidence, stop: ProbeStop?
-  ) -> Action {
+  /// The complete-file checks answered. An accepted file that a rescuer improves goes to the
+  /// improvers; a refusal to the rescuers that can undo it (both chosen here, once).
+  mutating func checked(_ result: Result<Validation, Refusal>) -> Action {
     precondition(state == .checking, "a check finished while none ran")
     switch result {
     case .success(let validation):
-      if stop == nil, let (rescuer, refusal) = policy.rescuers.improver(for: validation) {
-        state = .improving
-        return .improve(rescuer: rescuer.name, refusal: refusal)
-      }
-      return delivered(stop: stop)
-    case .failure(let error):
-      guard stop == nil, let rescuer = policy.rescuers.rescuer(for: evidence.refused(with: error)) else {
+      let improvers = policy.rescuers.improvers(for: validation)
+      guard let first = improvers.first else { return delivered() }
+      state = .improving
+      untried = improvers.dropFirst().map { ($0.rescuer.name, $0.refusal) }
+      return .improve(rescuer: first.rescuer.name, refusal: first.refusal)
+    case .failure(let refusal):
+      let candidates = policy.rescuers.candidates(for: refusal).map(\.name)
+      guard let first = candidates.first else {
         state = .finished
-        return .fail(error)
+        return .fail(refusal.error)
       }
       state = .rescuing
-      return .rescue(rescuer: rescuer.name, refusal: error)
+      untried = candidates.dropFirst().map { ($0, refusal) }
+      return .rescue(rescuer: first, refusal: refusal)
     }
   }
 
-  /// The rescue answered: its output (checked again) is delivered, or its failure is the answer
-  /// (after an improvement, the accepted original is delivered instead, unless the miss must
-  /// stop).
-  mutating func rescued(_ result: Result<Validation, AttachmentError>, stop: ProbeStop?) -> Action {
+  /// A rescue answered: its output (checked again) is delivered. When it failed, the next
+  /// chosen rescuer is tried, unless the failure was the deadline or the caller leaving; once
+  /// none is left, the first rescuer's failure is the answer (after an improvement, the
+  /// accepted original is delivered instead).
+  mutating func rescued(_ result: Result<Validation, AttachmentError>) -> Action {
     precondition(state == .rescuing || state == .improving, "a rescue finished while none ran")
-    switch result {
-    case .success: return delivered(stop: stop)
-    case .failure where state == .improving: return delivered(stop: stop)
-    case .failure(let error):
-      state = .finished
-      return .fail(error)
+    guard case .failure(let error) = result else { return delivered() }
+    let stopping = error.code == .deadlineExceeded || error.code == .cancelled
+    if firstFailure == nil { firstFailure = error }
+    if !stopping, !untried.isEmpty {
+      let next = untried.removeFirst()
+      return state == .improving
+        ? .improve(rescuer: next.rescuer, refusal: next.refusal)
+        : .rescue(rescuer: next.rescuer, refusal: next.refusal)
     }
+    if state == .improving, !stopping { return delivered() }
+    state = .finished
+    return .fail(stopping ? error : firstFailure ?? error)
   }
 
-  /// A file passed its checks: published unless the caller has gone or the deadline passed.
-  private mutating func delivered(stop: ProbeStop?) -> Action {
-    if let stop {
-      state = .finished
-      return .fail(StopSignal.error(for: stop, while: "before the file was published"))
-    }
+  /// The miss must stop (`reason`: its deadline passed, or its caller left) after the step
+  /// under way: every file it holds is removed and nothing is published.
+  mutating func stopped(_ reason: ProbeStop) -> Action {
+    precondition(state != .idle && state != .finished, "a miss stopped before it started or after it ended")
+    let doing =
+      switch state {
+      case .rescuing, .improving: "while the file was rescued"
+      case .publishing: "while the file was published"
+      default: "before the file was published"
+      }
+    state = .finished
+    return .fail(StopSignal.error(for: reason, while: doing))
+  }
+
+  /// A file passed its checks: publish it.
+  private mutating func delivered() -> Action {
     state = .publishing
     return .publish
   }

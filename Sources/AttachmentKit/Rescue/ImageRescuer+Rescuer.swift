@@ -7,29 +7,20 @@ extension ImageRescuer: Rescuer {
   /// ``RescueConfiguration/maximumSourceBytes``.
   public var maximumSourceBytes: Int64 { configuration.maximumSourceBytes }
 
-  /// A type libvips converts (``convertibleTypes``) refused as `unsupported_type`, an image
-  /// over its decoded-pixel limit, or an image (by its first bytes) over its byte limit.
-  public func canRescue(_ evidence: RescueEvidence) -> Bool {
-    guard let refusal = evidence.refusal else { return false }
-    switch refusal.code {
-    case .unsupportedType:
-      return (refusal.detected ?? evidence.detected).map(Self.convertibleTypes.contains) ?? false
-    case .tooManyPixels: return true
-    case .tooLarge: return evidence.category == .image
-    default: return false
+  /// A type libvips converts (``convertibleTypes``) refused as not an accepted format, an
+  /// image over its decoded-pixel limit, or an image over its byte limit.
+  public func canRescue(_ refusal: Refusal) -> Bool {
+    switch refusal.reason {
+    case .unsupportedFormat: refusal.format.map(Self.convertibleTypes.contains) ?? false
+    case .tooManyPixels: true
+    case .tooLarge: refusal.category == .image
+    default: false
     }
   }
 
-  /// Starts a rescue worker loading libvips (``RescueWorkers``) when the evidence already calls
-  /// for a rescue: a refusal this rescuer undoes, or an image whose header (or size) is over
-  /// `limits`. Returns `nil`: nothing in this process waits for it.
-  public func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
-    let overLimits =
-      evidence.category == .image
-      && limits.violation(
-        category: .image, bytes: evidence.bytes, durationSeconds: nil, width: evidence.width,
-        height: evidence.height) != nil
-    guard overLimits || canRescue(evidence) else { return nil }
+  /// Starts a rescue worker loading libvips (``RescueWorkers``), for a refusal the first bytes
+  /// already call for. Returns `nil`: nothing in this process waits for it.
+  public func prepare(for refusal: Refusal) -> (any RescuePreparation)? {
     WorkerPool.pool(for: configuration.workers, library: .libvips).prestart()
     return nil
   }

@@ -58,21 +58,6 @@ public struct ImageRescuer: Sendable {
     try [self].attachment(fromFile: path, rescuingInto: output, limits: limits, deadline: deadline)
   }
 
-  /// A local file's first bytes (the sniffing window, read once), as a rescuer's evidence: what
-  /// the probes identify in them and, when they identify nothing, libmagic's name for them as a
-  /// refusal. A file that cannot be opened is evidence of nothing.
-  static func evidence(ofFile path: String) -> RescueEvidence {
-    guard let file = try? FileBytes(path: path) else { return RescueEvidence(bytes: 0) }
-    let window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
-    if let report = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) {
-      return RescueEvidence(
-        category: report.format.row.mediaType?.category, width: report.width, height: report.height,
-        bytes: file.count)
-    }
-    let detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
-    return RescueEvidence(refusal: SniffWindow.refusal(detected: detected), bytes: file.count)
-  }
-
   /// Rescues a local file the validator refused with `refusal`, writing the delivered file to
   /// `output` (created or replaced), and validates what it wrote.
   ///
@@ -88,7 +73,7 @@ public struct ImageRescuer: Sendable {
   ///   `refusal` itself when libvips is missing, no allowed loader reads the file, or it does
   ///   not decode (a truncated file among them). `output` is removed on failure.
   public func rescue(
-    file path: String, refusedWith refusal: AttachmentError, to output: String,
+    file path: String, refusedWith refusal: Refusal, to output: String,
     deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
     try LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
@@ -161,14 +146,14 @@ public struct ImageRescuer: Sendable {
       throw AttachmentError(
         .tooManyPixels,
         "The image is \(width)×\(height) pixels\(frames > 1 ? " × \(frames) frames" : ""), over the rescue's decode budget of \(configuration.maximumSourcePixels) pixels.",
-        detected: job.refusal.detected ?? loaderMIME)
+        detected: job.refusal.format ?? loaderMIME)
     }
     try ImageWorkBounds(configuration: configuration).check(
       ImageWorkBounds.Source(
         path: job.source, loader: loaderName, width: Int64(width), height: Int64(height),
         frames: Int64(frames),
         bytes: job.bytes),
-      detected: job.refusal.detected ?? loaderMIME)
+      detected: job.refusal.format ?? loaderMIME)
     return SourceHeader(
       width: width, height: height, frames: frames, hasAlpha: hasAlpha, loaderMIME: loaderMIME)
   }
@@ -189,7 +174,7 @@ public struct ImageRescuer: Sendable {
       }
       let size = Int64(written.st_size)
       if size <= sizeLimit {
-        let from = job.refusal.detected ?? header.loaderMIME
+        let from = job.refusal.format ?? header.loaderMIME
         var actions: [Rescue.Action] = []
         if plan.output.mime != from { actions.append(.converted) }
         if plan.downscales || box < plan.box { actions.append(.downscaled) }
@@ -257,11 +242,11 @@ public struct ImageRescuer: Sendable {
     throw AttachmentError(
       .tooComplex,
       "The animation has \(frames) frames, over the rescue's limit of \(configuration.maximumFrames).",
-      detected: job.refusal.detected ?? "image/webp")
+      detected: job.refusal.format ?? "image/webp")
   }
 
   /// The original refusal, with why the rescue could not help.
-  static func unrescued(_ refusal: AttachmentError, _ reason: String) -> AttachmentError {
+  static func unrescued(_ refusal: Refusal, _ reason: String) -> AttachmentError {
     refusal.notRescued(reason)
   }
 

@@ -2,7 +2,9 @@ import Glibc
 
 extension [any Rescuer] {
   /// Validates a local file and, when the validator refuses it in a way one of these rescuers
-  /// undoes, rescues it into `output` with the first that can (the command line's `rescue`).
+  /// undoes, rescues it into `output`: the rescuers that can undo the ``Refusal`` are chosen
+  /// once and tried in order, the next only when one fails (the command line's `rescue`, with
+  /// the same choice and improvements as a miss of the pipeline).
   ///
   /// - Parameters:
   ///   - path: the file to deliver.
@@ -14,32 +16,49 @@ extension [any Rescuer] {
   ///   acceptable file that a rescuer improves (``Rescuer/improvement(for:)``: a movie iOS
   ///   would play silent) is improved into `output`, as a miss of the pipeline is; when the
   ///   improvement fails, the file's own validation is returned (the original stands).
-  /// - Throws: the validator's refusal when no rescuer undoes it (with why, when one tried),
-  ///   or what the rescue throws (`deadline_exceeded`, `too_large`, `io_error`, …).
+  /// - Throws: the validator's refusal when no rescuer undoes it (with why the first failed,
+  ///   when one tried), or what the rescue throws (`deadline_exceeded`, `too_large`, `io_error`,
+  ///   …).
   public func attachment(
     fromFile path: String, rescuingInto output: String, limits: ValidationLimits,
     deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
-    let evidence = ImageRescuer.evidence(ofFile: path)
-    let preparation = preparation(for: evidence, limits: limits)
+    let preparation = preparation(for: Refusal.predicted(ofFile: path, limits: limits))
     defer { preparation?.wait() }
-    let refusal: AttachmentError
+    let refusal: Refusal
     do {
-      let validation = try Validator(limits: limits).validate(file: path, deadline: deadline)
-      guard let (improver, improvement) = improver(for: validation) else { return validation }
-      let improved = try? LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
-        (source, bytes, target) throws(AttachmentError) in
-        try improver.rescue(
-          RescueJob(
-            source: source, bytes: bytes, refusal: improvement, output: target, limits: limits,
-            deadline: deadline))
+      let validation = try Validator(limits: limits).judge(file: path, deadline: deadline)
+      for (improver, improvement) in improvers(for: validation) {
+        if let improved = try? rescue(
+          path, into: output, by: improver, refusal: improvement, limits, deadline)
+        {
+          return improved
+        }
       }
-      return improved ?? validation
+      return validation
     } catch {
       refusal = error
     }
-    guard let rescuer = rescuer(for: evidence.refused(with: refusal)) else { throw refusal }
-    return try LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
+    // The rescuers that undo the refusal, chosen once and tried in order: the next only when
+    // one fails (not for the deadline); the first one's failure is the answer.
+    var firstFailure: AttachmentError?
+    for rescuer in candidates(for: refusal) {
+      do {
+        return try rescue(path, into: output, by: rescuer, refusal: refusal, limits, deadline)
+      } catch {
+        if error.code == .deadlineExceeded || error.code == .cancelled { throw error }
+        firstFailure = firstFailure ?? error
+      }
+    }
+    throw firstFailure ?? refusal.error
+  }
+
+  private func rescue(
+    _ path: String, into output: String, by rescuer: any Rescuer, refusal: Refusal,
+    _ limits: ValidationLimits,
+    _ deadline: ContinuousClock.Instant?
+  ) throws(AttachmentError) -> Validation {
+    try LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
       (source, bytes, target) throws(AttachmentError) in
       try rescuer.rescue(
         RescueJob(

@@ -9,7 +9,7 @@ final class RescueInspector: ResponseInspector {
   private struct State {
     var declared: Int64?
     /// The refusal a rescuer will undo, and that rescuer's source limit in bytes.
-    var deferred: (refusal: AttachmentError, sourceLimit: Int64)?
+    var deferred: (refusal: Refusal, sourceLimit: Int64)?
   }
 
   /// The sniffer whose verdicts this follows.
@@ -24,7 +24,7 @@ final class RescueInspector: ResponseInspector {
   }
 
   /// The refusal the sniffer gave a body a rescue may turn into an attachment, or `nil`.
-  var deferredRefusal: AttachmentError? { state.withLock { $0.deferred?.refusal } }
+  var deferredRefusal: Refusal? { state.withLock { $0.deferred?.refusal } }
 
   /// Lets a declared length the sniffer refuses through while it is within the largest source
   /// limit: the sniffer (which keeps the length) refuses it again once the type shows that no
@@ -44,15 +44,14 @@ final class RescueInspector: ResponseInspector {
     let (deferred, declared) = state.withLock { ($0.deferred, $0.declared) }
     if let deferred { return Self.checkSource(end: max(end, declared ?? 0), limit: deferred.sourceLimit) }
     let verdict = sniffer.inspect(body: chunk, at: offset)
-    guard case .reject(let error) = verdict,
-      let rescuer = rescuers.rescuer(
-        for: RescueEvidence(sniffed: sniffer.verdict, refusal: error, bytes: end))
-    else { return verdict }
+    guard case .reject(let error) = verdict else { return verdict }
+    let refusal = Refusal(error, sniffed: sniffer.verdict, bytes: end)
+    guard let rescuer = rescuers.first(where: { $0.canRescue(refusal) }) else { return verdict }
     let limit = rescuer.maximumSourceBytes
     if case .reject(let tooLarge) = Self.checkSource(end: max(end, declared ?? 0), limit: limit) {
       return .reject(tooLarge)
     }
-    state.withLock { $0.deferred = (error, limit) }
+    state.withLock { $0.deferred = (refusal, limit) }
     return .more
   }
 

@@ -1,9 +1,11 @@
 /// A stage that turns a refused body into an attachment: the seam every rescue plugs into.
 ///
-/// The pipeline holds a list of rescuers (``PipelineConfiguration/rescuers``) and, when the
-/// validator refuses a body, asks each in order whether it can undo that refusal
-/// (``canRescue(_:)``); the first that can runs (``rescue(_:)``) and its output goes back through
-/// the same validator before it is published. The cache stores the ``Rescue`` it reports, keyed
+/// The pipeline holds a list of rescuers (``PipelineConfiguration/rescuers``). When the
+/// validator refuses a body, the refusal becomes a ``Refusal`` value (why, what the bytes are,
+/// what validation measured), and the miss chooses, once, the rescuers whose
+/// ``canRescue(_:)`` says they undo it, in the list's order: the first runs (``rescue(_:)``),
+/// the next is tried only when one fails, and an output goes back through the same validator
+/// before it is published. The cache stores the ``Rescue`` it reports, keyed
 /// by ``name``; ``HitPolicy`` asks the rescuer of that name whether a cached derivative may stand
 /// for its source under a caller's limits (``sourceRefusal(of:)``). A new rescuer therefore
 /// needs no change to the pipeline, the hit policy or the cache record: conform, and add it to
@@ -20,14 +22,15 @@ public protocol Rescuer: Sendable {
   /// to this size although it is over every attachment limit.
   var maximumSourceBytes: Int64 { get }
 
-  /// Whether this rescuer can turn a body refused with `evidence.refusal` into an attachment,
-  /// judged from what is already known (no file is read). `false` when there is no refusal.
-  func canRescue(_ evidence: RescueEvidence) -> Bool
+  /// Whether this rescuer can turn a file refused with `refusal` into an attachment, judged
+  /// from the refusal alone (no file is read).
+  func canRescue(_ refusal: Refusal) -> Bool
 
-  /// Starts in the background what a likely rescue needs (a library to load), when the first
-  /// bytes already show one: an accepted file pays nothing. The caller waits for the returned
-  /// preparation before it returns, used or not. `nil`: nothing to start.
-  func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)?
+  /// Starts in the background what a likely rescue needs (a worker, a library to load), when
+  /// the first bytes already call for `refusal`, which this rescuer undoes: an accepted file
+  /// pays nothing. The caller waits for the returned preparation before it returns, used or not.
+  /// `nil` (the default): nothing to wait for.
+  func prepare(for refusal: Refusal) -> (any RescuePreparation)?
 
   /// Rescues `job.source` into `job.output` within `job.deadline`. The standard rescuers run
   /// their libraries in a worker process (``RescueWorkers``), never in the caller's.
@@ -39,65 +42,15 @@ public protocol Rescuer: Sendable {
 
   /// For a file the validator accepted that a device would not fully play (an H.264 movie
   /// whose only audio iOS does not decode plays silent), the refusal this rescuer would undo
-  /// to improve it; `nil` (the default) when it leaves the file as it is. The pipeline then
-  /// rescues the file, and delivers the accepted original when the rescue fails.
-  func improvement(for validation: Validation) -> AttachmentError?
+  /// to improve it (``Refusal/Reason/silentAudio``); `nil` (the default) when it leaves the file
+  /// as it is. The pipeline then rescues the file, and delivers the accepted original when the
+  /// rescue fails.
+  func improvement(for validation: Validation) -> Refusal?
 
   /// The refusal a cached derivative this rescuer made gets under this rescuer's own source
   /// limits (a caller whose limits are lower than those it was made under), or `nil` when it
   /// may be served.
   func sourceRefusal(of provenance: Rescue) -> AttachmentError?
-}
-
-/// What the miss path knows of a body when it asks a ``Rescuer``: the refusal and what the
-/// first bytes proved while they streamed. Built from the validation's verdict, so no rescuer
-/// reads the file again to decide.
-public struct RescueEvidence: Sendable, Equatable {
-  /// The refusal a rescue would undo; `nil` when nothing has been refused (yet).
-  public var refusal: AttachmentError?
-  /// The accepted category the first bytes identified as (a JPEG is `.image`); `nil` when
-  /// they are no accepted format, or a container whose tracks decide (MP4).
-  public var category: MediaType.Category?
-  /// What the bytes are, as a MIME type, when known (libmagic's name, or the refusal's).
-  public var detected: String?
-  /// The width in pixels from the first bytes' header, when it carries one.
-  public var width: Int?
-  /// The height in pixels from the first bytes' header, when it carries one.
-  public var height: Int?
-  /// The body's size in bytes (so far, while it streams).
-  public var bytes: Int64
-
-  /// Makes evidence; every fact but the size is optional.
-  public init(
-    refusal: AttachmentError? = nil, category: MediaType.Category? = nil, detected: String? = nil,
-    width: Int? = nil, height: Int? = nil, bytes: Int64
-  ) {
-    self.refusal = refusal
-    self.category = category
-    self.detected = detected ?? refusal?.detected
-    self.width = width
-    self.height = height
-    self.bytes = bytes
-  }
-}
-
-extension RescueEvidence {
-  /// The same evidence with `refusal` as the refusal to undo (and what it detected, when it
-  /// names the bytes).
-  public func refused(with refusal: AttachmentError) -> RescueEvidence {
-    var evidence = self
-    evidence.refusal = refusal
-    evidence.detected = refusal.detected ?? detected
-    return evidence
-  }
-
-  /// The evidence of what streaming proved of a body's first bytes (`sniffed`, `nil` when they
-  /// proved nothing acceptable), with the refusal to undo and the body's size.
-  init(sniffed: SniffVerdict?, refusal: AttachmentError?, bytes: Int64) {
-    self.init(
-      refusal: refusal, category: sniffed?.format.row.mediaType?.category, detected: sniffed?.detected,
-      width: sniffed?.width, height: sniffed?.height, bytes: bytes)
-  }
 }
 
 /// One rescue to run: the refused source, where the delivered file goes, and what it must meet.
@@ -107,8 +60,8 @@ public struct RescueJob: Sendable {
   public var source: String
   /// The source's size in bytes.
   public var bytes: Int64
-  /// Why the validator refused it (see ``Rescuer/canRescue(_:)``).
-  public var refusal: AttachmentError
+  /// Why the validator refused it, with what it measured (see ``Rescuer/canRescue(_:)``).
+  public var refusal: Refusal
   /// Where the delivered file goes (created or replaced).
   public var output: String
   /// What the delivered file must meet (the pipeline validates it against these afterwards).
@@ -121,7 +74,7 @@ public struct RescueJob: Sendable {
 
   /// Makes a job.
   public init(
-    source: String, bytes: Int64, refusal: AttachmentError, output: String, limits: ValidationLimits,
+    source: String, bytes: Int64, refusal: Refusal, output: String, limits: ValidationLimits,
     deadline: ContinuousClock.Instant?, isCancelled: @escaping @Sendable () -> Bool = { false }
   ) {
     self.source = source
@@ -143,30 +96,29 @@ public protocol RescuePreparation: Sendable {
 
 extension Rescuer {
   /// No improvement of accepted files: see ``Rescuer/improvement(for:)``.
-  public func improvement(for validation: Validation) -> AttachmentError? { nil }
+  public func improvement(for validation: Validation) -> Refusal? { nil }
+
+  /// Nothing to wait for: see ``Rescuer/prepare(for:)``.
+  public func prepare(for refusal: Refusal) -> (any RescuePreparation)? { nil }
 }
 
 extension [any Rescuer] {
-  /// The first rescuer that would improve an accepted file, with the refusal it undoes.
-  func improver(for validation: Validation) -> (rescuer: any Rescuer, refusal: AttachmentError)? {
-    for rescuer in self {
-      if let refusal = rescuer.improvement(for: validation) { return (rescuer, refusal) }
-    }
-    return nil
+  /// The rescuers that would improve an accepted file, in order, with the refusal each undoes.
+  func improvers(for validation: Validation) -> [(rescuer: any Rescuer, refusal: Refusal)] {
+    compactMap { rescuer in rescuer.improvement(for: validation).map { (rescuer, $0) } }
   }
 
-  /// What the first rescuer with something to prepare for `evidence` started (see
-  /// ``Rescuer/prepare(for:limits:)``), asking each rescuer once.
-  func preparation(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
-    for rescuer in self {
-      if let preparation = rescuer.prepare(for: evidence, limits: limits) { return preparation }
-    }
-    return nil
+  /// The rescuers that can undo `refusal`, in order: the first is tried, the next only when
+  /// one fails.
+  func candidates(for refusal: Refusal) -> [any Rescuer] {
+    filter { $0.canRescue(refusal) }
   }
 
-  /// The first rescuer that can undo the refusal in `evidence`, if any.
-  func rescuer(for evidence: RescueEvidence) -> (any Rescuer)? {
-    first { $0.canRescue(evidence) }
+  /// What the first rescuer that undoes a refusal the first bytes already call for started
+  /// (see ``Rescuer/prepare(for:)``); `nil` when none is called for, or nothing was started.
+  func preparation(for predicted: Refusal?) -> (any RescuePreparation)? {
+    guard let predicted, let rescuer = first(where: { $0.canRescue(predicted) }) else { return nil }
+    return rescuer.prepare(for: predicted)
   }
 
   /// The rescuer called `name`, if the list has it.

@@ -35,7 +35,20 @@ public struct Validator: Sendable {
   public func validate(
     file path: String, sha256: String? = nil, deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
-    try validate(file: path, sha256: sha256, signal: StopSignal(deadline: deadline), sniffed: nil)
+    do {
+      return try judge(file: path, sha256: sha256, signal: StopSignal(deadline: deadline), sniffed: nil)
+    } catch {
+      throw error.error
+    }
+  }
+
+  /// Validates a complete file, as ``validate(file:sha256:deadline:)`` does, refusing it with
+  /// what validation measured before it refused (the input of a rescue).
+  /// - Throws: a ``Refusal`` whose error is one that ``validate(file:sha256:deadline:)`` throws.
+  public func judge(
+    file path: String, sha256: String? = nil, deadline: ContinuousClock.Instant? = nil
+  ) throws(Refusal) -> Validation {
+    try judge(file: path, sha256: sha256, signal: StopSignal(deadline: deadline), sniffed: nil)
   }
 
   /// Validates a downloaded file, continuing from what the streaming sniffer proved of its
@@ -43,22 +56,37 @@ public struct Validator: Sendable {
   /// stops when `signal` says so (its deadline, or a cancellation raised from another thread:
   /// the pipeline runs this off Swift's cooperative pool). An identification made here is
   /// counted in `tally`.
-  func validate(
+  func judge(
     file path: String, sha256: String?, signal: StopSignal, sniffed: SniffVerdict?,
     tally: IdentificationTally? = nil
-  ) throws(AttachmentError) -> Validation {
+  ) throws(Refusal) -> Validation {
     if let reason = signal.reason {
-      throw StopSignal.error(for: reason, while: "before the file was checked")
+      throw Refusal(
+        StopSignal.error(for: reason, while: "before the file was checked"), facts: MediaFacts(bytes: 0))
     }
     let file: FileBytes
     do {
       file = try FileBytes(path: path, digesting: sha256 == nil)
     } catch {
-      throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)).")
+      throw Refusal(
+        AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path))."),
+        facts: MediaFacts(bytes: 0))
     }
     let size = file.count
-    guard size > 0 else { throw AttachmentError(.empty, "The file is empty (0 bytes).") }
+    guard size > 0 else {
+      throw Refusal(AttachmentError(.empty, "The file is empty (0 bytes)."), facts: MediaFacts(bytes: 0))
+    }
+    return try validate(file, path: path, sha256: sha256, signal: signal, sniffed: sniffed, tally: tally)
+  }
 
+  /// The checks of a non-empty `file`: its format (from `sniffed`, or identified here), its
+  /// structure, type, limits and codecs. A refusal found after the structural walk carries what
+  /// the walk measured.
+  private func validate(
+    _ file: FileBytes, path: String, sha256: String?, signal: StopSignal, sniffed: SniffVerdict?,
+    tally: IdentificationTally?
+  ) throws(Refusal) -> Validation {
+    let size = file.count
     // libmagic names a refused file (it is asked at most once, and only on a refusal path).
     var naming = MagicNaming(file: file, known: sniffed?.detected)
     let format: ProbedFormat
@@ -68,14 +96,32 @@ public struct Validator: Sendable {
       let window = naming.window()
       tally?.record()
       guard let identified = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) else {
-        throw SniffWindow.refusal(detected: naming.name())
+        throw Refusal(SniffWindow.refusal(detected: naming.name()), facts: MediaFacts(bytes: size))
       }
       format = identified.format
     }
-    let report = try inspect(file, as: format, signal: signal, naming: &naming)
-    let type = try Classifier.mediaType(for: report, detected: naming.name()).get()
-    try check(type: type, report: report, size: size)
-    let codecWarnings = try CodecCheck.judge(report.streams, type: type).get()
+    let report: ProbeReport
+    do {
+      report = try inspect(file, as: format, signal: signal, naming: &naming)
+    } catch {
+      throw Refusal(error, category: format.row.mediaType?.category, facts: MediaFacts(bytes: size))
+    }
+    let facts = MediaFacts(
+      bytes: size, width: report.width, height: report.height, durationSeconds: report.durationSeconds,
+      codecs: Self.codecs(of: report.streams), frames: report.frames)
+    let type: MediaType
+    let codecWarnings: [String]
+    do {
+      type = try Classifier.mediaType(for: report, detected: naming.name()).get()
+    } catch {
+      throw Refusal(error, category: format.row.mediaType?.category, facts: facts)
+    }
+    do {
+      try check(type: type, report: report, size: size)
+      codecWarnings = try CodecCheck.judge(report.streams, type: type).get()
+    } catch {
+      throw Refusal(error, format: error.detected ?? type.mime, category: type.category, facts: facts)
+    }
     let detected = naming.asked
 
     let digest: String
@@ -84,12 +130,14 @@ public struct Validator: Sendable {
     } else if let hashed = file.digest?.finish(reading: file) {
       digest = hashed  // mostly from the bytes the checks above read
     } else {
-      throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)) to hash it.")
+      throw Refusal(
+        AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)) to hash it."),
+        facts: facts)
     }
     return Validation(
       type: type, detectedMIME: detected, bytes: size, sha256: digest, width: report.width,
       height: report.height, frames: report.frames, durationSeconds: report.durationSeconds,
-      codecs: Self.codecs(of: report.streams),
+      codecs: facts.codecs,
       warnings: warnings(type: type, detected: detected) + codecWarnings + report.notes)
   }
 

@@ -31,8 +31,28 @@ struct MissMachineTests {
     return MissMachine(stale: stale, policy: policy, useStaleOnError: useStaleOnError)
   }
 
-  static let refusedWebP = AttachmentError(.unsupportedType, "webp", detected: "image/webp")
+  static let refusedWebP = Refusal(
+    AttachmentError(.unsupportedType, "webp", detected: "image/webp"), facts: MediaFacts(bytes: 310))
   static let accepted = Result<Validation, AttachmentError>.success(entry().record.validation)
+  static let checkedFine = Result<Validation, Refusal>.success(entry().record.validation)
+
+  /// A rescuer the machine only asks (it never runs one): it undoes refusals of `reason`.
+  struct Undoes: Rescuer {
+    var name: String
+    var reason: Refusal.Reason
+    var maximumSourceBytes: Int64 { 1 << 20 }
+    func canRescue(_ refusal: Refusal) -> Bool { refusal.reason == reason }
+    func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue { throw job.refusal.error }
+    func sourceRefusal(of provenance: Rescue) -> AttachmentError? { nil }
+  }
+
+  /// A machine with `rescuers` that has downloaded a body and is checking it.
+  static func checking(rescuers: [any Rescuer]) -> MissMachine {
+    var machine = Self.machine(rescuers: rescuers)
+    _ = machine.start()
+    _ = machine.downloaded(notModified: false, hasBody: true)
+    return machine
+  }
 
   @Test("a plain miss: download, check, publish, answer")
   func plainMiss() {
@@ -40,7 +60,7 @@ struct MissMachineTests {
     #expect(machine.start() == .download(ifNoneMatch: nil, ifModifiedSince: nil))
     #expect(machine.state == .downloading(conditional: false))
     #expect(machine.downloaded(notModified: false, hasBody: true) == .check)
-    #expect(machine.checked(Self.accepted, evidence: RescueEvidence(bytes: 756), stop: nil) == .publish)
+    #expect(machine.checked(Self.checkedFine) == .publish)
     #expect(machine.state == .publishing)
     #expect(machine.published(.success(())) == .answerPublished)
     #expect(machine.state == .finished)
@@ -129,130 +149,147 @@ struct MissMachineTests {
     #expect(fresh.downloadFailed(down) == .fail(down))
   }
 
-  @Test("a refusal goes to the first rescuer that undoes it, judged from the evidence")
+  @Test("a refusal goes to the first rescuer that undoes it, judged from the refusal's reason and facts")
   func refusalToRescue() {
-    var machine = Self.machine(rescuers: [ImageRescuer()])
-    _ = machine.start()
-    _ = machine.downloaded(notModified: false, hasBody: true)
-    let evidence = RescueEvidence(refusal: Self.refusedWebP, bytes: 310)
+    var machine = Self.checking(rescuers: [ImageRescuer()])
     #expect(
-      machine.checked(.failure(Self.refusedWebP), evidence: evidence, stop: nil)
-        == .rescue(rescuer: "image", refusal: Self.refusedWebP))
+      machine.checked(.failure(Self.refusedWebP)) == .rescue(rescuer: "image", refusal: Self.refusedWebP))
     #expect(machine.state == .rescuing)
-    #expect(machine.rescued(Self.accepted, stop: nil) == .publish)
+    #expect(machine.rescued(Self.accepted) == .publish)
 
     // An image over its byte limit is rescued; anything else over it is not.
-    let tooLarge = AttachmentError(.tooLarge, "big")
     for (category, rescued) in [(MediaType.Category.image, true), (.video, false)] {
-      var sized = Self.machine(rescuers: [ImageRescuer()])
-      _ = sized.start()
-      _ = sized.downloaded(notModified: false, hasBody: true)
-      let action = sized.checked(
-        .failure(tooLarge), evidence: RescueEvidence(category: category, bytes: 20_000_000), stop: nil)
+      let tooLarge = Refusal(
+        AttachmentError(.tooLarge, "big"), category: category, facts: MediaFacts(bytes: 20_000_000))
+      var sized = Self.checking(rescuers: [ImageRescuer()])
+      let action = sized.checked(.failure(tooLarge))
       #expect((action == .rescue(rescuer: "image", refusal: tooLarge)) == rescued, "\(category)")
     }
   }
 
-  @Test("no rescuer, a refusal none undoes, or a stop: the refusal is the answer")
+  @Test(
+    "the rescuers are chosen once, in order: the next is tried when one fails, the first failure is the answer"
+  )
+  func fallbackOrder() {
+    let first = Undoes(name: "first", reason: .unsupportedFormat)
+    let skipped = Undoes(name: "skipped", reason: .tooLong)
+    let second = Undoes(name: "second", reason: .unsupportedFormat)
+    let failedFirst = AttachmentError(.unsupportedType, "webp Not rescued: first", detected: "image/webp")
+    let failedSecond = AttachmentError(.unsupportedType, "webp Not rescued: second", detected: "image/webp")
+
+    var machine = Self.checking(rescuers: [first, skipped, second])
+    #expect(
+      machine.checked(.failure(Self.refusedWebP)) == .rescue(rescuer: "first", refusal: Self.refusedWebP))
+    #expect(machine.rescued(.failure(failedFirst)) == .rescue(rescuer: "second", refusal: Self.refusedWebP))
+    #expect(machine.rescued(.failure(failedSecond)) == .fail(failedFirst))
+    #expect(machine.state == .finished)
+
+    // The second one's success is delivered.
+    var rescued = Self.checking(rescuers: [first, second])
+    _ = rescued.checked(.failure(Self.refusedWebP))
+    _ = rescued.rescued(.failure(failedFirst))
+    #expect(rescued.rescued(Self.accepted) == .publish)
+
+    // A rescue that ran out of time, or whose caller left, ends the miss: no fallback.
+    for code in [AttachmentError.Code.deadlineExceeded, .cancelled] {
+      let stopped = AttachmentError(code, "stopped")
+      var stopping = Self.checking(rescuers: [first, second])
+      _ = stopping.checked(.failure(Self.refusedWebP))
+      #expect(stopping.rescued(.failure(stopped)) == .fail(stopped))
+    }
+  }
+
+  @Test("no rescuer, or a refusal none undoes: the refusal is the answer")
   func refusalStands() {
-    let html = AttachmentError(.unsupportedType, "html", detected: "text/html")
-    for (rescuers, refusal, stop) in [
-      ([], Self.refusedWebP, nil), ([ImageRescuer()], html, nil),
-      ([ImageRescuer()], Self.refusedWebP, ProbeStop.deadline),
-    ] as [([any Rescuer], AttachmentError, ProbeStop?)] {
-      var machine = Self.machine(rescuers: rescuers)
-      _ = machine.start()
-      _ = machine.downloaded(notModified: false, hasBody: true)
-      #expect(
-        machine.checked(.failure(refusal), evidence: RescueEvidence(bytes: 9), stop: stop) == .fail(refusal))
+    let html = Refusal(
+      AttachmentError(.unsupportedType, "html", detected: "text/html"), facts: MediaFacts(bytes: 9))
+    for (rescuers, refusal) in [([], Self.refusedWebP), ([ImageRescuer()], html)]
+      as [([any Rescuer], Refusal)]
+    {
+      var machine = Self.checking(rescuers: rescuers)
+      #expect(machine.checked(.failure(refusal)) == .fail(refusal.error))
       #expect(machine.state == .finished)
     }
   }
 
-  @Test("a file checked after the deadline or a cancellation is not published")
-  func stopBeforePublishing() {
+  @Test("a stop is an event: after a check, a rescue or an improvement, nothing more is done")
+  func stopIsAnEvent() {
     for (stop, code) in [
       (ProbeStop.deadline, AttachmentError.Code.deadlineExceeded), (.cancelled, .cancelled),
     ] {
-      var machine = Self.machine()
-      _ = machine.start()
-      _ = machine.downloaded(notModified: false, hasBody: true)
-      guard
-        case .fail(let error) = machine.checked(Self.accepted, evidence: RescueEvidence(bytes: 1), stop: stop)
-      else {
-        Issue.record("published after \(stop)")
+      var checking = Self.checking(rescuers: [ImageRescuer()])
+      guard case .fail(let error) = checking.stopped(stop) else {
+        Issue.record("a checked file went on after \(stop)")
         continue
       }
       #expect(error.code == code)
+      #expect(checking.state == .finished)
+
+      var rescuing = Self.checking(rescuers: [ImageRescuer()])
+      _ = rescuing.checked(.failure(Self.refusedWebP))
+      guard case .fail(let afterRescue) = rescuing.stopped(stop) else {
+        Issue.record("a rescued file went on after \(stop)")
+        continue
+      }
+      #expect(afterRescue.code == code)
+      #expect(code == .cancelled || afterRescue.message.contains("while the file was rescued"))
+
+      var improving = Self.checking(rescuers: [MediaRescuer()])
+      _ = improving.checked(.success(Self.silentMovie))
+      #expect(improving.state == .improving)
+      guard case .fail(let afterImproving) = improving.stopped(stop) else {
+        Issue.record("an improved file went on after \(stop)")
+        continue
+      }
+      #expect(afterImproving.code == code)
     }
-    // The same after a rescue.
-    var rescuing = Self.machine(rescuers: [ImageRescuer()])
-    _ = rescuing.start()
-    _ = rescuing.downloaded(notModified: false, hasBody: true)
-    _ = rescuing.checked(.failure(Self.refusedWebP), evidence: RescueEvidence(bytes: 310), stop: nil)
-    guard case .fail(let error) = rescuing.rescued(Self.accepted, stop: .deadline) else {
-      Issue.record("a rescued file was published after the deadline")
-      return
-    }
-    #expect(error.code == .deadlineExceeded)
   }
 
   @Test("a failed rescue or publish fails the miss with its error")
   func laterFailures() {
     let notRescued = AttachmentError(.unsupportedType, "Not rescued: no loader", detected: "image/webp")
-    var rescuing = Self.machine(rescuers: [ImageRescuer()])
-    _ = rescuing.start()
-    _ = rescuing.downloaded(notModified: false, hasBody: true)
-    _ = rescuing.checked(.failure(Self.refusedWebP), evidence: RescueEvidence(bytes: 310), stop: nil)
-    #expect(rescuing.rescued(.failure(notRescued), stop: nil) == .fail(notRescued))
+    var rescuing = Self.checking(rescuers: [ImageRescuer()])
+    _ = rescuing.checked(.failure(Self.refusedWebP))
+    #expect(rescuing.rescued(.failure(notRescued)) == .fail(notRescued))
 
     let disk = AttachmentError(.ioError, "disk full")
-    var publishing = Self.machine()
-    _ = publishing.start()
-    _ = publishing.downloaded(notModified: false, hasBody: true)
-    _ = publishing.checked(Self.accepted, evidence: RescueEvidence(bytes: 1), stop: nil)
+    var publishing = Self.checking(rescuers: [])
+    _ = publishing.checked(Self.checkedFine)
     #expect(publishing.published(.failure(disk)) == .fail(disk))
     #expect(publishing.state == .finished)
   }
 
+  /// An H.264 movie whose only audio is DTS: accepted, it would play silent.
+  static let silentMovie = Validation(
+    type: .mp4, detectedMIME: nil, bytes: 1000, sha256: String(repeating: "b", count: 64), width: 160,
+    height: 120, frames: nil, durationSeconds: 1, codecs: ["avc1.64000A", "dtsc"], warnings: ["dts"])
+
   @Test("an accepted movie that would play silent is improved; a failed improvement delivers the original")
   func improvement() {
-    let silent = Validation(
-      type: .mp4, detectedMIME: nil, bytes: 1000, sha256: String(repeating: "b", count: 64), width: 160,
-      height: 120, frames: nil, durationSeconds: 1, codecs: ["avc1.64000A", "dtsc"], warnings: ["dts"])
+    let silent = Self.silentMovie
     for succeeds in [true, false] {
-      var machine = Self.machine(rescuers: [ImageRescuer(), MediaRescuer()])
-      _ = machine.start()
-      _ = machine.downloaded(notModified: false, hasBody: true)
-      let action = machine.checked(.success(silent), evidence: RescueEvidence(bytes: 1000), stop: nil)
+      var machine = Self.checking(rescuers: [ImageRescuer(), MediaRescuer()])
+      let action = machine.checked(.success(silent))
       guard case .improve(let rescuer, let refusal) = action else {
         Issue.record("a silent movie was not improved: \(action)")
         return
       }
-      #expect(rescuer == "media" && refusal.code == .unsupportedCodec)
+      #expect(rescuer == "media" && refusal.reason == .silentAudio && refusal.facts.codecs == silent.codecs)
       #expect(machine.state == .improving)
-      let result: Result<Validation, AttachmentError> = succeeds ? Self.accepted : .failure(refusal)
-      #expect(machine.rescued(result, stop: nil) == .publish)
+      let result: Result<Validation, AttachmentError> = succeeds ? Self.accepted : .failure(refusal.error)
+      #expect(machine.rescued(result) == .publish)
     }
-    // Nothing to improve: with sound, or without the media rescuer; and never once stopping.
+    // Nothing to improve: with sound, or without the media rescuer.
     var playing = silent
     playing.codecs = ["avc1.64000A", "mp4a.40.2"]
-    var machine = Self.machine(rescuers: [MediaRescuer()])
-    _ = machine.start()
-    _ = machine.downloaded(notModified: false, hasBody: true)
-    #expect(machine.checked(.success(playing), evidence: RescueEvidence(bytes: 1000), stop: nil) == .publish)
-    var without = Self.machine(rescuers: [ImageRescuer()])
-    _ = without.start()
-    _ = without.downloaded(notModified: false, hasBody: true)
-    #expect(without.checked(.success(silent), evidence: RescueEvidence(bytes: 1000), stop: nil) == .publish)
-    var stopping = Self.machine(rescuers: [MediaRescuer()])
-    _ = stopping.start()
-    _ = stopping.downloaded(notModified: false, hasBody: true)
-    guard
-      case .fail = stopping.checked(.success(silent), evidence: RescueEvidence(bytes: 1000), stop: .deadline)
-    else {
-      Issue.record("a stopping miss was improved")
-      return
-    }
+    var machine = Self.checking(rescuers: [MediaRescuer()])
+    #expect(machine.checked(.success(playing)) == .publish)
+    var without = Self.checking(rescuers: [ImageRescuer()])
+    #expect(without.checked(.success(silent)) == .publish)
+    // An improvement stopped by the deadline is not published.
+    var stopping = Self.checking(rescuers: [MediaRescuer()])
+    _ = stopping.checked(.success(silent))
+    let late = AttachmentError(.deadlineExceeded, "late")
+    #expect(stopping.rescued(.failure(late)) == .fail(late))
   }
 }

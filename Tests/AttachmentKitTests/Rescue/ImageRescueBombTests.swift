@@ -12,7 +12,11 @@ import Testing
 struct ImageRescueBombTests {
   /// A refusal the image rescuer undoes (an image over the byte limit): the bombs are handed
   /// to it as the pipeline would hand a near-miss.
-  static let refusal = AttachmentError(.tooLarge, "The image is over the limit.", detected: "image/jpeg")
+  static func refusal(bytes: Int) -> Refusal {
+    Refusal(
+      AttachmentError(.tooLarge, "The image is over the limit.", detected: "image/jpeg"), category: .image,
+      facts: MediaFacts(bytes: Int64(bytes)))
+  }
 
   /// Rescues `bytes` (written to a scratch file) with `configuration`, answering the error code
   /// (nil: rescued), its message, and the instant the rescue returned.
@@ -26,7 +30,10 @@ struct ImageRescueBombTests {
     try writeTestFile(Data(bytes), to: source)
     let refusal =
       name.hasSuffix(".webp")
-      ? AttachmentError(.unsupportedType, "WebP is not accepted.", detected: "image/webp") : refusal
+      ? Refusal(
+        AttachmentError(.unsupportedType, "WebP is not accepted.", detected: "image/webp"),
+        facts: MediaFacts(bytes: Int64(bytes.count)))
+      : Self.refusal(bytes: bytes.count)
     // The deadline counts from the rescue's start, not from before the source was written.
     let deadline = timeout.map { ContinuousClock.now + $0 }
     do {

@@ -27,8 +27,8 @@ struct RescueLikelyTests {
     await onOwnThread {
       var configuration = RescueConfiguration()
       configuration.workers.retireAboveResidentBytes = Int64.random(in: 1 << 30..<1 << 40)
-      let preparation = ImageRescuer(configuration: configuration).prepare(
-        for: ImageRescuer.evidence(ofFile: path), limits: limits)
+      let rescuers: [any Rescuer] = [ImageRescuer(configuration: configuration)]
+      let preparation = rescuers.preparation(for: Refusal.predicted(ofFile: path, limits: limits))
       preparation?.wait()
       let pool = WorkerPool.pool(for: configuration.workers, library: .libvips)
       defer { pool.retireIdle() }

@@ -134,7 +134,7 @@ struct RescueWorkerTests {
       Issue.record("the rescue succeeded after its worker died")
       return
     }
-    #expect(error.code == job.refusal.code, "\(error)")
+    #expect(error.code == job.refusal.error.code, "\(error)")
     #expect(
       error.message.contains("Not rescued: the decoder failed (its worker died of signal 11"),
       "\(error.message)")
@@ -207,7 +207,7 @@ struct RescueWorkerTests {
       Issue.record("a transcode over the ceiling was delivered")
       return
     }
-    #expect(error.code == job.refusal.code, "\(error)")
+    #expect(error.code == job.refusal.error.code, "\(error)")
     #expect(error.message.contains("needed more memory than the rescue allows"), "\(error.message)")
     // and a small job still goes through a worker of the same pool
     let small = Samples.path("webm-vp9.webm")

@@ -16,13 +16,13 @@ struct RescuerSeamTests {
   struct FallbackPictureRescuer: Rescuer {
     let picture: String
     let maximumSourceBytes: Int64
+    /// The formats (MIME types) whose refusal it undoes.
+    var formats: Set<String> = ["text/html"]
     var name: String { "fallback" }
 
-    func canRescue(_ evidence: RescueEvidence) -> Bool {
-      evidence.refusal?.code == .unsupportedType && evidence.detected == "text/html"
+    func canRescue(_ refusal: Refusal) -> Bool {
+      refusal.reason == .unsupportedFormat && refusal.format.map(formats.contains) == true
     }
-
-    func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? { nil }
 
     func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
       // The output is the pipeline's body file (an anonymous file, by its /proc path): written
@@ -32,7 +32,7 @@ struct RescuerSeamTests {
         (try? output.close()) != nil
       else { throw AttachmentError(.ioError, "The fallback picture cannot be written.") }
       return Rescue(
-        rescuer: name, from: job.refusal.detected ?? "text/html",
+        rescuer: name, from: job.refusal.format ?? "text/html",
         actions: [Rescue.Action(rawValue: "replaced")],
         originalBytes: job.bytes)
     }
@@ -43,8 +43,79 @@ struct RescuerSeamTests {
     }
   }
 
-  static func fallback(limit: Int64 = 1_000_000) -> FallbackPictureRescuer {
-    FallbackPictureRescuer(picture: Samples.path("jpeg-baseline.jpg"), maximumSourceBytes: limit)
+  static func fallback(limit: Int64 = 1_000_000, formats: Set<String> = ["text/html"])
+    -> FallbackPictureRescuer
+  {
+    FallbackPictureRescuer(
+      picture: Samples.path("jpeg-baseline.jpg"), maximumSourceBytes: limit, formats: formats)
+  }
+
+  @Test(
+    "the first rescuer that fails hands the same source to the next; the first failure is the answer when all fail"
+  )
+  func fallbackAfterAFailedRescue() async throws {
+    // Given a WebP cut short (libvips reads its header, not its pixels), and pipelines with the
+    // image rescuer first and, in one, a fallback that also takes WebP
+    let fixture = try PipelineFixture("seam-fallback") {
+      $0.rescue = RescueConfiguration()
+      $0.rescuers.append(Self.fallback(formats: ["image/webp"]))
+    }
+    defer { fixture.close() }
+    let cut = Array(try Samples.bytes("webp-lossy.webp").prefix(200))
+    fixture.server.serve("/cut.webp", body: cut, contentType: "image/webp")
+    let url = fixture.server.url("/cut.webp")
+    var alone = fixture.pipeline.configuration
+    alone.rescuers = alone.rescuers.filter { $0.name == "image" }
+    alone.cache.directory += "-alone"
+    let imageOnly = try AttachmentPipeline(configuration: alone)
+
+    // When each fetches it
+    let delivered = try await fixture.pipeline.attachment(for: url, timeout: .seconds(20))
+    let refused = await #expect(throws: AttachmentError.self) {
+      try await imageOnly.attachment(for: url, timeout: .seconds(20))
+    }
+
+    // Then the fallback delivered after the image rescuer failed on the same source, and
+    // without the fallback the answer is the image rescuer's failure
+    #expect(delivered.validation.rescued?.rescuer == "fallback")
+    #expect(delivered.validation.rescued?.from == "image/webp")
+    #expect(refused?.code == .unsupportedType)
+    #expect(refused?.message.contains("Not rescued: libvips") == true, "\(String(describing: refused))")
+    #expect(fixture.openTemporaryFiles().isEmpty)
+  }
+
+  @Test("a local file (attachkit rescue) gets the same choice and fallback as a miss")
+  func localFallback() async throws {
+    // Given the cut WebP as a local file
+    let scratch = try ScratchDirectory("seam-local")
+    defer { scratch.remove() }
+    let source = scratch.path + "/cut.webp"
+    try writeTestFile(Data(try Samples.bytes("webp-lossy.webp").prefix(200)), to: source)
+    let output = scratch.path + "/out"
+    let both: [any Rescuer] = [ImageRescuer(), Self.fallback(formats: ["image/webp"])]
+    let imageOnly: [any Rescuer] = [ImageRescuer()]
+
+    // When each list rescues it
+    let delivered = try await onOwnThread { () throws(AttachmentError) in
+      try both.attachment(
+        fromFile: source, rescuingInto: output, limits: ValidationLimits(), deadline: .now + .seconds(20))
+    }
+    let refused = await onOwnThread {
+      Result { () throws(AttachmentError) in
+        try imageOnly.attachment(
+          fromFile: source, rescuingInto: output, limits: ValidationLimits(), deadline: .now + .seconds(20))
+      }
+    }
+
+    // Then the fallback delivered after the image rescuer failed, and alone the image
+    // rescuer's failure is the answer, with nothing left at the output
+    #expect(delivered.rescued?.rescuer == "fallback")
+    guard case .failure(let error) = refused else {
+      Issue.record("the cut WebP was rescued by libvips")
+      return
+    }
+    #expect(error.message.contains("Not rescued: libvips"), "\(error)")
+    #expect(!FileManager.default.fileExists(atPath: output))
   }
 
   @Test("a second rescuer plugs in: delivered, validated, stored under its name, hit again")

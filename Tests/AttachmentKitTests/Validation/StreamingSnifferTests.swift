@@ -84,7 +84,7 @@ struct SniffVerdictTests {
 
     // When the validator is handed that verdict with a sentinel for libmagic's answer
     let marked = SniffVerdict(format: verdict.format, detected: "x-test/from-the-sniffer")
-    let validation = try Validator().validate(
+    let validation = try Validator().judge(
       file: Samples.path(name), sha256: nil, signal: StopSignal(deadline: nil), sniffed: marked)
 
     // Then it used that answer (libmagic was not asked again) and still walked the whole file
@@ -93,12 +93,13 @@ struct SniffVerdictTests {
     #expect(validation.durationSeconds != nil)
     // and a verdict that does not fit the file is refused by the complete-file walk, which
     // then asks libmagic to name what it is
-    let refusal = #expect(throws: AttachmentError.self) {
-      try Validator().validate(
+    let refusal = #expect(throws: Refusal.self) {
+      try Validator().judge(
         file: Samples.path(name), sha256: nil, signal: StopSignal(deadline: nil),
         sniffed: SniffVerdict(format: .png, detected: nil))
     }
-    #expect(refusal?.detected == "video/mp4")
+    #expect(refusal?.error.detected == "video/mp4")
+    #expect(refusal?.format == "video/mp4")
   }
 
   @Test("libmagic is asked only while the probes cannot tell, or to name a refusal")

@@ -45,7 +45,7 @@ struct MediaPlan: Sendable, Equatable {
 
   /// The plan for `source`, refused with `refusal`, to meet `limits`; or why no rescue helps.
   static func make(
-    for source: MediaSource, refusal: AttachmentError, limits: ValidationLimits,
+    for source: MediaSource, refusal: Refusal, limits: ValidationLimits,
     configuration: MediaRescueConfiguration
   ) -> Result<MediaPlan, MediaFailure> {
     if let video = source.video {
@@ -64,7 +64,7 @@ struct MediaPlan: Sendable, Equatable {
   private static let largestCopiedPixels = 1920 * 1088
 
   private static func videoPlan(
-    _ source: MediaSource, video: MediaSource.Stream, refusal: AttachmentError, limits: ValidationLimits,
+    _ source: MediaSource, video: MediaSource.Stream, refusal: Refusal, limits: ValidationLimits,
     configuration: MediaRescueConfiguration
   ) -> Result<MediaPlan, MediaFailure> {
     guard video.decodable || playableVideo.contains(video.codec) else {
@@ -72,7 +72,7 @@ struct MediaPlan: Sendable, Equatable {
     }
     let limit = limits.maximumVideoSeconds
     let end = source.durationSeconds > limit ? limit : nil
-    let overBytes = refusal.code == .tooLarge || source.bytes > limits.maximumVideoBytes
+    let overBytes = refusal.reason == .tooLarge || source.bytes > limits.maximumVideoBytes
     let copies =
       playableVideo.contains(video.codec) && video.width * video.height <= largestCopiedPixels && !overBytes
     var actions: [Rescue.Action] = []

@@ -31,27 +31,23 @@ extension MediaRescuer: Rescuer {
   /// ``MediaRescueConfiguration/maximumSourceBytes``.
   public var maximumSourceBytes: Int64 { configuration.maximumSourceBytes }
 
-  /// A video or audio refusal: `too_long`; `unsupported_codec`; `too_large` for video or
-  /// audio; `unsupported_type` for a container FFmpeg reads (``ForeignFormat`` rows naming a
-  /// demuxer: WebM, Matroska, AVI, MPEG-TS, FLAC, Ogg, AIFF, 3GPP).
-  public func canRescue(_ evidence: RescueEvidence) -> Bool {
-    guard let refusal = evidence.refusal else { return false }
-    let media = evidence.category == .video || evidence.category == .audio
-    switch refusal.code {
-    case .tooLong, .unsupportedCodec: return evidence.category != .image
-    case .tooLarge: return media
-    case .unsupportedType:
-      guard let detected = refusal.detected ?? evidence.detected else { return false }
-      return ForeignFormat.named(detected)?.demuxer != nil
-    default: return false
+  /// A video or audio refusal: too long; a codec iOS does not decode; over the byte limit
+  /// (video or audio); not an accepted format, when the bytes are a container FFmpeg reads
+  /// (``ForeignFormat`` rows naming a demuxer: WebM, Matroska, AVI, MPEG-TS, FLAC, Ogg, AIFF,
+  /// 3GPP); and an accepted movie that would play silent (``improvement(for:)``).
+  public func canRescue(_ refusal: Refusal) -> Bool {
+    switch refusal.reason {
+    case .tooLong, .unsupportedCodec, .silentAudio: refusal.category != .image
+    case .tooLarge: refusal.category == .video || refusal.category == .audio
+    case .unsupportedFormat: refusal.format.flatMap(ForeignFormat.named)?.demuxer != nil
+    default: false
     }
   }
 
-  /// Starts a rescue worker loading FFmpeg's libraries (``RescueWorkers``) when the evidence
-  /// already calls for a media rescue (the first bytes named a container it reads). Returns
-  /// `nil`: nothing in this process waits for it.
-  public func prepare(for evidence: RescueEvidence, limits: ValidationLimits) -> (any RescuePreparation)? {
-    guard canRescue(evidence) else { return nil }
+  /// Starts a rescue worker loading FFmpeg's libraries (``RescueWorkers``), for a refusal the
+  /// first bytes already call for (they named a container it reads). Returns `nil`: nothing in
+  /// this process waits for it.
+  public func prepare(for refusal: Refusal) -> (any RescuePreparation)? {
     WorkerPool.pool(for: configuration.workers, library: .ffmpeg).prestart()
     return nil
   }
@@ -93,7 +89,7 @@ extension MediaRescuer: Rescuer {
       }
       let source = outcome.source
       return Rescue(
-        rescuer: Self.name, from: job.refusal.detected ?? Self.mime(of: source),
+        rescuer: Self.name, from: job.refusal.format ?? Self.mime(of: source),
         actions: outcome.plan.actions,
         originalBytes: job.bytes, originalWidth: source.video?.width, originalHeight: source.video?.height,
         originalDurationSeconds: source.durationSeconds, originalCodecs: source.codecs)
@@ -103,7 +99,7 @@ extension MediaRescuer: Rescuer {
   /// A movie whose video iOS decodes but none of whose audio tracks it does (DTS, TrueHD,
   /// AC-4, MPEG-H, …): accepted with a warning, it would play silent. The rescue keeps the
   /// video packet for packet and transcodes the audio to AAC-LC.
-  public func improvement(for validation: Validation) -> AttachmentError? {
+  public func improvement(for validation: Validation) -> Refusal? {
     guard validation.type.category == .video, validation.rescued == nil else { return nil }
     let streams = validation.codecs.compactMap { codec in CodecTable.row(for: codec).map { (codec, $0) } }
     let video = streams.filter { $0.1.name.contains(" video") }
@@ -112,10 +108,11 @@ extension MediaRescuer: Rescuer {
       !audio.contains(where: { $0.1.support != .doesNotDecode })
     else { return nil }
     let names = audio.map(\.1.name).joined(separator: ", ")
-    return AttachmentError(
+    let silent = AttachmentError(
       .unsupportedCodec,
       "The video plays, but its audio (\(names)) is not decoded by iOS: it would be silent.",
       detected: validation.type.mime)
+    return Refusal(silent, reason: .silentAudio, validation: validation)
   }
 
   /// `too_large` for a source over ``MediaRescueConfiguration/maximumSourceBytes``, `too_long`

@@ -87,7 +87,7 @@ enum WorkerMain {
     let deadline = job.secondsLeft.map { ContinuousClock.now + .nanoseconds(Int64(($0 * 1e9).rounded())) }
     let peakBefore = addressSpacePeak()
     let rescueJob = RescueJob(
-      source: "/proc/self/fd/\(source)", bytes: job.bytes, refusal: job.refusal.error,
+      source: "/proc/self/fd/\(source)", bytes: job.bytes, refusal: job.refusal,
       output: "/proc/self/fd/\(output)", limits: job.limits, deadline: deadline)
     do throws(AttachmentError) {
       switch job.rescuer {
@@ -107,7 +107,7 @@ enum WorkerMain {
       if ceiling > 0, nearCeiling || allocationFailed {
         return WorkerReply(
           error: WireError(
-            job.refusal.error.notRescued(
+            job.refusal.notRescued(
               "it needed more memory than the rescue allows (\(ceiling >> 20) MiB)")))
       }
       return WorkerReply(error: WireError(error))

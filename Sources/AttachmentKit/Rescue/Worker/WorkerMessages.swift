@@ -38,8 +38,8 @@ struct WorkerJob: Codable, Sendable {
   var rescuer: WorkerRescuer
   /// The source's size in bytes.
   var bytes: Int64
-  /// The refusal to undo.
-  var refusal: WireError
+  /// The refusal to undo, with what validation measured.
+  var refusal: Refusal
   /// What the delivered file must meet.
   var limits: ValidationLimits
   /// Seconds left until the job's deadline when it was sent; `nil`: none (the parent still
@@ -76,6 +76,34 @@ struct WireError: Codable, Sendable {
     let kind = AttachmentError.Kind(rawValue: kind) ?? .local
     return AttachmentError(
       AttachmentError.Code(code, kind: kind), message, httpStatus: httpStatus, detected: detected, kind: kind)
+  }
+}
+
+/// A ``Refusal`` as a value on the worker's socket (its error as a ``WireError``).
+extension Refusal: Codable {
+  private enum CodingKeys: String, CodingKey {
+    case reason, format, category, facts, error
+  }
+
+  /// Decodes a refusal; throws `DecodingError` when a field is missing or of the wrong type.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    self.init(
+      try container.decode(WireError.self, forKey: .error).error,
+      reason: try container.decode(Reason.self, forKey: .reason),
+      format: try container.decodeIfPresent(String.self, forKey: .format),
+      category: try container.decodeIfPresent(MediaType.Category.self, forKey: .category),
+      facts: try container.decode(MediaFacts.self, forKey: .facts))
+  }
+
+  /// Encodes the refusal; throws what the encoder throws.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(reason, forKey: .reason)
+    try container.encodeIfPresent(format, forKey: .format)
+    try container.encodeIfPresent(category, forKey: .category)
+    try container.encode(facts, forKey: .facts)
+    try container.encode(WireError(error), forKey: .error)
   }
 }
 

@@ -110,7 +110,7 @@ final class WorkerPool: Sendable {
     worker.setLimit(RLIMIT_CPU, (worker.cpuSeconds ?? 0) + budget)
 
     let message = WorkerJob(
-      rescuer: rescuer, bytes: job.bytes, refusal: WireError(job.refusal), limits: job.limits,
+      rescuer: rescuer, bytes: job.bytes, refusal: job.refusal, limits: job.limits,
       secondsLeft: secondsLeft)
     switch worker.run(
       message, source: source, output: output, deadline: job.deadline, isCancelled: job.isCancelled)
@@ -164,7 +164,9 @@ final class WorkerPool: Sendable {
   /// answered.
   func selfCheck(deadline: ContinuousClock.Instant) -> String? {
     let job = RescueJob(
-      source: "/dev/null", bytes: 0, refusal: AttachmentError(.ioError, "No refusal."), output: "/dev/null",
+      source: "/dev/null", bytes: 0,
+      refusal: Refusal(AttachmentError(.ioError, "No refusal."), facts: MediaFacts(bytes: 0)),
+      output: "/dev/null",
       limits: ValidationLimits(), deadline: deadline)
     return (try? exchange(job, as: .selfCheck))?.check
   }

@@ -21,7 +21,8 @@ struct MediaPlanTests {
   ) -> Result<MediaPlan, MediaFailure> {
     MediaPlan.make(
       for: MediaSource(demuxer: demuxer, durationSeconds: seconds, bytes: bytes, video: video, audio: audio),
-      refusal: AttachmentError(refusal, "refused"), limits: ValidationLimits(),
+      refusal: Refusal(AttachmentError(refusal, "refused"), facts: MediaFacts(bytes: bytes)),
+      limits: ValidationLimits(),
       configuration: MediaRescueConfiguration())
   }
 
@@ -109,7 +110,9 @@ struct MediaPlanTests {
     }
     let estimate = { (source: MediaSource) throws -> TranscodeEstimate? in
       let plan = try MediaPlan.make(
-        for: source, refusal: AttachmentError(.unsupportedType, "refused"), limits: ValidationLimits(),
+        for: source,
+        refusal: Refusal(AttachmentError(.unsupportedType, "refused"), facts: MediaFacts(bytes: 1)),
+        limits: ValidationLimits(),
         configuration: MediaRescueConfiguration()
       ).get()
       return TranscodeEstimate(

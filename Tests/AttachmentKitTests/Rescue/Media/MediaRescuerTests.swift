@@ -28,7 +28,7 @@ struct MediaRescuerTests {
     let source = Samples.path(file)
     let refusal = try #require(Self.refusal(of: source), "\(file) is accepted as it is")
     let rescuer = MediaRescuer()
-    #expect(rescuer.canRescue(RescueEvidence(refusal: refusal, bytes: 1)) || refusal.code == .tooLong)
+    #expect(rescuer.canRescue(refusal) || refusal.reason == .tooLong)
 
     let output = scratch.path + "/out"
     let rescue = try rescuer.rescue(
@@ -46,9 +46,10 @@ struct MediaRescuerTests {
     #expect(abs((delivered.durationSeconds ?? 0) - (rescue.originalDurationSeconds ?? 0)) < 0.1, "\(file)")
   }
 
-  static func refusal(of path: String) -> AttachmentError? {
+  /// The validator's refusal of `path`, with what it measured; `nil` when it is accepted.
+  static func refusal(of path: String) -> Refusal? {
     do {
-      _ = try Validator().validate(file: path)
+      _ = try Validator().judge(file: path)
       return nil
     } catch {
       return error
