@@ -33,6 +33,18 @@ public enum PipelineOptions {
     help:
       "Turn near-miss media into attachments: WebP, HEIC and AVIF converted and oversized images downscaled (libvips, sources up to 50 MB); long clips trimmed, foreign containers re-wrapped, VP9/AV1/FLAC/Opus/DTS transcoded to H.264 and AAC (FFmpeg, sources up to 200 MB)."
   )
+  /// `--rescue-workers N`: the rescue worker processes of each library one process runs at once.
+  public static let rescueWorkers = OptionKey<Int>.integer(
+    long: "rescue-workers", bound: .positive,
+    help:
+      "With --rescue: the most rescue worker processes per library (libvips, FFmpeg) at once; more rescues wait for a free one until their deadline (default 2; about one per core)."
+  )
+  /// `--rescue-memory BYTES`: each rescue worker's address-space ceiling.
+  public static let rescueMemory = OptionKey<Int64>.byteCount(
+    long: "rescue-memory", valueName: "BYTES", bound: .positive,
+    help:
+      "With --rescue: each rescue worker's memory ceiling (RLIMIT_AS); a rescue that needs more fails alone (default 1GiB)."
+  )
   /// `--deadline SECONDS`: the absolute deadline of each request, in seconds.
   public static let deadline = OptionKey<Double>.number(
     long: "deadline", valueName: "SECONDS", bound: .positive,
@@ -72,8 +84,8 @@ public enum PipelineOptions {
   /// the same way by each.
   public static let all: [any ArgumentKey] =
     [
-      cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue, proxy,
-      proxyUnchecked,
+      cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue, rescueWorkers,
+      rescueMemory, proxy, proxyUnchecked,
     ]
     + limits
 
@@ -97,7 +109,7 @@ public enum PipelineOptions {
       configuration.cache.maximumBytes = bytes
     }
     configuration.cache.durable = arguments[durable]
-    if arguments[rescue] { configuration.rescuers = [ImageRescuer(), MediaRescuer()] }
+    configuration.rescuers = try rescuers(from: arguments)
     configuration.downloader.allowPrivateNetworks = allowsPrivateNetworks(
       from: arguments, environment: environment)
     if let proxy = arguments[Self.proxy] {
@@ -112,6 +124,30 @@ public enum PipelineOptions {
       throw arguments.usageError("--proxy-unchecked needs --proxy")
     }
     return configuration
+  }
+
+  /// The rescuers `--rescue` turns on (none without it), their workers sized by
+  /// `--rescue-workers` and `--rescue-memory`.
+  /// - Throws: ``ArgumentParsing/UsageError`` for a malformed value, or either option without
+  ///   `--rescue`.
+  public static func rescuers(from arguments: ParsedArguments) throws(UsageError) -> [any Rescuer] {
+    var workers = RescueWorkerConfiguration()
+    let pool = try arguments[rescueWorkers]
+    let ceiling = try arguments[rescueMemory]
+    guard arguments[rescue] else {
+      if pool != nil || ceiling != nil {
+        throw arguments.usageError(
+          "--rescue-workers and --rescue-memory size the workers of --rescue: add --rescue")
+      }
+      return []
+    }
+    if let pool { workers.poolSize = pool }
+    if let ceiling { workers.memoryCeilingBytes = ceiling }
+    var image = RescueConfiguration()
+    image.workers = workers
+    var media = MediaRescueConfiguration()
+    media.workers = workers
+    return [ImageRescuer(configuration: image), MediaRescuer(configuration: media)]
   }
 
   /// `--cache-dir`, else the library's default directory

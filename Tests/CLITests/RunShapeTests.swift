@@ -12,7 +12,8 @@ struct RunShapeTests {
     arguments: [
       ["--deadline", "abc"], ["--deadline", "-1"], ["--max-video-seconds", "0"],
       ["--max-image-bytes", "lots"],
-      ["--proxy-unchecked"],
+      ["--proxy-unchecked"], ["--rescue", "--rescue-workers", "0"], ["--rescue-workers", "2"],
+      ["--rescue-memory", "1GiB"],
     ])
   func optionsJudgedBeforeAnswering(bad: [String]) async throws {
     let server = try TestHTTPServer.start()

@@ -60,15 +60,88 @@ struct RescueBombTests {
     // deadline, so within 1.5 s of the answer the whole process tree spends under 0.1 s of CPU
     // in half a second (a libvips still converting would spend about 0.5 s on each busy core;
     // with the worker not killed, this fails)
-    let pid = serve.process.processIdentifier
-    let answered = ContinuousClock.now
-    var quiet = false
-    while !quiet, ContinuousClock.now - answered < .milliseconds(1500) {
-      let before = try #require(Self.treeCPUSeconds(pid))
-      try await Task.sleep(for: .milliseconds(500))
-      let after = try #require(Self.treeCPUSeconds(pid))
-      quiet = after - before < 0.1
-    }
+    let quiet = try await Self.goesQuiet(serve.process.processIdentifier, within: .milliseconds(1500))
     #expect(quiet, "serve and its workers kept spending CPU for 1.5 s after the 504")
+  }
+
+  /// The 0.5 s windows in which serve's process tree spends under 0.1 s of CPU, watched for up
+  /// to `within`: whether one came.
+  static func goesQuiet(_ pid: Int32, within: Duration) async throws -> Bool {
+    let start = ContinuousClock.now
+    while ContinuousClock.now - start < within {
+      let before = try #require(treeCPUSeconds(pid))
+      try await Task.sleep(for: .milliseconds(500))
+      let after = try #require(treeCPUSeconds(pid))
+      if after - before < 0.1 { return true }
+    }
+    return false
+  }
+
+  @Test(
+    "the 100,000-frame WebP with --deadline 5 is refused within 5.5 s, an ordinary WebP asked while an animation holds a worker is rescued without waiting for it (with --rescue-workers 1 it waits), and serve goes quiet within 1 s",
+    arguments: [nil, 1])
+  func othersRescuedMeanwhile(workers: Int?) async throws {
+    // Given the review's bomb (100,000 frames of 16 × 16), an animation that keeps libvips
+    // busy for seconds (950 frames of 256 × 256 noise) and an ordinary WebP, served by the origin
+    let scratch = NSTemporaryDirectory() + "bombs-\(UUID().uuidString.prefix(6))"
+    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    let frames = try #require(
+      await ImageBombs.animatedWebP(vips: "black", side: 16, frames: 100_000, in: scratch))
+    let slow = try #require(
+      await ImageBombs.animatedWebP(
+        vips: "gaussnoise", side: 256, options: "[Q=30]", frames: 950, in: scratch))
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve("/frames.webp", body: frames, contentType: "image/webp")
+    origin.serve("/slow.webp", body: slow, contentType: "image/webp")
+    origin.serve("/ordinary.webp", body: try Media.bytes("webp-lossy.webp"), contentType: "image/webp")
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let pool = workers.map { ["--rescue-workers", "\($0)"] } ?? []
+    let serve = try await ServeProcess(workspace: workspace, ["--rescue", "--deadline", "5"] + pool)
+    defer { serve.stop() }
+    func url(_ path: String) async throws -> String {
+      serve.url(try await serve.signed(origin.url(path), keyFile: workspace.keyFile))
+    }
+    let pid = serve.process.processIdentifier
+
+    // When the animation is asked, and a worker below serve is seen converting it (its CPU in
+    // /proc), and then the bomb and the ordinary WebP are asked
+    let slowURL = try await url("/slow.webp")
+    let slowAnswer = Task { try await Curl.get(slowURL) }
+    let converting = await eventually(within: 20) {
+      guard let tree = Self.treeCPUSeconds(pid), let own = ProcStat.cpuSeconds(pid) else { return false }
+      return tree - own > 0.3
+    }
+    #expect(converting, "no worker was seen converting the animation")
+    let bomb = try await Curl.get(try await url("/frames.webp"))
+    let ordinary = try await Curl.get(try await url("/ordinary.webp"))
+    let animation = try await slowAnswer.value
+
+    // Then the bomb is refused as too complex within 5.5 s of serve's own time
+    #expect(bomb.status == 422)
+    #expect(bomb.errorCode == "too_complex")
+    let lines = serve.events.filter { $0["event"] == nil }
+    func line(_ answer: CurlAnswer) -> Int? {
+      lines.firstIndex { $0["requestId"] as? String == answer.header("X-Request-Id") }
+    }
+    let bombLine = try #require(line(bomb))
+    let bombMilliseconds = try #require(lines[bombLine]["ms"] as? Double)
+    #expect(bombMilliseconds <= 5500, "\(bombMilliseconds) ms")
+    #expect([200, 504].contains(animation.status), "\(animation.status)")
+    // and the ordinary WebP is rescued while the animation still holds its worker (answered
+    // first, in the access log's order); with one worker it waits for the animation's
+    let ordinaryLine = try #require(line(ordinary))
+    let animationLine = try #require(line(animation))
+    if workers == 1 {
+      #expect(ordinaryLine > animationLine, "one worker, yet the ordinary WebP did not wait")
+    } else {
+      #expect(ordinary.status == 200)
+      #expect(ordinary.header("Content-Type") == "image/jpeg")
+      #expect(ordinaryLine < animationLine, "the ordinary WebP waited for the animation")
+    }
+    // and serve with its workers goes quiet within 1 s of the last answer
+    #expect(try await Self.goesQuiet(pid, within: .seconds(1)), "serve kept spending CPU after its answers")
   }
 }
