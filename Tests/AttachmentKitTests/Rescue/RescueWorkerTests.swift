@@ -151,6 +151,36 @@ struct RescueWorkerTests {
     #expect(try Validator().validate(file: scratch.path + "/next.mp4").type == .mp4)
   }
 
+  @Test("a pool never runs more workers than its size: a busy worker is not doubled by an early start")
+  func poolSizeBounds() async throws {
+    let scratch = try ScratchDirectory("worker-bound")
+    defer { scratch.remove() }
+    var configuration = MediaRescueConfiguration()
+    configuration.workers = Self.uniqueWorkers()
+    configuration.workers.poolSize = 1
+    let rescuer = MediaRescuer(configuration: configuration)
+    let pool = WorkerPool.pool(for: configuration.workers, library: .ffmpeg)
+    defer { pool.retireIdle() }
+    let cancelled = Atomic<Bool>(false)
+    let job = try await Self.longTranscode(
+      output: scratch.path + "/out.mp4", deadline: .now + .seconds(60),
+      isCancelled: { cancelled.load(ordering: .relaxed) })
+
+    // Given a one-worker pool whose worker is transcoding (seen spending CPU)
+    let (answer, _) = try await Self.underWay(job, rescuer: rescuer)
+
+    // When the first bytes of other files call for a media rescue, again and again
+    await onOwnThread { for _ in 0..<5 { pool.prestart() } }
+
+    // Then no second worker was started: one worker process lives with the pool's settings
+    #expect(Self.workerPIDs(configuration.workers).count == 1, "\(Self.workerPIDs(configuration.workers))")
+    cancelled.store(true, ordering: .relaxed)
+    _ = await answer.value
+    // and once the job is over (its worker killed), an early start finds room again
+    await onOwnThread { pool.prestart() }
+    #expect(pool.idleCount == 1)
+  }
+
   @Test(
     "a cancelled rescue kills its worker at once: the caller is answered cancelled, the worker gone within 0.5 s"
   )

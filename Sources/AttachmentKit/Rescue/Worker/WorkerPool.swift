@@ -38,8 +38,14 @@ final class WorkerPool: Sendable {
   let library: WorkerLibrary
   /// One permit per worker that may run at once.
   private let permits: DispatchSemaphore
-  /// Started workers waiting for a job.
-  private let idle = Locked<[WorkerProcess]>([])
+  /// The pool's workers: those started and waiting for a job, and how many run one. Together
+  /// never more than ``RescueWorkerConfiguration/poolSize`` (a worker being retired or killed
+  /// no longer counts).
+  private struct Workers {
+    var idle: [WorkerProcess] = []
+    var busy = 0
+  }
+  private let workers = Locked(Workers())
 
   private init(configuration: RescueWorkerConfiguration, library: WorkerLibrary) {
     self.configuration = configuration
@@ -51,13 +57,14 @@ final class WorkerPool: Sendable {
   /// first bytes already call for finds it ready. Returns at once (the worker loads in its own
   /// process).
   func prestart() {
-    guard idle.withLock({ $0.isEmpty }), let executable = RescueWorkers.executable(for: configuration),
+    guard workers.withLock({ $0.idle.isEmpty && $0.busy < max(1, configuration.poolSize) }),
+      let executable = RescueWorkers.executable(for: configuration),
       case .success(let worker) = WorkerProcess.start(
         executable, library: library, configuration: configuration)
     else { return }
-    let surplus = idle.withLock { idle -> WorkerProcess? in
-      guard idle.count < max(1, configuration.poolSize) else { return worker }
-      idle.append(worker)
+    let surplus = workers.withLock { workers -> WorkerProcess? in
+      guard workers.idle.count + workers.busy < max(1, configuration.poolSize) else { return worker }
+      workers.idle.append(worker)
       return nil
     }
     surplus?.stop()
@@ -98,6 +105,7 @@ final class WorkerPool: Sendable {
     case .failure(let failure):
       throw job.refusal.notRescued("its rescue worker cannot start: \(failure.reason)")
     }
+    defer { workers.withLock { $0.busy -= 1 } }
     let secondsLeft = job.deadline.map { deadline -> Double in
       let left = (deadline - ContinuousClock.now).components
       return max(0, Double(left.seconds) + Double(left.attoseconds) / 1e18)
@@ -175,7 +183,10 @@ final class WorkerPool: Sendable {
   func returnPermit() { permits.signal() }
 
   /// Workers started and waiting for a job.
-  var idleCount: Int { idle.withLock { $0.count } }
+  var idleCount: Int { workers.withLock { $0.idle.count } }
+
+  /// Workers of this pool alive now: idle, or running a job.
+  var liveCount: Int { workers.withLock { $0.idle.count + $0.busy } }
 
   /// Lets every idle worker of every pool go and waits for each to exit (see
   /// ``WorkerProcess/finish()``); workers busy with a job are left to it.
@@ -192,16 +203,23 @@ final class WorkerPool: Sendable {
 
   /// The idle workers, no longer the pool's.
   private func takeIdle() -> [WorkerProcess] {
-    idle.withLock { idle in
-      defer { idle.removeAll() }
-      return idle
+    workers.withLock { workers in
+      defer { workers.idle.removeAll() }
+      return workers.idle
     }
   }
 
-  /// An idle worker, or a new one started from `executable`.
+  /// An idle worker, or a new one started from `executable`, counted as busy (the caller holds
+  /// a permit, so busy workers never outnumber the pool; the caller uncounts it when done).
   private func checkOut(_ executable: String) -> Result<WorkerProcess, WorkerStartFailure> {
-    if let ready = idle.withLock({ $0.popLast() }) { return .success(ready) }
-    return WorkerProcess.start(executable, library: library, configuration: configuration)
+    let ready = workers.withLock { workers -> WorkerProcess? in
+      workers.busy += 1
+      return workers.idle.popLast()
+    }
+    if let ready { return .success(ready) }
+    let started = WorkerProcess.start(executable, library: library, configuration: configuration)
+    if case .failure = started { workers.withLock { $0.busy -= 1 } }
+    return started
   }
 
   /// Puts a worker that answered back among the idle ones, or retires it when it has grown.
@@ -211,7 +229,7 @@ final class WorkerPool: Sendable {
       return
     }
     worker.setLimit(RLIMIT_FSIZE, 0)  // nothing is written between jobs
-    idle.withLock { $0.append(worker) }
+    workers.withLock { $0.idle.append(worker) }
   }
 
   /// The largest file a job may write, in bytes: the largest attachment its limits allow, with
