@@ -17,6 +17,8 @@ public final class AttachmentCache: Sendable {
   let lock: FileLock
   let writtenSinceSweep = Atomic<Int64>(0)
   let sweeping = Atomic<Bool>(false)
+  /// Set once this cache has looked for abandoned body files (on its first miss).
+  let swept = Atomic<Bool>(false)
   /// Set once the file system refused `O_TMPFILE`: named body files from then on.
   let anonymousRefused = Atomic<Bool>(false)
   /// What the last garbage collection read from the records, reused by the next.
@@ -24,8 +26,10 @@ public final class AttachmentCache: Sendable {
   /// Names the index records (read from, or made in, the cache directory).
   let recordKey: CacheRecordKey
 
-  /// Opens (creating if needed) the cache in `configuration.directory`, and removes body files
-  /// abandoned by writers that no longer run.
+  /// Opens (creating if needed) the cache in `configuration.directory`. Body files abandoned by
+  /// writers that no longer run are removed by this cache's first miss (``makeBodyFile()``),
+  /// at once when this opener writes named body files itself, and by every sweep: a process
+  /// that only hits never lists the temporary directory.
   /// - Throws: `io_error` when the directory cannot be created, is not a directory (or is a
   ///   symbolic link), belongs to another user or is writable by others; the same for the
   ///   directories inside it.
@@ -41,7 +45,7 @@ public final class AttachmentCache: Sendable {
       }
     }
     recordKey = try CacheRecordKey.load(layout, lock: lock, durable: configuration.durable)
-    removeAbandonedBodyFiles()
+    if !configuration.anonymousBodyFiles { removeAbandonedBodyFiles() }
   }
 
   // MARK: - The public view of the layout

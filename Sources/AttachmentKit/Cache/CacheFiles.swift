@@ -129,6 +129,8 @@ enum CacheFiles {
       }
       if count == 0 { break }
       filled += count
+      // A regular file reads short only at its end: no second read to find it.
+      if filled < out.count { break }
     }
     guard filled <= 64 * 1024 else { return .damaged }
     return .bytes(Array(out[0..<filled]))

@@ -68,21 +68,33 @@ struct CacheLayout: Sendable {
   /// - Throws: `io_error` naming what is wrong.
   @discardableResult
   func prepare() throws(AttachmentError) -> Bool {
-    try Self.makeDirectory(root)
+    // An existing cache is looked at, not created again: one stat per directory, and a
+    // mkdir only for one that is missing.
     var info = stat()
-    guard stat(root, &info) == 0 else {
-      throw AttachmentError(
-        .ioError, "Cannot use the cache directory \(root): \(String(cString: strerror(errno))).")
+    if stat(root, &info) != 0 {
+      if errno == ENOENT { try Self.makeDirectory(root) }
+      guard stat(root, &info) == 0 else {
+        throw AttachmentError(
+          .ioError, "Cannot use the cache directory \(root): \(String(cString: strerror(errno))).")
+      }
     }
     if let problem = CacheFiles.directoryProblem(info, groupWritableAllowed: true) {
       throw AttachmentError(.ioError, "The cache directory \(root) \(problem).")
     }
-    let created = mkdir(versioned, 0o700) == 0
+    var created = false
     for directory in [versioned, content, index, temporary] {
-      if directory != versioned { try Self.makeDirectory(directory) }
-      guard lstat(directory, &info) == 0 else {
-        throw AttachmentError(
-          .ioError, "Cannot use the cache directory \(directory): \(String(cString: strerror(errno))).")
+      if lstat(directory, &info) != 0 {
+        if errno == ENOENT {
+          if directory == versioned {
+            created = mkdir(versioned, 0o700) == 0
+          } else {
+            try Self.makeDirectory(directory)
+          }
+        }
+        guard lstat(directory, &info) == 0 else {
+          throw AttachmentError(
+            .ioError, "Cannot use the cache directory \(directory): \(String(cString: strerror(errno))).")
+        }
       }
       if let problem = CacheFiles.directoryProblem(info, groupWritableAllowed: false) {
         throw AttachmentError(.ioError, "The cache directory \(directory) \(problem).")

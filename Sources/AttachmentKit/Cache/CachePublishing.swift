@@ -7,6 +7,7 @@ extension AttachmentCache {
   /// The caller publishes, stashes or discards it.
   /// - Throws: `io_error` when no file can be created.
   func makeBodyFile() throws(AttachmentError) -> CacheBodyFile {
+    if !swept.exchange(true, ordering: .relaxed) { removeAbandonedBodyFiles() }
     let anonymous = configuration.anonymousBodyFiles && !anonymousRefused.load(ordering: .relaxed)
     let (file, refused) = try CacheBodyFile.make(in: layout.temporary, anonymous: anonymous)
     if refused { anonymousRefused.store(true, ordering: .relaxed) }

@@ -146,6 +146,29 @@ struct SharedCacheTests {
 
   // MARK: - Ownership without process ids
 
+  @Test("an abandoned body file goes at a process's first miss; a process that only hits leaves it")
+  func abandonedAtFirstMiss() async throws {
+    // Given a cached entry, and an abandoned named body file (a writer killed mid-transfer)
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/a.png", body: try Samples.bytes("png-rgba.png"))
+    fixture.server.serve("/b.gif", body: try Samples.bytes("gif-static.gif"))
+    _ = try await fixture.pipeline.attachment(for: fixture.server.url("/a.png"), timeout: generousTimeout)
+    let abandoned = fixture.pipeline.cache.layout.temporary + "/.body-0123456789abcdef.part"
+    #expect(FileManager.default.createFile(atPath: abandoned, contents: Data([1, 2, 3])))
+
+    // When another opener (a new process's pipeline) hits
+    let other = try AttachmentPipeline(configuration: fixture.pipeline.configuration)
+    let hit = try await other.attachment(for: fixture.server.url("/a.png"), timeout: generousTimeout)
+
+    // Then the hit did not look at the temporary directory: the file is still there
+    #expect(hit.source == .cache)
+    #expect(FileManager.default.fileExists(atPath: abandoned))
+    // and its first miss removes it
+    _ = try await other.attachment(for: fixture.server.url("/b.gif"), timeout: generousTimeout)
+    #expect(!FileManager.default.fileExists(atPath: abandoned))
+  }
+
   @Test(
     "named body files (no O_TMPFILE): a live writer's file survives another opener, an abandoned one goes")
   func namedBodyOwnership() async throws {
@@ -163,9 +186,6 @@ struct SharedCacheTests {
       }
     }
     let temporary = fixture.pipeline.cache.layout.temporary
-    // An abandoned body file: nobody holds its lock
-    let abandoned = temporary + "/.body-0123456789abcdef.part"
-    #expect(FileManager.default.createFile(atPath: abandoned, contents: Data([1, 2, 3])))
 
     let pipeline = fixture.pipeline
     let url = fixture.server.url("/slow.wav")
@@ -176,6 +196,10 @@ struct SharedCacheTests {
     while sent.withLock({ $0 }) < 2 && ContinuousClock.now < inFlight {
       try await Task.sleep(for: .milliseconds(10))
     }
+    // and an abandoned body file appears (nobody holds its lock; made after this pipeline's
+    // first miss, which looked for such files itself)
+    let abandoned = temporary + "/.body-0123456789abcdef.part"
+    #expect(FileManager.default.createFile(atPath: abandoned, contents: Data([1, 2, 3])))
     let live =
       FileManager.default.fileExists(atPath: abandoned)
       ? (try FileManager.default.contentsOfDirectory(atPath: temporary)).filter {
