@@ -107,16 +107,19 @@ struct RescueBombTests {
     let pid = serve.process.processIdentifier
 
     // When the animation is asked, and a worker below serve is seen converting it (its CPU in
-    // /proc), and then the bomb and the ordinary WebP are asked
-    let slowURL = try await url("/slow.webp")
+    // /proc), the ordinary WebP and the bomb are asked at once (every URL signed beforehand)
+    let (slowURL, ordinaryURL, bombURL) = (
+      try await url("/slow.webp"), try await url("/ordinary.webp"), try await url("/frames.webp")
+    )
     let slowAnswer = Task { try await Curl.get(slowURL) }
     let converting = await eventually(within: 20) {
       guard let tree = Self.treeCPUSeconds(pid), let own = ProcStat.cpuSeconds(pid) else { return false }
       return tree - own > 0.3
     }
     #expect(converting, "no worker was seen converting the animation")
-    let bomb = try await Curl.get(try await url("/frames.webp"))
-    let ordinary = try await Curl.get(try await url("/ordinary.webp"))
+    async let ordinaryAnswer = Curl.get(ordinaryURL)
+    async let bombAnswer = Curl.get(bombURL)
+    let (ordinary, bomb) = try await (ordinaryAnswer, bombAnswer)
     let animation = try await slowAnswer.value
 
     // Then the bomb is refused as too complex within 5.5 s of serve's own time

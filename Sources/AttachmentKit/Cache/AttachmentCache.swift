@@ -23,6 +23,8 @@ public final class AttachmentCache: Sendable {
   let anonymousRefused = Atomic<Bool>(false)
   /// What the last garbage collection read from the records, reused by the next.
   let scanMemory: RecordScanMemory
+  /// The records hits decoded lately, with their bytes (a hit on unchanged bytes parses nothing).
+  let decodedRecords: DecodedRecords
   /// Names the index records (read from, or made in, the cache directory).
   let recordKey: CacheRecordKey
 
@@ -38,6 +40,7 @@ public final class AttachmentCache: Sendable {
     layout = CacheLayout(root: configuration.directory)
     lock = FileLock(path: layout.lockFile)
     scanMemory = RecordScanMemory(capacity: configuration.rememberedRecords)
+    decodedRecords = DecodedRecords(capacity: configuration.decodedRecords)
     if try layout.prepare() {
       // A new cache holds nothing: its ledger starts at 0 (unless a publish already set it).
       try lock.withExclusiveLockedFile { fd throws(AttachmentError) in
@@ -76,8 +79,7 @@ public final class AttachmentCache: Sendable {
     guard case .bytes(let bytes) = CacheFiles.readRecord(path: layout.recordPath(digest: digest)) else {
       return nil
     }
-    guard let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]),
-      record.url == key.normalized
+    guard let record = decodedRecords.record(named: digest, bytes: bytes), record.url == key.normalized
     else {
       dropRecord(digest: digest, ifStill: bytes)
       return nil
@@ -147,7 +149,7 @@ public final class AttachmentCache: Sendable {
     guard case .bytes(let bytes) = CacheFiles.readRecord(path: layout.recordPath(digest: digest)) else {
       return nil
     }
-    return CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...])
+    return decodedRecords.record(named: digest, bytes: bytes)
   }
 
   func healthyEntry(_ record: CacheRecord, digest: String) -> CacheEntry? {

@@ -55,6 +55,10 @@ public struct CacheConfiguration: Sendable, Equatable {
   /// changed ones (see ``RecordScanMemory``). Default: 8,192 (a few MiB at most).
   var rememberedRecords = 8_192
 
+  /// How many decoded records a cache object keeps with their bytes for its hits (see
+  /// ``DecodedRecords``). Default: 1,024 (about a megabyte at most).
+  var decodedRecords = 1_024
+
   /// Makes a configuration for a cache in `directory`.
   public init(directory: String) {
     self.directory = directory

@@ -54,11 +54,10 @@ final class Report: @unchecked Sendable {
       }
       return
     }
-    if !printedHeader {
-      Terminal.out(Table.header + "\n")
-      printedHeader = true
-    }
-    Terminal.out(Table.row(record) + "\n")
+    // The header goes out with the first row, in one write.
+    let header = printedHeader ? "" : Table.header + "\n"
+    printedHeader = true
+    Terminal.out(header + Table.row(record) + "\n")
   }
 
   /// Prints the summary (to stderr with --json, so stdout stays pure JSON lines) and returns

@@ -1,0 +1,53 @@
+import Foundation
+import Glibc
+import TestSupport
+import TestTraits
+import Testing
+
+@testable import AttachmentKit
+
+/// A hit reuses a record's decoding only while the record file holds the bytes it came from
+/// (``DecodedRecords``): a record rewritten by another process is read as it is now.
+@Suite("Cache: decoded records follow the file", .threadOfItsOwn)
+struct DecodedRecordsTests {
+  /// Rewrites the file at `path` in place (its mode and owner kept) with `text`.
+  static func rewrite(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    #expect(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
+  }
+
+  @Test("a hit decodes a record again once its bytes change: a record made stale elsewhere is stale here")
+  func decodedRecordsFollowTheFile() async throws {
+    // Given a fresh JPEG, hit twice (its decoding kept)
+    let fixture = try PipelineFixture("decoded")
+    defer { fixture.close() }
+    fixture.server.serve(
+      "/f.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg",
+      headers: [("Cache-Control", "max-age=600")])
+    let url = try AttachmentURL(fixture.server.url("/f.jpg"))
+    _ = try await fixture.pipeline.attachment(for: url, deadline: .now + generousTimeout)
+    for _ in 0..<2 {
+      guard case .hit = fixture.pipeline.lookup(url) else {
+        Issue.record("no hit")
+        return
+      }
+    }
+
+    // When another writer rewrites the record with a lifetime that has ended
+    let path = try #require(fixture.pipeline.cache.recordPath(forURL: url.text))
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+      line.hasPrefix("fresh ") ? "fresh 1.5" : String(line)
+    }
+    try Self.rewrite(path, lines.joined(separator: "\n"))
+
+    // Then the next lookup reads the new bytes: the copy is stale, to revalidate
+    guard case .stale = fixture.pipeline.lookup(url) else {
+      Issue.record("the old decoding was served after the record changed")
+      return
+    }
+  }
+}
