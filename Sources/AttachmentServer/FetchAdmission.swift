@@ -4,7 +4,7 @@ import PosixLock
 /// The cap on upstream fetches: at most `limit` distinct URLs in the pipeline at once. A
 /// request for a URL already admitted joins it for free (the pipeline shares one fetch per
 /// URL), so 200 requests for one new URL take one place. Nothing waits: over the cap the answer
-/// is `503 overloaded` at once. Groups are keyed by the normalized URL's bytes (``URLBytes``).
+/// is `503 overloaded` at once. Groups are keyed by the normalized URL's bytes (``URLKey``).
 ///
 /// A group also knows its pipeline calls and how many of its requests still wait for an
 /// answer, so that a drain can cancel the fetches nobody waits for (a request that gave up at
@@ -26,7 +26,7 @@ final class FetchAdmission: Sendable {
   }
 
   private struct State {
-    var groups: [URLBytes: Group] = [:]
+    var groups: [URLKey: Group] = [:]
     var nextID: UInt64 = 0
   }
 
@@ -40,7 +40,7 @@ final class FetchAdmission: Sendable {
 
   /// Joins or opens the group for `url`, as a member that waits for its answer; `false` when
   /// that would exceed the cap.
-  func enter(_ url: URLBytes) -> Bool {
+  func enter(_ url: URLKey) -> Bool {
     state.withLock { state in
       if state.groups[url] != nil {
         state.groups[url]?.members += 1
@@ -63,7 +63,7 @@ final class FetchAdmission: Sendable {
 
   /// Records `work` as member `id`'s pipeline call (nothing when the group has closed already:
   /// the work ended).
-  func track(_ url: URLBytes, id: UInt64, work: Work) {
+  func track(_ url: URLKey, id: UInt64, work: Work) {
     state.withLock { state in
       guard state.groups[url] != nil else { return }
       if state.groups[url]?.cancelled == true { work.cancel() }
@@ -72,7 +72,7 @@ final class FetchAdmission: Sendable {
   }
 
   /// A member's request was answered (its work may go on, for the others and the cache).
-  func answered(_ url: URLBytes) {
+  func answered(_ url: URLKey) {
     state.withLock { state in
       guard let group = state.groups[url], group.waiting > 0 else { return }
       state.groups[url]?.waiting -= 1
@@ -84,7 +84,7 @@ final class FetchAdmission: Sendable {
   /// rescue nobody waits for stops; a rescue's worker is killed). Call instead of
   /// ``answered(_:)``, not as well. Returns whether the group was cancelled.
   @discardableResult
-  func abandon(_ url: URLBytes) -> Bool {
+  func abandon(_ url: URLKey) -> Bool {
     state.withLock { state in
       guard let group = state.groups[url], group.waiting > 0 else { return false }
       state.groups[url]?.waiting -= 1
@@ -97,7 +97,7 @@ final class FetchAdmission: Sendable {
 
   /// Whether this is the first member of `url`'s group to report an upstream fetch (so it is
   /// counted once for all the requests that shared it).
-  func claimUpstreamCount(_ url: URLBytes) -> Bool {
+  func claimUpstreamCount(_ url: URLKey) -> Bool {
     state.withLock { state in
       guard let group = state.groups[url], !group.counted else { return false }
       state.groups[url]?.counted = true
@@ -106,7 +106,7 @@ final class FetchAdmission: Sendable {
   }
 
   /// Member `id`'s pipeline call ended; the last member closes the group.
-  func leave(_ url: URLBytes, id: UInt64) {
+  func leave(_ url: URLKey, id: UInt64) {
     state.withLock { state in
       guard let group = state.groups[url] else { return }
       if group.members <= 1 {

@@ -10,7 +10,7 @@ import PosixLock
 /// answer, and when that fails (a sweep removed it) the memo entry is dropped and the pipeline
 /// asked. The origin's freshness still bounds every entry, and a second bounds how long a
 /// newer record (a refresh) can go unseen. Entries are keyed by the normalized URL's bytes
-/// (``URLBytes``), never by `String` equality.
+/// (``URLKey``), never by `String` equality.
 final class HitMemo: Sendable {
   private struct Entry {
     var attachment: Attachment
@@ -22,10 +22,10 @@ final class HitMemo: Sendable {
   /// The most URLs remembered; past it the memo starts again empty.
   static let capacity = 4096
 
-  private let entries = Locked<[URLBytes: Entry]>([:])
+  private let entries = Locked<[URLKey: Entry]>([:])
 
   /// The remembered hit for `url`, if it is still within its lifetime and freshness.
-  func hit(_ url: URLBytes, now: Double) -> Attachment? {
+  func hit(_ url: URLKey, now: Double) -> Attachment? {
     entries.withLock { entries in
       guard let entry = entries[url] else { return nil }
       guard now < entry.until else {
@@ -37,7 +37,7 @@ final class HitMemo: Sendable {
   }
 
   /// Remembers a hit the pipeline answered at `now`.
-  func remember(_ url: URLBytes, _ attachment: Attachment, now: Double) {
+  func remember(_ url: URLKey, _ attachment: Attachment, now: Double) {
     let until = min(now + Self.lifetime, attachment.freshUntil ?? now)
     guard until > now else { return }
     entries.withLock { entries in
@@ -47,7 +47,7 @@ final class HitMemo: Sendable {
   }
 
   /// Forgets `url` (its file could not be opened).
-  func forget(_ url: URLBytes) {
+  func forget(_ url: URLKey) {
     _ = entries.withLock { $0.removeValue(forKey: url) }
   }
 

@@ -7,7 +7,7 @@ extension AttachmentServer {
   /// -1: none to watch) is watched: a client that hangs up stops waiting (``ClientWatch``).
   func answer(_ request: PipelineRequest, clientSocket: Int32 = -1) async -> Reply {
     let (url, deadlines, conditions) = (request.url, request.deadlines, request.conditions)
-    let key = URLBytes(url)
+    let key = url.key
     // The pipeline call holds the URL's admission until it ends, even past this answer.
     let id = admission.reserveID()
     let work = Task { () -> Result<Attachment, AttachmentError> in
@@ -21,7 +21,7 @@ extension AttachmentServer {
       }
       countUpstream(result, key: key, seconds: (ContinuousClock.now - started).inSeconds)
       if case .failure(let error) = result {
-        refusalMemo.remember(url.normalized, error, limits: pipeline.configuration.limits, now: HitMemo.now())
+        refusalMemo.remember(url.key, error, limits: pipeline.configuration.limits, now: HitMemo.now())
       }
       admission.leave(key, id: id)
       return result
@@ -39,7 +39,7 @@ extension AttachmentServer {
     case (.info, _):
       return infoReply(url.redacted, result)
     case (.file, .failure(let error)):
-      return errorReply(error, url: url, key: url.normalized)
+      return errorReply(error, url: url, key: url.key)
     case (.file, .success(let attachment)):
       if let reply = FileReply.make(attachment, conditions: conditions) {
         // A no-store body is this answer's alone: once open, its name and its bytes in the
@@ -61,7 +61,7 @@ extension AttachmentServer {
   /// `key`'s group. `stop()` ends the watch and says whether the client had hung up (then the
   /// request was counted as no longer waiting already).
   private func watchClient(
-    _ socket: Int32, key: URLBytes
+    _ socket: Int32, key: URLKey
   ) -> (task: Task<Void, Never>, stop: @Sendable () -> Bool) {
     // nil: watching; true: the client hung up; false: stopped first
     let hungUp = Locked<Bool?>(nil)
@@ -128,7 +128,7 @@ extension AttachmentServer {
     }
   }
 
-  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: URLBytes, seconds: Double) {
+  private func countUpstream(_ result: Result<Attachment, AttachmentError>, key: URLKey, seconds: Double) {
     let bytes: Int64
     switch result {
     case .success(let attachment) where attachment.source != .cache: bytes = attachment.bytesTransferred

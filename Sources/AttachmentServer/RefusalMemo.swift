@@ -26,7 +26,7 @@ final class RefusalMemo: Sendable {
   /// The most URLs remembered; past it expired entries go, then all.
   static let capacity = 4096
 
-  private let entries = Locked<[[UInt8]: Entry]>([:])
+  private let entries = Locked<[URLKey: Entry]>([:])
 
   /// How long `error` is remembered, or `nil` when it is not (not a refusal of the file nor a
   /// failure of the upstream).
@@ -40,12 +40,11 @@ final class RefusalMemo: Sendable {
 
   /// The remembered refusal of `key` for a caller with `limits`, and the whole seconds it has
   /// left; `nil` when there is none (or it expired).
-  func refusal(_ key: String, limits: ValidationLimits, now: Double) -> (error: AttachmentError, left: Int)? {
-    let bytes = Array(key.utf8)
-    return entries.withLock { entries in
-      guard let entry = entries[bytes] else { return nil }
+  func refusal(_ key: URLKey, limits: ValidationLimits, now: Double) -> (error: AttachmentError, left: Int)? {
+    entries.withLock { entries in
+      guard let entry = entries[key] else { return nil }
       guard now < entry.until else {
-        entries[bytes] = nil
+        entries[key] = nil
         return nil
       }
       guard entry.limits == limits else { return nil }
@@ -54,7 +53,7 @@ final class RefusalMemo: Sendable {
   }
 
   /// Remembers `error` for `key` under `limits` when it is a kind remembered.
-  func remember(_ key: String, _ error: AttachmentError, limits: ValidationLimits, now: Double) {
+  func remember(_ key: URLKey, _ error: AttachmentError, limits: ValidationLimits, now: Double) {
     guard let lifetime = Self.lifetime(of: error) else { return }
     let entry = Entry(error: error, limits: limits, until: now + lifetime)
     entries.withLock { entries in
@@ -62,7 +61,7 @@ final class RefusalMemo: Sendable {
         entries = entries.filter { now < $0.value.until }
         if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
       }
-      entries[Array(key.utf8)] = entry
+      entries[key] = entry
     }
   }
 }
@@ -83,7 +82,7 @@ extension AttachmentServer {
   /// The answer of a refusal the memo holds for `url` (checked before the cache lookup: a
   /// remembered refusal costs neither a lookup nor a fetch), or `nil`.
   func rememberedReply(_ url: AttachmentURL, kind: Kind, now: Double) -> Reply? {
-    guard let refused = refusalMemo.refusal(url.normalized, limits: pipeline.configuration.limits, now: now)
+    guard let refused = refusalMemo.refusal(url.key, limits: pipeline.configuration.limits, now: now)
     else { return nil }
     switch kind {
     case .info: return infoReply(url.redacted, .failure(refused.error))
@@ -94,7 +93,7 @@ extension AttachmentServer {
   /// The answer of a pipeline call that failed: remembered (and so kept by the tier for as
   /// long) when the memo took it, else `no-store`. An answer deadline of the request's own
   /// (`X-Deadline-Ms`) is no refusal the memo took, and stays `no-store`.
-  func errorReply(_ error: AttachmentError, url: AttachmentURL, key: String) -> Reply {
+  func errorReply(_ error: AttachmentError, url: AttachmentURL, key: URLKey) -> Reply {
     if let refused = refusalMemo.refusal(key, limits: pipeline.configuration.limits, now: HitMemo.now()),
       refused.error.code == error.code
     {

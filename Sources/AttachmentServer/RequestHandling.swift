@@ -47,7 +47,7 @@ extension AttachmentServer {
       return queue(reply, on: connection, state: state, mhd: mhd)
     case .fetch(let request):
       // Admission and the hit memo share one key: the normalized URL's bytes (the cache's key).
-      guard admission.enter(URLBytes(request.url)) else {
+      guard admission.enter(request.url.key) else {
         return queue(
           .error(AttachmentError(.overloaded, "Too many upstream fetches at once; retry later.")),
           on: connection,
@@ -200,7 +200,7 @@ extension AttachmentServer {
     }
     // The cheapest answer: a fresh cached copy, on this thread, with no task: remembered, or
     // from the request's one cache lookup (which the pipeline continues from on a miss).
-    let key = URLBytes(checked)
+    let key = checked.key
     let now = HitMemo.now()
     let conditions = Conditions(
       ifNoneMatch: mhd.header(connection, "If-None-Match"), range: mhd.header(connection, "Range"),

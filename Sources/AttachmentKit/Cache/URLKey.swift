@@ -6,12 +6,12 @@
 /// by a keyed hash of it (``CacheRecordKey``). Equal keys are equal in their bytes: `==` compares
 /// the UTF-8 of ``normalized``, never Swift's canonical equivalence (`café` spelled with a
 /// combining accent is another URL, as it is to the origin).
-struct URLKey: Hashable, Sendable {
+package struct URLKey: Hashable, Sendable {
   /// The normalized URL text.
-  let normalized: String
+  package let normalized: String
 
   /// Normalizes `url`, or returns `nil` when it is not an absolute http(s) URL with a host.
-  init?(_ url: String) {
+  package init?(_ url: String) {
     guard let checked = try? AttachmentURL(url) else { return nil }
     self = checked.key
   }
@@ -32,10 +32,12 @@ struct URLKey: Hashable, Sendable {
   }
 
   /// Whether two keys are the same bytes.
-  static func == (lhs: URLKey, rhs: URLKey) -> Bool { lhs.normalized.utf8.elementsEqual(rhs.normalized.utf8) }
+  package static func == (lhs: URLKey, rhs: URLKey) -> Bool {
+    lhs.normalized.utf8.elementsEqual(rhs.normalized.utf8)
+  }
 
   /// Hashes the bytes, consistently with ``==``.
-  func hash(into hasher: inout Hasher) {
+  package func hash(into hasher: inout Hasher) {
     for byte in normalized.utf8 { hasher.combine(byte) }
   }
 }

@@ -13,7 +13,7 @@ public struct AttachmentURL: Sendable, Hashable, CustomStringConvertible {
   /// fit for messages, logs and terminals.
   public let redacted: String
   /// The cache key (the normalized URL and its digest).
-  let key: URLKey
+  package let key: URLKey
   /// The normalized URL (lower-case scheme and host, default port and fragment dropped): two
   /// spellings of one resource share it, and with it one cache entry and one fetch. The key a
   /// face keys its own per-URL state by (serve's admission and hit memo).

@@ -48,7 +48,7 @@ extension AttachmentPipeline {
         let (validators, freshness) = revalidated(entry, by: fetched)
         action = machine.refreshed(
           Result { () throws(AttachmentError) in
-            try cache.refresh(entry, validators: validators, freshness: freshness, now: fetched.now)
+            try tier.refresh(entry, validators: validators, freshness: freshness, now: fetched.now)
           })
       case .answerFromCache(let entry, let source, let staleBecause):
         var attachment = answer(entry, url: url, source: source, start: start)
@@ -89,7 +89,7 @@ extension AttachmentPipeline {
     let rescueInspector = rescuers.isEmpty ? nil : RescueInspector(sniffer: sniffer, rescuers: rescuers)
     var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
     do {
-      body = try cache.makeBodyFile()
+      body = try tier.makeBodyFile()
     } catch {
       return .failure(error)
     }
@@ -238,7 +238,7 @@ extension AttachmentPipeline {
     }
     let output: CacheBodyFile
     do {
-      output = try cache.makeBodyFile()
+      output = try tier.makeBodyFile()
     } catch {
       return .failure(error)
     }
@@ -300,7 +300,7 @@ extension AttachmentPipeline {
     _ file: CacheBodyFile, validation: Validation, fetched: Fetched, key: URLKey
   ) throws(AttachmentError) -> Published {
     if fetched.freshness.noStore || fetched.freshness.isPrivateToSharedCache {
-      let path = try cache.stash(body: file, validation: validation)
+      let path = try tier.stash(body: file, validation: validation)
       // A private answer keeps its lifetime: its receiver may keep it that long.
       let freshUntil = fetched.freshness.noStore ? nil : fetched.now + fetched.freshness.lifetime
       return Published(path: path, freshUntil: freshUntil, isUnindexed: true)
@@ -309,7 +309,7 @@ extension AttachmentPipeline {
     // check refused the rest), whether or not libcurl reports the peer.
     let peer =
       fetched.download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
-    let entry = try cache.publish(
+    let entry = try tier.publish(
       body: file, validation: validation, key: key, validators: StoredValidators(fetched.download.headers),
       peer: peer,
       freshness: fetched.freshness, now: fetched.now)

@@ -19,6 +19,9 @@ public final class AttachmentPipeline: Sendable {
   public let configuration: PipelineConfiguration
   /// The cache it reads and writes.
   public let cache: AttachmentCache
+  /// What the lookup and the miss path store answers in: ``cache`` unless a test put another
+  /// tier in front of it (see ``CacheTier``).
+  let tier: any CacheTier
   let validator: Validator
   let hitPolicy: HitPolicy
   let downloaderBox: LazyDownloader
@@ -34,11 +37,17 @@ public final class AttachmentPipeline: Sendable {
     try self.init(configuration: configuration, observer: nil)
   }
 
-  /// A pipeline that reports each miss's stages to `observer` (tests).
-  init(configuration: PipelineConfiguration, observer: StageObserver?) throws(AttachmentError) {
+  /// A pipeline that reports each miss's stages to `observer` (tests), storing in `tier` (made
+  /// from `cache`, the disk cache this configuration opens) instead of the cache alone.
+  init(
+    configuration: PipelineConfiguration, observer: StageObserver?,
+    tier: ((AttachmentCache) -> any CacheTier)? = nil
+  ) throws(AttachmentError) {
     self.configuration = configuration
     self.observer = observer
-    cache = try AttachmentCache(configuration: configuration.cache)
+    let cache = try AttachmentCache(configuration: configuration.cache)
+    self.cache = cache
+    self.tier = tier?(cache) ?? cache
     validator = Validator(limits: configuration.limits)
     let limits = EffectiveLimits(configuration)
     hitPolicy = HitPolicy(configuration: configuration, limits: limits)
@@ -92,7 +101,7 @@ public final class AttachmentPipeline: Sendable {
   /// - Returns: a hit or a refusal (the answer already), a stale copy to revalidate, or a miss.
   public func lookup(_ url: AttachmentURL, reload: Bool = false) -> Lookup {
     let start = ContinuousClock.now
-    guard !reload, let entry = cache.entry(for: url.key) else { return .miss }
+    guard !reload, let entry = tier.entry(for: url.key) else { return .miss }
     // A shared cache serves no private answer, even one a private user of the same directory
     // (a command's fetch) stored there: it is fetched for this caller, and not kept.
     if configuration.cache.isShared, Freshness.isPrivate(entry.record.cacheControl) { return .miss }
@@ -101,7 +110,7 @@ public final class AttachmentPipeline: Sendable {
     switch hitPolicy.verdict(on: entry.record) {
     case .serve:
       guard entry.isFresh(at: now) else { return .stale(CachedCopy(entry: entry)) }
-      cache.touch(entry, now: now)
+      tier.touch(entry, now: now)
       return .hit(answer(entry, url: url, source: .cache, start: start))
     case .refuse(let error):
       // A stale refused copy is still revalidated: the server may have changed the file.
@@ -203,7 +212,7 @@ public final class AttachmentPipeline: Sendable {
     guard attachment.freshUntil == nil || attachment.isUnindexed, attachment.source == .network else {
       return false
     }
-    return cache.releaseUnindexed(attachment.path)
+    return tier.releaseUnindexed(attachment.path)
   }
 
   /// How many fetches have finished, as the single flight counts them (tests: to replay a
