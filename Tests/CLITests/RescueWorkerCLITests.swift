@@ -85,4 +85,40 @@ struct RescueWorkerCLITests {
     let check = try await CLI.run(["validate", "--json", output])
     #expect((check.jsonLines.first?["codecs"] as? [String])?.contains("mp4a.40.2") == true, "\(check.stdout)")
   }
+
+  @Test(
+    "--rescue-memory and --rescue-workers reach the workers: a ceiling too small for libvips is named in the refusal"
+  )
+  func workerOptions() async throws {
+    // Given a WebP on the origin
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    server.serve("/p.webp", body: try Media.bytes("webp-lossy.webp"), contentType: "image/webp")
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    func fetch(_ options: [String], cache: String) async throws -> [String: Any]? {
+      let run = try await CLI.run(
+        [
+          "fetch", "--json", "--allow-private-networks", "--rescue", "--cache-dir",
+          scratch.path + "/" + cache,
+        ]
+          + options + [server.url("/p.webp")])
+      return run.jsonLines.first
+    }
+
+    // When it is fetched with workers held to 64 MiB (libvips cannot even be mapped), and with
+    // one worker of the default size
+    let starved = try await fetch(["--rescue-memory", "64MiB"], cache: "starved")
+    let single = try await fetch(["--rescue-workers", "1"], cache: "single")
+
+    // Then the first refusal says the ceiling stopped it (not that libvips is missing), and the
+    // second is rescued
+    let error = starved?["error"] as? [String: Any]
+    let message = error?["message"] as? String ?? ""
+    #expect(
+      message.contains("needed more memory than the rescue allows (64 MiB)"), "\(String(describing: starved))"
+    )
+    #expect(single?["outcome"] as? String == "accepted", "\(String(describing: single))")
+    #expect(single?["type"] as? String == "jpeg")
+  }
 }

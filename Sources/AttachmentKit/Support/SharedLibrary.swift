@@ -1,18 +1,28 @@
 import Glibc
+import PosixLock
 
 /// A shared library opened at run time, so that a process which never needs it (a cache hit)
 /// never pays for loading it and its dependencies.
 struct SharedLibrary: @unchecked Sendable {
   private let handle: UnsafeMutableRawPointer
 
-  /// Opens the first of `names` that loads, or returns `nil`.
+  /// Why the last library that could not be opened failed (`dlerror`'s text for its last
+  /// name), or `nil` when none failed: a missing file reads otherwise than a load that ran out
+  /// of address space under a rescue worker's ceiling.
+  static var lastFailure: String? { failure.withLock { $0 } }
+  private static let failure = Locked<String?>(nil)
+
+  /// Opens the first of `names` that loads, or returns `nil` (see ``lastFailure``).
   init?(_ names: [String]) {
+    var reason: String?
     for name in names {
       if let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) {
         self.handle = handle
         return
       }
+      reason = dlerror().map { String(cString: $0) }
     }
+    Self.failure.withLock { $0 = reason }
     return nil
   }
 

@@ -103,7 +103,11 @@ enum WorkerMain {
       let message = error.message.lowercased()
       let peak = addressSpacePeak()
       let nearCeiling = ceiling > 0 && peak > peakBefore && peak * 10 >= ceiling * 9
-      let allocationFailed = message.contains("cannot allocate memory") || message.contains("out of memory")
+      // (a library that could not even be mapped under the ceiling reads as not installed)
+      let loadFailure = SharedLibrary.lastFailure?.lowercased() ?? ""
+      let allocationFailed =
+        message.contains("cannot allocate memory") || message.contains("out of memory")
+        || loadFailure.contains("cannot allocate memory") || loadFailure.contains("failed to map")
       if ceiling > 0, nearCeiling || allocationFailed {
         return WorkerReply(
           error: WireError(
