@@ -17,6 +17,9 @@ struct BudgetTests {
   /// Whether a delivery at `startMs` on the runner's clock is the one at time-will-expire
   /// (`expireMs`): not before it, and within the tests' margin after it (the budget's end is
   /// further away still).
+  /// The outside bound on a runner's exit: a hang, not a duration (see ``hangingMedia()``).
+  static let hangBound: Duration = .seconds(60)
+
   static func atTimeWillExpire(_ startMs: Double, _ expireMs: Double) -> Bool {
     startMs >= expireMs && startMs < expireMs + deadlineMarginSeconds * 1000
   }
@@ -40,11 +43,13 @@ struct BudgetTests {
     #expect(delivered < .seconds(6) + deadlineMargin, "delivered after \(run.deliveredMilliseconds) ms")
     // and the process did not linger: it waits for the cancelled work at most until the budget,
     // by its own clock (its last line: "done at N ms", counted from its start); from outside,
-    // its exit is only bounded against a hang (a full parallel run has delayed the exit of a
-    // runner done at 6 s by 6 to 22 s, which the same runner under 14 busy loops never showed)
+    // its exit is only bounded against a hang. That bound is the test's own view, which waits
+    // for this test's tasks: a full parallel run saturates the cooperative pool that reads the
+    // runner's output and polls its exit, and has seen a runner done at 6 s 6 to 24 s late
+    // (never the same runner under 14 busy loops, which leave the test's pool free)
     let done = try #require(Self.doneAt(run.standardError), "no 'done at' line: \(run.standardError)")
     #expect(done < 6000 + deadlineMarginSeconds * 1000, "done at \(done) ms")
-    #expect(run.elapsed < .seconds(30), "exited after \(run.milliseconds) ms")
+    #expect(run.elapsed < Self.hangBound, "exited after \(run.milliseconds) ms")
     // The content is the original, without attachment,
     let output = try run.output()
     #expect(output.title == "Breaking news")
@@ -84,7 +89,7 @@ struct BudgetTests {
     #expect(delivered < .seconds(3) + deadlineMargin, "delivered after \(run.deliveredMilliseconds) ms")
     let done = try #require(Self.doneAt(run.standardError), "no 'done at' line: \(run.standardError)")
     #expect(done < 3000 + deadlineMarginSeconds * 1000, "done at \(done) ms")
-    #expect(run.elapsed < .seconds(30), "exited after \(run.milliseconds) ms")
+    #expect(run.elapsed < Self.hangBound, "exited after \(run.milliseconds) ms")
     #expect(try run.output().attachments.isEmpty)
     #expect(try run.output().title == "Breaking news")
     print(
