@@ -18,14 +18,9 @@ struct RescueWorkerServeTests {
     }
   }
 
-  @Test(
-    "a client that hangs up during a transcode: its worker is gone within 0.5 s, and serve answers the next request"
-  )
-  func hangUpStopsTheTranscode() async throws {
-    // Given a 20 s 720p MPEG-4 AVI (transcoded to H.264: seconds of CPU) behind serve --rescue
-    let scratch = NSTemporaryDirectory() + "hangup-\(UUID().uuidString.prefix(6))"
-    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: scratch) }
+  /// A 20 s 1280×720 MPEG-4 AVI made by ffmpeg in `scratch` (transcoded to H.264 it takes
+  /// seconds of CPU).
+  static func longAVI(in scratch: String) async throws -> [UInt8] {
     let source = scratch + "/long.avi"
     let made = try await Run.process(
       "/usr/bin/ffmpeg",
@@ -35,11 +30,72 @@ struct RescueWorkerServeTests {
         "-c:v", "mpeg4", "-q:v", "8", source,
       ])
     try #require(made.status == 0, "ffmpeg failed")
+    return Array(try Data(contentsOf: URL(fileURLWithPath: source)))
+  }
+
+  @Test(
+    "a worker killed with SIGSEGV mid-transcode: the client gets the typed refusal, nothing is left behind, serve answers the next request, a new worker takes the next job"
+  )
+  func crashedWorkerIsOneRefusal() async throws {
+    // Given the 720p AVI and a small VP9 WebM behind serve --rescue
+    let scratch = NSTemporaryDirectory() + "segv-\(UUID().uuidString.prefix(6))"
+    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
-    origin.serve(
-      "/long.avi", body: Array(try Data(contentsOf: URL(fileURLWithPath: source))),
-      contentType: "video/x-msvideo")
+    origin.serve("/long.avi", body: try await Self.longAVI(in: scratch), contentType: "video/x-msvideo")
+    origin.serve("/small.webm", body: try Media.bytes("webm-vp9.webm"), contentType: "video/webm")
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let serve = try await ServeProcess(workspace: workspace, ["--rescue", "--deadline", "60"])
+    defer { serve.stop() }
+    let pid = serve.process.processIdentifier
+    let long = serve.url(try await serve.signed(origin.url("/long.avi"), keyFile: workspace.keyFile))
+    let small = serve.url(try await serve.signed(origin.url("/small.webm"), keyFile: workspace.keyFile))
+
+    // When the transcode is seen under way (a worker spending CPU) and the worker is killed
+    // with SIGSEGV (a decoder's crash)
+    let answer = Task { try await Curl.get(long) }
+    var worker: Int32?
+    let started = ContinuousClock.now
+    while worker == nil, ContinuousClock.now - started < .seconds(30) {
+      worker = Self.workers(of: pid, library: "ffmpeg").first { (ProcStat.cpuSeconds($0) ?? 0) > 0.3 }
+      if worker == nil { try await Task.sleep(for: .milliseconds(10)) }
+    }
+    let crashed = try #require(worker, "no transcode was seen")
+    kill(crashed, SIGSEGV)
+    let refused = try await answer.value
+
+    // Then the client gets the source's refusal with why it was not rescued
+    #expect(refused.status == 422, "\(refused.status)")
+    #expect(refused.errorCode == "unsupported_type")
+    let message = (refused.json?["error"] as? [String: Any])?["message"] as? String ?? ""
+    #expect(message.contains("Not rescued: the decoder failed"), "\(message)")
+    #expect(message.contains("signal 11"), "\(message)")
+    // and nothing is left behind: no body file, and the crashed worker reaped
+    let temporary = workspace.cache + "/v2/tmp"
+    #expect(((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).isEmpty)
+    #expect(
+      await eventually(within: 5) { ProcStat.fields(crashed) == nil }, "the crashed worker was not reaped")
+    // and serve answers the next request, whose rescue a new worker does
+    #expect(try await Curl.get(serve.url("/healthz")).status == 200)
+    let next = try await Curl.get(small)
+    #expect(next.status == 200, "\(next.status) \(String(decoding: next.body.prefix(300), as: UTF8.self))")
+    #expect(next.header("Content-Type") == "video/mp4")
+    #expect(Self.workers(of: pid, library: "ffmpeg").allSatisfy { $0 != crashed })
+  }
+
+  @Test(
+    "a client that hangs up during a transcode: its worker is gone within 0.5 s, and serve answers the next request"
+  )
+  func hangUpStopsTheTranscode() async throws {
+    // Given a 20 s 720p MPEG-4 AVI (transcoded to H.264: seconds of CPU) behind serve --rescue
+    let scratch = NSTemporaryDirectory() + "hangup-\(UUID().uuidString.prefix(6))"
+    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve("/long.avi", body: try await Self.longAVI(in: scratch), contentType: "video/x-msvideo")
     let workspace = try Workspace()
     defer { workspace.remove() }
     let serve = try await ServeProcess(workspace: workspace, ["--rescue", "--deadline", "60"])
