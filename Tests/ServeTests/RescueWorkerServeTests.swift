@@ -18,6 +18,20 @@ struct RescueWorkerServeTests {
     }
   }
 
+  /// The FFmpeg worker below `pid` seen spending CPU (over 0.3 s, from `/proc`): a transcode
+  /// under way; `nil` when none is seen within 30 s.
+  static func transcodingWorker(of pid: Int32) async -> Int32? {
+    let started = ContinuousClock.now
+    while ContinuousClock.now - started < .seconds(30) {
+      if let busy = workers(of: pid, library: "ffmpeg").first(where: { (ProcStat.cpuSeconds($0) ?? 0) > 0.3 })
+      {
+        return busy
+      }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return nil
+  }
+
   /// A 20 s 1280×720 MPEG-4 AVI made by ffmpeg in `scratch` (transcoded to H.264 it takes
   /// seconds of CPU).
   static func longAVI(in scratch: String) async throws -> [UInt8] {
@@ -56,13 +70,7 @@ struct RescueWorkerServeTests {
     // When the transcode is seen under way (a worker spending CPU) and the worker is killed
     // with SIGSEGV (a decoder's crash)
     let answer = Task { try await Curl.get(long) }
-    var worker: Int32?
-    let started = ContinuousClock.now
-    while worker == nil, ContinuousClock.now - started < .seconds(30) {
-      worker = Self.workers(of: pid, library: "ffmpeg").first { (ProcStat.cpuSeconds($0) ?? 0) > 0.3 }
-      if worker == nil { try await Task.sleep(for: .milliseconds(10)) }
-    }
-    let crashed = try #require(worker, "no transcode was seen")
+    let crashed = try #require(await Self.transcodingWorker(of: pid), "no transcode was seen")
     kill(crashed, SIGSEGV)
     let refused = try await answer.value
 
@@ -107,15 +115,7 @@ struct RescueWorkerServeTests {
     var client = RawConnection(port: serve.port)
     try #require(client != nil)
     client?.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    var worker: Int32?
-    let started = ContinuousClock.now
-    while worker == nil, ContinuousClock.now - started < .seconds(30) {
-      worker = Self.workers(of: pid, library: "ffmpeg").first {
-        (ProcStat.cpuSeconds($0) ?? 0) > 0.3
-      }
-      if worker == nil { try await Task.sleep(for: .milliseconds(10)) }
-    }
-    let transcoding = try #require(worker, "no transcode was seen")
+    let transcoding = try #require(await Self.transcodingWorker(of: pid), "no transcode was seen")
 
     // and the client hangs up
     client = nil
