@@ -178,7 +178,7 @@ struct LoadTests {
 /// A client's short deadline is its own: it must not cut the fetch other clients share.
 @Suite("attachkit serve deadlines", .serialized, .threadOfItsOwn)
 struct SharedDeadlineTests {
-  @Test("a request with X-Deadline-Ms: 1000 gets 504; one sharing its fetch without it still gets the file")
+  @Test("a request with X-Deadline-Ms: 3000 gets 504; one sharing its fetch without it still gets the file")
   func shortDeadlineDoesNotCutSharedFetch() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
@@ -198,8 +198,9 @@ struct SharedDeadlineTests {
     // no client process to start inside the hasty one's deadline.
     let hasty = try #require(RawConnection(port: serve.port))
     let patient = try #require(RawConnection(port: serve.port))
-    // 1 s: long enough for the in-flight count below to be seen on a loaded machine.
-    hasty.send("GET \(path) HTTP/1.1\r\nHost: t\r\nX-Deadline-Ms: 1000\r\nConnection: close\r\n\r\n")
+    // 3 s: long enough for the in-flight count below to be seen on a loaded machine (the count
+    // can only be seen before the hasty one's 504; with 1 s, a full parallel run once missed it).
+    hasty.send("GET \(path) HTTP/1.1\r\nHost: t\r\nX-Deadline-Ms: 3000\r\nConnection: close\r\n\r\n")
     #expect(await eventually { origin.requestCount(path: "/held.png") == 1 })
     patient.send("GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
     // Both are seen in flight (with the metrics request itself: 3), asked over raw connections too
