@@ -79,6 +79,10 @@ public struct AttachmentError: Error, Sendable, Equatable, CustomStringConvertib
     self.kind = kind ?? code.kind
   }
 
+  /// Whether this failure is the work stopping (its deadline passed, or its caller left), not
+  /// a verdict on the file: no fallback is tried after it.
+  var isStop: Bool { code == .deadlineExceeded || code == .cancelled }
+
   /// `code: message`, fit for a log line.
   public var description: String { "\(code.rawValue): \(message)" }
 }

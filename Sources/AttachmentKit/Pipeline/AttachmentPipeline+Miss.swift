@@ -181,7 +181,7 @@ extension AttachmentPipeline {
   /// meanwhile. `nil` when neither, or when the step itself failed for it (`deadline_exceeded`,
   /// `cancelled`): its own message says where the time went, and the machine ends on it.
   private static func stop(after failure: AttachmentError?, _ signal: StopSignal) -> ProbeStop? {
-    if let failure, failure.code == .deadlineExceeded || failure.code == .cancelled { return nil }
+    if failure?.isStop == true { return nil }
     return signal.reason
   }
 

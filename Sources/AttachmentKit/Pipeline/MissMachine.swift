@@ -168,7 +168,7 @@ struct MissMachine: Sendable {
   mutating func rescued(_ result: Result<Validation, AttachmentError>) -> Action {
     precondition(state == .rescuing || state == .improving, "a rescue finished while none ran")
     guard case .failure(let error) = result else { return delivered() }
-    let stopping = error.code == .deadlineExceeded || error.code == .cancelled
+    let stopping = error.isStop
     if firstFailure == nil { firstFailure = error }
     if !stopping, !untried.isEmpty {
       let next = untried.removeFirst()

@@ -95,7 +95,7 @@ public struct ImageRescuer: Sendable {
       )
     }
     guard let vips = Libvips.started(concurrency: configuration.concurrency) else {
-      throw Self.unrescued(job.refusal, "libvips (libvips42) is not installed")
+      throw job.refusal.notRescued("libvips (libvips42) is not installed")
     }
     return try RescueGate.image.run(limit: 1, deadline: job.deadline) {
       () throws(AttachmentError) -> Rescue in
@@ -127,11 +127,11 @@ public struct ImageRescuer: Sendable {
       let (loaderMIME, loader) = Self.loaders[loaderName]
     else {
       vips.errorClear()
-      throw Self.unrescued(job.refusal, "no allowed libvips loader reads it")
+      throw job.refusal.notRescued("no allowed libvips loader reads it")
     }
     try checkWebPFrames(job)
     guard let image = ak_vips_open_header(vips.newFromFile, job.source) else {
-      throw Self.unrescued(job.refusal, "libvips cannot read its header: \(vips.takeError())")
+      throw job.refusal.notRescued("libvips cannot read its header: \(vips.takeError())")
     }
     let width = Int(vips.width(image))
     let height = Int(vips.height(image))
@@ -198,12 +198,12 @@ public struct ImageRescuer: Sendable {
     let side = Int32(clamping: box)
     let built = ak_vips_thumbnail(vips.thumbnail, input, &thumbnail, side, side)
     guard built == 0, let thumbnail else {
-      throw Self.unrescued(refusal, "libvips cannot decode it: \(vips.takeError())")
+      throw refusal.notRescued("libvips cannot decode it: \(vips.takeError())")
     }
     defer { vips.unref(thumbnail) }
     var srgb: OpaquePointer?
     guard ak_vips_to_srgb(vips.colourspace, thumbnail, &srgb) == 0, let image = srgb else {
-      throw Self.unrescued(refusal, "libvips cannot convert it to sRGB: \(vips.takeError())")
+      throw refusal.notRescued("libvips cannot convert it to sRGB: \(vips.takeError())")
     }
     defer { vips.unref(image) }
     let quality = Int32(clamping: configuration.jpegQuality)
@@ -227,7 +227,7 @@ public struct ImageRescuer: Sendable {
     }
     guard saved == 0 else {
       // Decoding happens here, as the saver pulls pixels: a truncated source fails now.
-      throw Self.unrescued(refusal, "libvips cannot decode it: \(vips.takeError())")
+      throw refusal.notRescued("libvips cannot decode it: \(vips.takeError())")
     }
   }
 
@@ -243,11 +243,6 @@ public struct ImageRescuer: Sendable {
       .tooComplex,
       "The animation has \(frames) frames, over the rescue's limit of \(configuration.maximumFrames).",
       detected: job.refusal.format ?? "image/webp")
-  }
-
-  /// The original refusal, with why the rescue could not help.
-  static func unrescued(_ refusal: Refusal, _ reason: String) -> AttachmentError {
-    refusal.notRescued(reason)
   }
 
   private static func checkTime(_ deadline: ContinuousClock.Instant?) throws(AttachmentError) {

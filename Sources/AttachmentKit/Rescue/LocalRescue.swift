@@ -46,7 +46,7 @@ extension [any Rescuer] {
       do {
         return try rescue(path, into: output, by: rescuer, refusal: refusal, limits, deadline)
       } catch {
-        if error.code == .deadlineExceeded || error.code == .cancelled { throw error }
+        if error.isStop { throw error }
         firstFailure = firstFailure ?? error
       }
     }

@@ -185,9 +185,6 @@ final class WorkerPool: Sendable {
   /// Workers started and waiting for a job.
   var idleCount: Int { workers.withLock { $0.idle.count } }
 
-  /// Workers of this pool alive now: idle, or running a job.
-  var liveCount: Int { workers.withLock { $0.idle.count + $0.busy } }
-
   /// Lets every idle worker of every pool go and waits for each to exit (see
   /// ``WorkerProcess/finish()``); workers busy with a job are left to it.
   static func finishAll() {
