@@ -36,6 +36,11 @@ let package = Package(
       providers: [
         .apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])
       ]),
+    // LMDB holds the cache's per-URL records (Sources/AttachmentKit/Cache/RecordStore.swift). It is
+    // linked, not opened with dlopen: a hit reads its record from it, and it is ~100 KB.
+    .systemLibrary(
+      name: "CLMDB",
+      providers: [.apt(["liblmdb-dev"])]),
     .systemLibrary(
       name: "CCrypto", pkgConfig: "libcrypto",
       providers: [.apt(["libssl-dev"])]),
@@ -52,7 +57,7 @@ let package = Package(
     .target(name: "PosixLock"),
     .target(
       name: "AttachmentKit",
-      dependencies: ["CAV", "CCurl", "CMagic", "CVips", "CWorkerIO", "PosixLock"]),
+      dependencies: ["CAV", "CCurl", "CLMDB", "CMagic", "CVips", "CWorkerIO", "PosixLock"]),
     // A rescue worker of its own, for programs that do not re-execute themselves as workers
     // (RescueWorkers.runIfRequested()): found beside the program's executable.
     .executableTarget(
@@ -98,7 +103,7 @@ let package = Package(
       name: "AttachKitBench",
       dependencies: ["AttachmentKit", "TestSupport"],
       path: "Benchmarks",
-      exclude: ["README.md", "report.png"]),
+      exclude: ["README.md", "report.png", "record-stores"]),
     // The Notification Service Extension sample: its logic (tested directly) and the command.
     .target(
       name: "ExtensionRunnerCore",

@@ -77,8 +77,8 @@ enum ProcessMetrics {
   }
 }
 
-/// The cache's size and entry count for `/metrics`: a scan of the cache directory, so taken at
-/// most every ``lifetime`` seconds however often it is scraped.
+/// The cache's size and entry count for `/metrics`: a scan of the cache, so taken at most every
+/// ``lifetime`` seconds however often it is scraped; and the lookups made (a counter).
 final class CacheGauges: Sendable {
   /// How long one scan answers scrapes, in seconds.
   static let lifetime = 10.0
@@ -96,5 +96,7 @@ final class CacheGauges: Sendable {
     if report == nil { last.withLock { $0 = (now, current) } }
     return Metrics.gauge("attachkit_cache_bytes", "Bytes of distinct content in the cache.", current.bytes)
       + Metrics.gauge("attachkit_cache_entries", "Entries (records) in the cache.", current.entries)
+      + Metrics.counter(
+        "attachkit_cache_lookups_total", "Cache lookups (record reads) by this process.", cache.lookupCount)
   }
 }

@@ -117,14 +117,14 @@ struct TerminalTests {
     let summary = (try? String(contentsOfFile: scratch.path + "/err", encoding: .utf8)) ?? ""
     #expect(summary.contains("interrupted"))
     // The cache's temporary directory exists (the run made it) and holds nothing.
-    let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v2/tmp")
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v3/tmp")
     #expect(leftovers.isEmpty, "\(leftovers)")
   }
 
   /// The descriptors process `pid` holds open on files in `cache`'s temporary directory,
   /// anonymous (`O_TMPFILE`) body files included.
   static func openBodyFiles(of pid: pid_t, in cache: String) -> [String] {
-    let directory = cache + "/v2/tmp/"
+    let directory = cache + "/v3/tmp/"
     let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
     return descriptors.compactMap {
       try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/" + $0)

@@ -41,7 +41,7 @@ struct InfoRouteTests {
   @Test("a local error keeps its code and status but not its text, which can name cache paths")
   func localErrorText() {
     let local = AttachmentError(
-      .ioError, "Cannot write /var/cache/attachkit/v2/tmp/x: No space left on device.")
+      .ioError, "Cannot write /var/cache/attachkit/v3/tmp/x: No space left on device.")
     let reply = Reply.error(local)
     let body = reply.body
     guard case .bytes(let bytes) = body else {

@@ -38,7 +38,7 @@ struct NoStoreServeTests {
     }
 
     // Then no stashed body is left in the cache's tmp directory
-    let left = ((try? FileManager.default.contentsOfDirectory(atPath: workspace.cache + "/v2/tmp")) ?? [])
+    let left = ((try? FileManager.default.contentsOfDirectory(atPath: workspace.cache + "/v3/tmp")) ?? [])
       .filter { $0.hasPrefix("unindexed-") }
     #expect(left.isEmpty, "\(left.count) no-store bodies left behind")
   }

@@ -81,7 +81,7 @@ struct RescueWorkerServeTests {
     #expect(message.contains("Not rescued: the decoder failed"), "\(message)")
     #expect(message.contains("signal 11"), "\(message)")
     // and nothing is left behind: no body file, and the crashed worker reaped
-    let temporary = workspace.cache + "/v2/tmp"
+    let temporary = workspace.cache + "/v3/tmp"
     #expect(((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).isEmpty)
     #expect(
       await eventually(within: 5) { ProcStat.fields(crashed) == nil }, "the crashed worker was not reaped")

@@ -1,3 +1,4 @@
+import AttachmentKit
 import Foundation
 import TestSupport
 import TestTraits
@@ -30,12 +31,14 @@ struct SharedCacheRuleTests {
       #expect((590...600).contains(CacheControlTests.seconds("max-age", in: header) ?? -1), "\(header)")
     }
     #expect(origin.requestCount(path: "/p.gif") == 2)
-    // Neither an index record nor a body stays behind (the answer's own file is released).
+    // Neither a record nor a body stays behind (the answer's own file is released).
     #expect(
       await eventually(within: 5) {
-        workspace.cacheFiles().filter { !["v2/key", "v2/lock"].contains($0) }.isEmpty
+        workspace.cacheFiles().filter { !["v3/lock", "v3/records", "v3/records-lock"].contains($0) }.isEmpty
       },
       "\(workspace.cacheFiles())")
+    let cache = try AttachmentCache(configuration: CacheConfiguration(directory: workspace.cache))
+    #expect(try cache.stats().entries == 0)
   }
 
   @Test("max-age=600, s-maxage=2: serve's copy is stale after 2 s (not 600), the device still gets max-age")

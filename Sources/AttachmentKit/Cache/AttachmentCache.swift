@@ -1,13 +1,14 @@
 import Glibc
 import Synchronization
 
-/// The content-addressed on-disk cache: immutable content by SHA-256, one record per
-/// normalized URL, safe across crashes and across processes sharing the directory.
+/// The content-addressed on-disk cache: immutable content files by SHA-256, and one record per
+/// normalized URL in an LMDB store (``RecordStore``), safe across crashes and across processes
+/// sharing the directory.
 ///
 /// It knows nothing of HTTP transfers or of callers' policies: the pipeline hands it
 /// validated files with the facts a policy needs, and judges those facts on every hit.
-/// Reads take no lock and never wait (content is immutable and checked on every read; the LRU
-/// update of a hit only tries the lock). A publish links the content and commits its record
+/// Reads take no lock and never wait (records are read from a memory map, content is immutable
+/// and checked on every read; the LRU update of a hit only tries the lock). A publish links the content and commits its record
 /// under the directory's advisory lock, so a sweep (which mutates only under that lock, in
 /// short slices) cannot remove what a publish is returning.
 public final class AttachmentCache: Sendable {
@@ -25,8 +26,15 @@ public final class AttachmentCache: Sendable {
   let scanMemory: RecordScanMemory
   /// The records hits decoded lately, with their bytes (a hit on unchanged bytes parses nothing).
   let decodedRecords: DecodedRecords
-  /// Names the index records (read from, or made in, the cache directory).
+  /// The records, shared with every other cache object of this process on the same directory.
+  let records: RecordStore
+  /// Names the index records (read from, or made in, the record store).
   let recordKey: CacheRecordKey
+  private let lookups = Atomic<Int>(0)
+
+  /// How many lookups (record reads of ``entry(for:)``) this cache object has made: `serve`'s
+  /// `attachkit_cache_lookups_total`, and how tests see that an input is looked up once.
+  package var lookupCount: Int { lookups.load(ordering: .relaxed) }
 
   /// Opens (creating if needed) the cache in `configuration.directory`. Body files abandoned by
   /// writers that no longer run are removed by this cache's first miss (``makeBodyFile()``),
@@ -34,7 +42,8 @@ public final class AttachmentCache: Sendable {
   /// that only hits never lists the temporary directory.
   /// - Throws: `io_error` when the directory cannot be created, is not a directory (or is a
   ///   symbolic link), belongs to another user or is writable by others; the same for the
-  ///   directories inside it.
+  ///   directories inside it; `io_error` when the record store cannot be opened or created (a
+  ///   damaged one is replaced by an empty store: its URLs become misses).
   public init(configuration: CacheConfiguration) throws(AttachmentError) {
     self.configuration = configuration
     layout = CacheLayout(root: configuration.directory)
@@ -47,16 +56,42 @@ public final class AttachmentCache: Sendable {
         if CacheLedger.read(fd) == nil { CacheLedger.write(fd, 0) }
       }
     }
-    recordKey = try CacheRecordKey.load(layout, lock: lock, durable: configuration.durable)
+    records = try RecordStore.open(path: layout.records, lock: lock)
+    do {
+      recordKey = try CacheRecordKey.load(records, lock: lock, durable: configuration.durable)
+    } catch {
+      records.release()
+      throw error
+    }
     if !configuration.anonymousBodyFiles { removeAbandonedBodyFiles() }
+  }
+
+  deinit {
+    records.release()
   }
 
   // MARK: - The public view of the layout
 
-  /// The file the record of `url` lives in (whether or not there is one now), or `nil` when
-  /// `url` is not an absolute http(s) URL. For tools and tests; the format is the cache's own.
-  public func recordPath(forURL url: String) -> String? {
-    URLKey(url).map { layout.recordPath(digest: recordKey.name(for: $0)) }
+  /// The text of the record of `url` (`key value` lines), or `nil` when there is none or `url`
+  /// is not an absolute http(s) URL. For tools and tests; the format is the cache's own.
+  public func recordText(forURL url: String) -> String? {
+    guard let key = URLKey(url), case .bytes(let bytes) = records.read(recordKey.name(for: key)) else {
+      return nil
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Stores `text` as the record of `url` as it is, unchecked (`nil` removes the record), under
+  /// the lock: for tests that damage or age a record.
+  /// - Throws: `io_error` when the store cannot be written or `url` is not an http(s) URL.
+  func replaceRecordText(_ text: String?, forURL url: String) throws(AttachmentError) {
+    guard let key = URLKey(url) else { throw AttachmentError(.ioError, "Not a URL: \(url)") }
+    let name = recordKey.name(for: key)
+    try lock.withExclusiveLock { () throws(AttachmentError) in
+      try records.write(sync: configuration.durable) { (writer) throws(AttachmentError) in
+        if let text { try writer.put(name, Array(text.utf8)) } else { writer.remove(name) }
+      }
+    }
   }
 
   /// The content file of the entry of `url` when the cache holds a readable record whose
@@ -76,9 +111,8 @@ public final class AttachmentCache: Sendable {
   /// with its record otherwise.
   func entry(for key: URLKey) -> CacheEntry? {
     let digest = recordKey.name(for: key)
-    guard case .bytes(let bytes) = CacheFiles.readRecord(path: layout.recordPath(digest: digest)) else {
-      return nil
-    }
+    lookups.add(1, ordering: .relaxed)
+    guard case .bytes(let bytes) = records.read(digest) else { return nil }
     guard let record = decodedRecords.record(named: digest, bytes: bytes), record.url == key.normalized
     else {
       dropRecord(digest: digest, ifStill: bytes)
@@ -113,8 +147,8 @@ public final class AttachmentCache: Sendable {
         if let seal, ContentSeal(path: entry.path) == seal, unlink(entry.path) == 0 {
           _ = CacheLedger.add(lockFile, -entry.record.validation.bytes)
         }
-        if CacheFiles.readRecord(path: layout.recordPath(digest: entry.digest)) == .bytes(recordBytes) {
-          unlink(layout.recordPath(digest: entry.digest))
+        try? records.write(sync: configuration.durable) { writer in
+          if writer.read(entry.digest) == .bytes(recordBytes) { writer.remove(entry.digest) }
         }
       }
       return nil
@@ -144,11 +178,9 @@ public final class AttachmentCache: Sendable {
 
   // MARK: - Under the lock
 
-  /// The record now on disk for a digest, parsed, or `nil`.
+  /// The record now stored for a digest, parsed, or `nil`.
   func currentRecord(digest: String) -> CacheRecord? {
-    guard case .bytes(let bytes) = CacheFiles.readRecord(path: layout.recordPath(digest: digest)) else {
-      return nil
-    }
+    guard case .bytes(let bytes) = records.read(digest) else { return nil }
     return decodedRecords.record(named: digest, bytes: bytes)
   }
 
@@ -164,9 +196,10 @@ public final class AttachmentCache: Sendable {
   /// Drops a record that failed its check, unless another writer replaced it meanwhile or
   /// the lock is busy (a hit never waits; `verify` removes it later).
   func dropRecord(digest: String, ifStill bytes: [UInt8]) {
-    let path = layout.recordPath(digest: digest)
     _ = lock.withExclusiveLockIfFree {
-      if CacheFiles.readRecord(path: path) == .bytes(bytes) { unlink(path) }
+      try? records.write(sync: configuration.durable) { writer in
+        if writer.read(digest) == .bytes(bytes) { writer.remove(digest) }
+      }
     }
   }
 

@@ -4,8 +4,13 @@ import Glibc
 /// symbolic link (`O_NOFOLLOW`), records open `O_NONBLOCK` (a FIFO cannot stall a lookup),
 /// and anything that is not a regular file or directory owned by this user is damage.
 enum CacheFiles {
-  /// This process's real user id (asked once: every check compares against it).
-  static let userID = getuid()
+  /// This process's real user id, asked once (every check compares against it): from the
+  /// auxiliary vector the kernel gave the process (no system call), else `getuid`.
+  static let userID: uid_t = {
+    errno = 0
+    let fromKernel = auxiliaryValue(11)  // AT_UID
+    return fromKernel == 0 && errno == ENOENT ? getuid() : uid_t(fromKernel)
+  }()
 
   /// What is at a name inside the cache.
   enum Found: Equatable {
@@ -92,63 +97,6 @@ enum CacheFiles {
     return .file(size: Int64(info.st_size), modified: modified)
   }
 
-  /// A record's bytes: `.missing`, `.damaged` (not a regular file of this user, or too
-  /// big), or the bytes.
-  enum RecordBytes: Equatable {
-    /// No record.
-    case missing
-    /// Something that is not a record file.
-    case damaged
-    /// The record file's bytes.
-    case bytes([UInt8])
-  }
-
-  /// Reads a record file (at most 64 KiB) with `O_NOFOLLOW | O_NONBLOCK`.
-  static func readRecord(_ name: String, in directory: Int32) -> RecordBytes {
-    let fd = openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-    guard fd >= 0 else { return errno == ENOENT ? .missing : .damaged }
-    defer { close(fd) }
-    return readRecord(descriptor: fd)
-  }
-
-  /// Reads an open record file: a regular file of this user, at most 64 KiB.
-  private static func readRecord(descriptor fd: Int32) -> RecordBytes {
-    var info = stat()
-    guard fstat(fd, &info) == 0, classify(info) != .damaged, info.st_size <= 64 * 1024 else {
-      return .damaged
-    }
-    var out = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
-    var filled = 0
-    while filled < out.count {
-      let count = out.withUnsafeMutableBytes {
-        read(fd, $0.baseAddress.map { $0 + filled }, $0.count - filled)
-      }
-      if count < 0 {
-        if errno == EINTR { continue }
-        return .damaged
-      }
-      if count == 0 { break }
-      filled += count
-      // A regular file reads short only at its end: no second read to find it.
-      if filled < out.count { break }
-    }
-    guard filled <= 64 * 1024 else { return .damaged }
-    return .bytes(Array(out[0..<filled]))
-  }
-
-  /// Reads a record at a path with one open (`O_NOFOLLOW | O_NONBLOCK`); a found record
-  /// counts only if its directory is safe (checked like every cache directory).
-  static func readRecord(path: String) -> RecordBytes {
-    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-    guard fd >= 0 else { return errno == ENOENT ? .missing : .damaged }
-    let read = readRecord(descriptor: fd)
-    close(fd)
-    guard case .bytes = read, isSafeDirectory(containing: path) else {
-      return read == .missing ? .missing : .damaged
-    }
-    return read
-  }
-
   /// What is at `path`, counted only if its directory is safe.
   static func findChecked(path: String) -> Found {
     let found = find(path: path)
@@ -201,3 +149,8 @@ extension timespec {
     self.init(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
   }
 }
+
+/// glibc's `getauxval(3)` (in `<sys/auxv.h>`, which the Glibc module does not export): a value
+/// of the auxiliary vector the kernel passed the process, read from memory.
+@_silgen_name("getauxval")
+private func auxiliaryValue(_ type: UInt) -> UInt

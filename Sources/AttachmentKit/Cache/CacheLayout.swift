@@ -5,41 +5,40 @@ import Glibc
 /// content by its own SHA-256.
 ///
 /// ```
-/// ROOT/v2/content/a/abcd…ef.jpg    immutable content, named by hash, canonical extension
-/// ROOT/v2/index/1/1234…89          one record per normalized URL
-/// ROOT/v2/tmp/                     named bodies in flight (only where O_TMPFILE is missing),
-///                                  records being written, unindexed (no-store) files
-/// ROOT/v2/key                      the 16-byte secret that names the records (0600)
-/// ROOT/v2/lock                     the advisory lock for publishes, record writes and sweeps,
+/// ROOT/v3/content/a/abcd…ef.jpg    immutable content, named by hash, canonical extension
+/// ROOT/v3/records                  the records: one LMDB store (``RecordStore``), one entry per
+///                                  normalized URL, and the secret that names them
+/// ROOT/v3/records-lock             LMDB's table of readers (shared memory of the processes)
+/// ROOT/v3/tmp/                     named bodies in flight (only where O_TMPFILE is missing),
+///                                  unindexed (no-store) files
+/// ROOT/v3/lock                     the advisory lock for publishes, record writes and sweeps,
 ///                                  holding the size ledger (``CacheLedger``) in its first bytes
 /// ```
 ///
-/// The 16 fan-out directories under `content` and `index` (the first hex digit) are made on
-/// first use, by the first publish into each, so an entry costs two inodes (its content and
-/// its record) and no directory once the cache has seen a few dozen entries, and a new cache
-/// that serves one file makes two directories, not 32 (each an inode allocation, the slowest
-/// part of a cold fetch into a fresh cache on this machine's ext4). 16 rather than 256: making
-/// 512 directories cost ~200 ms on this machine's ext4 under load (32: ~19 ms), while 100,000
-/// entries make only 6,250 names a directory, which ext4's hashed directories look up as fast.
-/// Version 1 (`ROOT/v1`, two fan-out levels made per entry) is never read: it is
-/// removed by the next sweep or `clear`.
+/// The 16 fan-out directories under `content` (the first hex digit) are made on first use, by
+/// the first publish into each, so an entry costs one inode (its content file) and no
+/// directory once the cache has seen a few dozen entries. 16 rather than 256: making 512
+/// directories cost ~200 ms on this machine's ext4 under load, while 100,000 entries make only
+/// 6,250 names a directory, which ext4's hashed directories look up as fast.
+///
+/// Earlier formats are never read: version 1 (`ROOT/v1`, two fan-out levels) and version 2
+/// (`ROOT/v2`, a file per record) are removed by the next sweep or `clear`, so an old cache's
+/// URLs are misses, fetched again into `v3`.
 struct CacheLayout: Sendable {
   /// The cache directory the caller chose.
   let root: String
   /// The versioned root; a format change gets a new one.
-  var versioned: String { root + "/v2" }
+  var versioned: String { root + "/v3" }
   /// Roots of earlier formats, removed by sweeps.
-  var legacy: [String] { [root + "/v1"] }
+  var legacy: [String] { [root + "/v1", root + "/v2"] }
   /// Content files.
   var content: String { versioned + "/content" }
-  /// Index records.
-  var index: String { versioned + "/index" }
+  /// The record store (an LMDB file; LMDB adds `-lock` for its readers' table).
+  var records: String { versioned + "/records" }
   /// Temporary files.
   var temporary: String { versioned + "/tmp" }
   /// The lock file.
   var lockFile: String { versioned + "/lock" }
-  /// The record-naming key (``CacheRecordKey``).
-  var keyFile: String { versioned + "/key" }
 
   /// The fan-out directory names, `0` … `f`.
   static let shards: [String] = (0..<16).map { String($0, radix: 16) }
@@ -55,15 +54,11 @@ struct CacheLayout: Sendable {
     "\(contentDirectory(sha256: sha256))/\(Self.contentName(sha256: sha256, fileExtension: fileExtension))"
   }
 
-  /// The index directory of a record name.
-  func recordDirectory(digest: String) -> String { "\(index)/\(digest.prefix(1))" }
-
-  /// The record file of a record name.
-  func recordPath(digest: String) -> String { "\(recordDirectory(digest: digest))/\(digest)" }
-
-  /// Creates the directories (mode 0700) and checks that the root and every directory of the
-  /// versioned root are safe to use: directories (not symbolic links) owned by this user and
-  /// not writable by others. The fan-out directories are left to the first publish into each.
+  /// Creates the directories (mode 0700) and checks that the root and the versioned root are
+  /// safe to use: directories (not symbolic links) owned by this user and not writable by
+  /// others (so no one else can put anything inside). `content` and `tmp` are made with a new
+  /// versioned root; in an existing one, each is checked (and made again if missing) by the
+  /// first write that needs it, so a hit looks at two directories only.
   /// - Returns: whether this call made the versioned root (a new, empty cache).
   /// - Throws: `io_error` naming what is wrong.
   @discardableResult
@@ -82,23 +77,20 @@ struct CacheLayout: Sendable {
       throw AttachmentError(.ioError, "The cache directory \(root) \(problem).")
     }
     var created = false
-    for directory in [versioned, content, index, temporary] {
-      if lstat(directory, &info) != 0 {
-        if errno == ENOENT {
-          if directory == versioned {
-            created = mkdir(versioned, 0o700) == 0
-          } else {
-            try Self.makeDirectory(directory)
-          }
-        }
-        guard lstat(directory, &info) == 0 else {
-          throw AttachmentError(
-            .ioError, "Cannot use the cache directory \(directory): \(String(cString: strerror(errno))).")
-        }
+    var found = lstat(versioned, &info) == 0
+    if !found, errno == ENOENT {
+      created = mkdir(versioned, 0o700) == 0
+      if created {
+        for directory in [content, temporary] { try Self.makeDirectory(directory) }
       }
-      if let problem = CacheFiles.directoryProblem(info, groupWritableAllowed: false) {
-        throw AttachmentError(.ioError, "The cache directory \(directory) \(problem).")
-      }
+      found = lstat(versioned, &info) == 0
+    }
+    guard found else {
+      throw AttachmentError(
+        .ioError, "Cannot use the cache directory \(versioned): \(String(cString: strerror(errno))).")
+    }
+    if let problem = CacheFiles.directoryProblem(info, groupWritableAllowed: false) {
+      throw AttachmentError(.ioError, "The cache directory \(versioned) \(problem).")
     }
     return created
   }

@@ -2,7 +2,7 @@ import Glibc
 
 /// Stats, verification, garbage collection and clearing.
 ///
-/// A sweep reads the directory without the lock, decides, then applies its removals under
+/// A sweep reads the records and the content directory without the lock, decides, then applies its removals under
 /// the lock in short slices (``CacheConfiguration/sweepSliceOperations`` at a time), so a
 /// publish or a hit's LRU update waits at most one slice. Each removal is re-checked under
 /// the lock: a record is removed only if it still holds the bytes the sweep read, and content
@@ -50,18 +50,16 @@ extension AttachmentCache {
   /// - Throws: `io_error` when the lock cannot be taken.
   public func clear() throws(AttachmentError) -> CacheReport {
     var report = CacheReport()
+    // Every record at once (one transaction), before the content they point at.
+    report.removed = try lock.withExclusiveLock { () throws(AttachmentError) -> Int in
+      try records.write(sync: configuration.durable) { writer in
+        writer.removeAll(except: [CacheRecordKey.storedName])
+      }
+    }
     var operations: [() -> Int] = []
-    for (digest, _, _) in scanRecords().records {
-      let path = layout.recordPath(digest: digest)
-      operations.append { unlink(path) == 0 ? 1 : 0 }
-    }
     for path in scanContent().files.keys { operations.append { unlink(path) == 0 ? 1 : 0 } }
-    for name in scanRecords().unreadable.map(\.0) {
-      let path = layout.recordPath(digest: name)
-      operations.append { unlink(path) == 0 ? 1 : 0 }
-    }
     for root in layout.legacy { operations.append { CacheFiles.removeTree(root) } }
-    report.removed = try applyInSlices(operations)
+    report.removed += try applyInSlices(operations)
     report.removed += try lock.withExclusiveLockedFile { fd throws(AttachmentError) -> Int in
       CacheLedger.forget(fd)  // what publishes added meanwhile is unknown: the next sweep counts
       return removeTemporaryFiles(now: FileSystem.now(), grace: 0).removed
@@ -204,18 +202,20 @@ extension AttachmentCache {
   }
 
   /// Removes a record if it still holds what the sweep read (lock held when run).
-  private func removeRecord(digest: String, ifStill expected: CacheFiles.RecordBytes) -> () -> Int {
-    let path = layout.recordPath(digest: digest)
+  private func removeRecord(digest: String, ifStill expected: RecordStore.Found) -> () -> Int {
     return {
-      let now = CacheFiles.readRecord(path: path)
-      guard now == expected || (expected == .damaged && now != .missing && !Self.parses(now)) else {
-        return 0
+      let removed = try? self.records.write(sync: self.configuration.durable) { writer -> Bool in
+        let now = writer.read(digest)
+        guard now == expected || (expected == .damaged && now != .missing && !Self.parses(now)) else {
+          return false
+        }
+        return writer.remove(digest)
       }
-      return unlink(path) == 0 ? 1 : 0
+      return removed == true ? 1 : 0
     }
   }
 
-  private static func parses(_ read: CacheFiles.RecordBytes) -> Bool {
+  private static func parses(_ read: RecordStore.Found) -> Bool {
     guard case .bytes(let bytes) = read else { return false }
     return CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]) != nil
   }
@@ -256,9 +256,9 @@ extension AttachmentCache {
     }
   }
 
-  /// Removes temporary files no live writer owns (lock held): record temporaries and
-  /// prepared records' names (their writers hold the lock), body files whose lock can be taken, unindexed files older than
-  /// `grace`. Returns how many were removed and how many are left.
+  /// Removes temporary files no live writer owns (lock held): body files whose lock can be
+  /// taken, unindexed files older than `grace`, and anything else (record files of older
+  /// versions). Returns how many were removed and how many are left.
   func removeTemporaryFiles(now: Double, grace: Double) -> (removed: Int, left: Int, unindexedBytes: Int64) {
     var removed = 0
     var left = 0
@@ -268,8 +268,6 @@ extension AttachmentCache {
       var abandoned = false
       if name.hasPrefix(CacheBodyFile.prefix) {
         abandoned = CacheBodyFile.isAbandoned(name: name, in: layout.temporary, now: now)
-      } else if TemporaryFile.isTemporary(name: name) || name.hasPrefix(Self.preparedRecordPrefix) {
-        abandoned = true  // made and renamed only under the lock this sweep holds
       } else if name.hasPrefix(Self.unindexedPrefix) {
         if case .file(let size, let modified) = CacheFiles.find(path: path) {
           abandoned = now - modified > grace

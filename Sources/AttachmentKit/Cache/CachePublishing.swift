@@ -7,7 +7,12 @@ extension AttachmentCache {
   /// The caller publishes, stashes or discards it.
   /// - Throws: `io_error` when no file can be created.
   func makeBodyFile() throws(AttachmentError) -> CacheBodyFile {
-    if !swept.exchange(true, ordering: .relaxed) { removeAbandonedBodyFiles() }
+    if !swept.load(ordering: .relaxed) {
+      // The first body file of this cache object: `tmp/` is checked (a hit never looks at it),
+      // and what killed writers left there is removed.
+      try ensureDirectory(layout.temporary)
+      if !swept.exchange(true, ordering: .relaxed) { removeAbandonedBodyFiles() }
+    }
     let anonymous = configuration.anonymousBodyFiles && !anonymousRefused.load(ordering: .relaxed)
     let (file, refused) = try CacheBodyFile.make(in: layout.temporary, anonymous: anonymous)
     if refused { anonymousRefused.store(true, ordering: .relaxed) }
@@ -44,20 +49,17 @@ extension AttachmentCache {
     // Checked before the lock, to keep its hold short: a fan-out directory made once does not
     // change, and the checks are repeated (by failing) if it did.
     try ensureDirectory(layout.contentDirectory(sha256: validation.sha256))
-    try ensureDirectory(layout.recordDirectory(digest: digest))
-    // The record's inode is made and written before the lock (an anonymous file), so the
-    // lock is held for links and a rename only, never for an inode allocation.
-    let prepared = try prepareRecord(record)
-    defer { prepared?.discard() }
     let ledger = try lock.withExclusiveLockedFile { (lockFile) throws(AttachmentError) -> Int64? in
       let added = try placeContent(body, at: path, bytes: validation.bytes)
       // The content's seal, read now that it is in place (linking and dating it changed it).
       record.seal = ContentSeal(path: path)
-      if let prepared {
-        try appendSeal(record.seal, to: prepared)
-        try commitPrepared(prepared, digest: digest)
-      } else {
-        try writeRecord(record, digest: digest, checkDirectory: false)
+      do throws(AttachmentError) {
+        try writeRecord(record, digest: digest)
+      } catch {
+        // The content stays (an orphan the sweep removes after the grace period); the ledger
+        // still counts what was linked.
+        _ = CacheLedger.add(lockFile, added)
+        throw error
       }
       return CacheLedger.add(lockFile, added)
     }
@@ -209,86 +211,22 @@ extension AttachmentCache {
     return -1
   }
 
-  /// The name prefix of a prepared record linked into `tmp/` just before its rename (only
-  /// ever under the lock, so a sweep, which holds it, removes any it finds).
-  static let preparedRecordPrefix = ".rec-"
-
-  /// Writes a record into an anonymous file, outside the lock; `nil` where the file system
-  /// has no `O_TMPFILE` (the record is then written under the lock).
-  /// - Throws: `io_error` when the file cannot be made or written.
-  func prepareRecord(_ record: CacheRecord) throws(AttachmentError) -> CacheBodyFile? {
-    let file = try makeBodyFile()
-    guard file.isAnonymous else {
-      file.discard()
-      return nil
-    }
-    let bytes = Array(record.encoded().utf8)
-    var failure: Int32 = 0
-    bytes.withUnsafeBytes { raw in
-      var offset = 0
-      while offset < raw.count {
-        let written = write(file.descriptor, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          failure = errno
-          return
-        }
-        offset += written
-      }
-    }
-    if failure == 0, configuration.durable, fsync(file.descriptor) != 0 { failure = errno }
-    guard failure == 0 else {
-      file.discard()
-      throw AttachmentError(.ioError, "Cannot write a cache record: \(String(cString: strerror(failure))).")
-    }
-    return file
-  }
-
-  /// Appends the content's seal line to a record prepared without it (lock held, the content
-  /// in place): a few bytes into an inode that already exists.
-  /// - Throws: `io_error` when the write fails.
-  func appendSeal(_ seal: ContentSeal?, to prepared: CacheBodyFile) throws(AttachmentError) {
-    guard let seal else { return }
-    let line = Array("\(CacheRecord.sealKey) \(seal.recorded)\n".utf8)
-    let written = line.withUnsafeBytes { write(prepared.descriptor, $0.baseAddress, $0.count) }
-    guard written == line.count, !configuration.durable || fsync(prepared.descriptor) == 0 else {
-      throw AttachmentError(.ioError, "Cannot write a cache record: \(String(cString: strerror(errno))).")
-    }
-  }
-
-  /// Makes a prepared record the record of `digest` (lock held): linked into `tmp/` under a
-  /// temporary name, then renamed over the record, so readers see the old or the new one.
-  /// A URL without a record yet (every entry of a batch) gets the file linked straight to its
-  /// name instead: `linkat` never replaces, so readers see no record or the whole one, and the
-  /// temporary name's `getrandom`, directory entry and `rename` are saved.
-  func commitPrepared(_ file: CacheBodyFile, digest: String) throws(AttachmentError) {
-    let path = layout.recordPath(digest: digest)
-    if Self.link(file, to: path) == 0 {
-      if configuration.durable { FileSystem.syncDirectory(of: path) }
-      return
-    }
-    try Self.place(
-      file, at: path, through: "\(layout.temporary)/\(Self.preparedRecordPrefix)",
-      what: "publish a cache record")
-    if configuration.durable { FileSystem.syncDirectory(of: path) }
-  }
-
   /// `AT_EMPTY_PATH`, which Glibc's module does not export.
   private static let atEmptyPath: Int32 = 0x1000
 
-  /// Writes a record (lock held): a temporary file renamed over the record.
-  func writeRecord(_ record: CacheRecord, digest: String, checkDirectory: Bool = true)
-    throws(AttachmentError)
-  {
-    if checkDirectory { try ensureDirectory(layout.recordDirectory(digest: digest)) }
-    try FileSystem.writeAtomically(
-      Array(record.encoded().utf8), to: layout.recordPath(digest: digest),
-      temporaryDirectory: layout.temporary,
-      durable: configuration.durable)
+  /// Writes a record (lock held): one committed transaction of the record store, so readers
+  /// see the old record or the new one.
+  /// - Throws: `io_error` when the store cannot be written; it then holds the old record.
+  func writeRecord(_ record: CacheRecord, digest: String) throws(AttachmentError) {
+    let bytes = Array(record.encoded().utf8)
+    try records.write(sync: configuration.durable) { (writer) throws(AttachmentError) in
+      try writer.put(digest, bytes)
+    }
   }
 
-  /// Makes sure a fan-out directory exists and is safe before writing into it: a missing one
-  /// is made, a file or link in its place is replaced by a directory.
+  /// Makes sure a directory of the cache (`tmp`, a content fan-out directory) exists and is
+  /// safe before writing into it: a missing one is made (with its parent), a file or link in
+  /// its place is replaced by a directory.
   /// - Throws: `io_error` when it belongs to another user or is writable by others.
   func ensureDirectory(_ path: String) throws(AttachmentError) {
     var info = stat()

@@ -1,74 +1,54 @@
 import Glibc
 
-/// What a sweep reads before it decides: the record and content shards, without the lock.
+/// What a sweep reads before it decides: the records and the content shards, without the lock.
 extension AttachmentCache {
-  // No lock: records are replaced by rename, content is immutable.
+  // No lock: records are read in one read transaction, content is immutable.
 
-  /// Fan-out directories that are missing, not directories, or unsafe (another user's,
+  /// Content fan-out directories that are missing, not directories, or unsafe (another user's,
   /// writable by others).
   func unsafeShards() -> [String] {
     var bad: [String] = []
-    for base in [layout.index, layout.content] {
-      for shard in CacheLayout.shards {
-        let directory = "\(base)/\(shard)"
-        var info = stat()
-        if lstat(directory, &info) != 0
-          || CacheFiles.directoryProblem(info, groupWritableAllowed: false) != nil
-        {
-          bad.append(directory)
-        }
+    for shard in CacheLayout.shards {
+      let directory = "\(layout.content)/\(shard)"
+      var info = stat()
+      if lstat(directory, &info) != 0 || CacheFiles.directoryProblem(info, groupWritableAllowed: false) != nil
+      {
+        bad.append(directory)
       }
     }
     return bad
   }
 
-  /// Every record file: the parsed ones (with their bytes) and those that are unreadable,
-  /// unparsable or not regular files of this user. With `remembering` (garbage collection), a
-  /// record file unchanged since the last remembering scan is not read again (see
+  /// Every record: the parsed ones (with their bytes) and those that are too big, do not parse
+  /// or are not stored under their URL's name. With `remembering` (garbage collection), a record
+  /// whose bytes are those the last remembering scan parsed is not parsed again (see
   /// ``RecordScanMemory``), and this scan becomes the one remembered.
   func scanRecords(remembering: Bool = false) -> (
-    records: [(String, [UInt8], CacheRecord)], unreadable: [(String, CacheFiles.RecordBytes)]
+    records: [(String, [UInt8], CacheRecord)], unreadable: [(String, RecordStore.Found)]
   ) {
     var records: [(String, [UInt8], CacheRecord)] = []
-    var unreadable: [(String, CacheFiles.RecordBytes)] = []
+    var unreadable: [(String, RecordStore.Found)] = []
     var remembered: [String: RecordScanMemory.Remembered] = [:]
-    let identifying = remembering && !scanMemory.isOverflowed
-    for shard in CacheLayout.shards {
-      let directory = "\(layout.index)/\(shard)"
-      _ = CacheFiles.withDirectory(directory) { fd -> Bool? in
-        for name in CacheFiles.names(in: fd) {
-          var identity: RecordScanMemory.Identity?
-          if identifying, remembered.count <= scanMemory.capacity {
-            var info = stat()
-            if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
-              identity = RecordScanMemory.Identity(info)
-            }
-            if let identity, let known = scanMemory.recall(name, identity: identity) {
-              records.append((name, known.bytes, known.record))
-              remembered[name] = known
-              continue
-            }
-          }
-          let read = CacheFiles.readRecord(name, in: fd)
-          switch read {
-          case .missing: continue
-          case .bytes(let bytes):
-            if let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]),
-              URLKey(record.url).map({ recordKey.name(for: $0) }) == name
-            {
-              records.append((name, bytes, record))
-              if let identity {
-                remembered[name] = RecordScanMemory.Remembered(
-                  identity: identity, bytes: bytes, record: record)
-              }
-              continue
-            }
-            unreadable.append((name, read))
-          case .damaged:
-            unreadable.append((name, read))
-          }
-        }
-        return nil
+    let recalling = remembering && !scanMemory.isOverflowed
+    for (name, found) in self.records.all() where name != CacheRecordKey.storedName {
+      guard case .bytes(let bytes) = found else {
+        unreadable.append((name, found))
+        continue
+      }
+      if recalling, let known = scanMemory.recall(name, bytes: bytes) {
+        records.append((name, bytes, known.record))
+        if remembered.count < scanMemory.capacity { remembered[name] = known }
+        continue
+      }
+      guard let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]),
+        URLKey(record.url).map({ recordKey.name(for: $0) }) == name
+      else {
+        unreadable.append((name, found))
+        continue
+      }
+      records.append((name, bytes, record))
+      if remembering, remembered.count < scanMemory.capacity {
+        remembered[name] = RecordScanMemory.Remembered(bytes: bytes, record: record)
       }
     }
     if remembering { scanMemory.replace(with: remembered, found: records.count) }

@@ -19,16 +19,19 @@ extension AttachmentCache {
     while next < urls.count {
       let end = min(urls.count, next + slice)
       written += try lock.withExclusiveLock { () throws(AttachmentError) -> Int in
-        var count = 0
-        for other in urls[next..<end] {
-          guard let otherKey = URLKey(other) else { continue }
-          var record = source.record
-          record.url = otherKey.normalized
-          if let lastAccess { record.lastAccess = lastAccess }
-          try writeRecord(record, digest: recordKey.name(for: otherKey))
-          count += 1
+        // One transaction per slice: a commit per record would cost more than the records.
+        try records.write(sync: configuration.durable) { (writer) throws(AttachmentError) -> Int in
+          var count = 0
+          for other in urls[next..<end] {
+            guard let otherKey = URLKey(other) else { continue }
+            var record = source.record
+            record.url = otherKey.normalized
+            if let lastAccess { record.lastAccess = lastAccess }
+            try writer.put(recordKey.name(for: otherKey), Array(record.encoded().utf8))
+            count += 1
+          }
+          return count
         }
-        return count
       }
       next = end
     }

@@ -76,7 +76,9 @@ extension AttachmentCache: CacheTier {
   /// Removes the record of `key` under the lock; its content file stays until a sweep finds
   /// no record using it.
   func remove(key: URLKey) throws(AttachmentError) -> Bool {
-    let path = layout.recordPath(digest: recordKey.name(for: key))
-    return try lock.withExclusiveLock { () throws(AttachmentError) -> Bool in unlink(path) == 0 }
+    let name = recordKey.name(for: key)
+    return try lock.withExclusiveLock { () throws(AttachmentError) -> Bool in
+      try records.write(sync: configuration.durable) { writer in writer.remove(name) }
+    }
   }
 }

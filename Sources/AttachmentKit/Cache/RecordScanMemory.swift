@@ -1,20 +1,19 @@
 import Glibc
 import Synchronization
 
-/// What the last garbage-collection scan of one cache object read from each record file, so
-/// the next scan reads and parses only the records that changed since.
+/// What the last garbage-collection scan of one cache object parsed from each record, so the
+/// next scan parses only the records that changed since.
 ///
-/// A record file is never written in place: every write makes a new file and renames it over
-/// the name. A file whose inode number, size, modification and change times (nanoseconds) are
-/// those remembered is therefore the file that was read, and its remembered bytes and parse
-/// are reused after one `fstatat` instead of an open, a read and a parse (measured in the churn
-/// benchmark: reading and parsing every record was 11 % of the run, ~50 µs a record). Nothing
+/// A record is remembered with its exact bytes: a record whose stored bytes are still those is
+/// the record that was parsed, and its parse is reused (measured in the churn benchmark when
+/// records were files: reading and parsing every record was 11 % of the run, ~50 µs a record;
+/// the store's scan reads the bytes from a memory map, so the parse is what remains). Nothing
 /// decided from it is trusted blindly: every removal re-reads the record under the lock and
-/// compares its bytes, and `verify` reads every record afresh.
+/// compares its bytes, and `verify` parses every record afresh.
 ///
 /// At most ``capacity`` records are remembered (a few hundred bytes each); a scan that finds
-/// more remembers nothing, and the scan after it does not even `fstat` (a 100,000-entry cache
-/// is read as before, without 100,000 extra calls), until a scan finds few enough again.
+/// more remembers nothing, and the scan after it does not look here, until a scan finds few
+/// enough again.
 final class RecordScanMemory: Sendable {
   /// How many records are remembered at most (``CacheConfiguration`` sets it; 8,192 by
   /// default).
@@ -25,37 +24,11 @@ final class RecordScanMemory: Sendable {
     self.capacity = capacity
   }
 
-  /// The identity of a record file: what changes whenever it is replaced or touched.
-  struct Identity: Equatable, Sendable {
-    /// Inode number.
-    var inode: UInt64
-    /// Size in bytes.
-    var size: Int64
-    /// Modification time: seconds, then nanoseconds.
-    var modifiedSeconds: Int
-    var modifiedNanoseconds: Int
-    /// Status change time: seconds, then nanoseconds.
-    var changedSeconds: Int
-    var changedNanoseconds: Int
-
-    /// The identity of a `stat` result.
-    init(_ info: stat) {
-      inode = UInt64(info.st_ino)
-      size = Int64(info.st_size)
-      modifiedSeconds = info.st_mtim.tv_sec
-      modifiedNanoseconds = info.st_mtim.tv_nsec
-      changedSeconds = info.st_ctim.tv_sec
-      changedNanoseconds = info.st_ctim.tv_nsec
-    }
-  }
-
   /// A record as a scan read it.
   struct Remembered: Sendable {
-    /// The file it was read from.
-    var identity: Identity
     /// Its bytes.
     var bytes: [UInt8]
-    /// Its parse (which matched the file's name).
+    /// Its parse (which matched the record's name).
     var record: CacheRecord
   }
 
@@ -66,11 +39,11 @@ final class RecordScanMemory: Sendable {
   /// identify files it cannot remember).
   var isOverflowed: Bool { overflowed.load(ordering: .relaxed) }
 
-  /// The remembered record at `name` (a record file name: the URL key's digest) if `identity`
-  /// is still the file's, else `nil`.
-  func recall(_ name: String, identity: Identity) -> Remembered? {
+  /// The remembered record named `name` (the URL key's digest) if `bytes` are still the ones
+  /// it was parsed from, else `nil`.
+  func recall(_ name: String, bytes: [UInt8]) -> Remembered? {
     remembered.withLock { memory in
-      guard let found = memory[name], found.identity == identity else { return nil }
+      guard let found = memory[name], found.bytes == bytes else { return nil }
       return found
     }
   }

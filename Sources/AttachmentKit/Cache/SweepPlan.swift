@@ -3,17 +3,17 @@
 /// no record uses) is tested alone (`SweepPlanTests`). The sweep reads (``Scan``), plans, then
 /// applies the steps under the lock in slices; each step re-checks what it removes.
 struct SweepPlan: Equatable {
-  /// What the sweep read before deciding (without the lock: records are replaced by rename,
-  /// content is immutable).
+  /// What the sweep read before deciding (without the lock: records are read in one
+  /// transaction, content is immutable).
   struct Scan {
     /// Roots of older cache formats that exist.
     var legacyRoots: [String] = []
     /// Fan-out directories that are unsafe, and whether each is simply missing.
     var unsafeShards: [(path: String, missing: Bool)] = []
-    /// Readable records: the file name's digest, the bytes read, the record.
+    /// Readable records: the name (the URL key's digest), the bytes read, the record.
     var records: [(digest: String, bytes: [UInt8], record: CacheRecord)] = []
-    /// Records that do not parse (or are not record files), with what was found.
-    var unreadable: [(digest: String, found: CacheFiles.RecordBytes)] = []
+    /// Records that do not parse (or are not stored under their URL's name), with what was found.
+    var unreadable: [(digest: String, found: RecordStore.Found)] = []
     /// Content files by path, with their sizes in bytes.
     var content: [String: Int64] = [:]
     /// Content paths that are not regular files of this user.
@@ -31,7 +31,7 @@ struct SweepPlan: Equatable {
     /// Make an unsafe or missing fan-out directory anew.
     case repairShard(String)
     /// Remove a record if it still holds what was read.
-    case removeRecord(digest: String, ifStill: CacheFiles.RecordBytes)
+    case removeRecord(digest: String, ifStill: RecordStore.Found)
     /// Remove a content file unless stamped since the sweep began or younger than `grace`
     /// seconds; with `sha256`, a stamped file is re-hashed first. `countedBytes` leave the
     /// size ledger when it goes.

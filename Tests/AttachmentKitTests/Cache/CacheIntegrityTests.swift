@@ -219,7 +219,7 @@ struct CacheIntegrityTests {
     fixture.server.serve("/g.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let url = fixture.server.url("/g.png")
     let attachment = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
-    #expect(unlink(try #require(fixture.pipeline.cache.recordPath(forURL: url))) == 0)
+    #expect(try fixture.pipeline.cache.remove(url: url))
 
     // When collected within the grace period, it stays
     _ = try fixture.pipeline.cache.collectGarbage()
@@ -304,18 +304,14 @@ struct CacheIntegrityTests {
       for: fixture.server.url("/p.png"), timeout: generousTimeout)
     let root = fixture.scratch.path + "/cache"
     let contentShard = (attachment.path as NSString).deletingLastPathComponent
-    let indexShard = try #require(
-      AttachmentCache(configuration: CacheConfiguration(directory: root)).recordPath(
-        forURL: fixture.server.url("/p.png")))
-    for directory in [
-      root, root + "/v2", root + "/v2/content", contentShard, root + "/v2/index",
-      (indexShard as NSString).deletingLastPathComponent, root + "/v2/tmp",
-    ] {
+    for directory in [root, root + "/v3", root + "/v3/content", contentShard, root + "/v3/tmp"] {
       let mode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
       #expect(mode == 0o700, "\(directory)")
     }
-    let mode = try FileManager.default.attributesOfItem(atPath: attachment.path)[.posixPermissions] as? Int
-    #expect(mode == 0o600)
+    for file in [attachment.path, root + "/v3/records", root + "/v3/records-lock", root + "/v3/lock"] {
+      let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+      #expect(mode == 0o600, "\(file)")
+    }
   }
 
   private func setLastAccess(fixture: Fixture, url: String, to time: Double) throws {

@@ -107,7 +107,7 @@ struct CacheLedgerTests {
     for url in urls.prefix(3) {
       _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     }
-    let lockPath = fixture.scratch.path + "/cache/v2/lock"
+    let lockPath = fixture.scratch.path + "/cache/v3/lock"
 
     for damage in ["torn", "empty"] {
       // When the lock file's ledger is torn (the check word does not match) or absent (a

@@ -24,9 +24,7 @@ struct ContentSealTests {
 
   /// The `seal` line of the record of `url`, or nil.
   static func recordedSeal(_ fixture: Fixture, _ url: String) -> String? {
-    guard let path = fixture.pipeline.cache.recordPath(forURL: url),
-      let text = try? String(contentsOfFile: path, encoding: .utf8)
-    else { return nil }
+    guard let text = fixture.pipeline.cache.recordText(forURL: url) else { return nil }
     return text.split(separator: "\n").first { $0.hasPrefix("seal ") }.map { String($0.dropFirst(5)) }
   }
 

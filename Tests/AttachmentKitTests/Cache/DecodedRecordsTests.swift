@@ -10,14 +10,6 @@ import Testing
 /// (``DecodedRecords``): a record rewritten by another process is read as it is now.
 @Suite("Cache: decoded records follow the file", .threadOfItsOwn)
 struct DecodedRecordsTests {
-  /// Rewrites the file at `path` in place (its mode and owner kept) with `text`.
-  static func rewrite(_ path: String, _ text: String) throws {
-    let fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-    try #require(fd >= 0)
-    defer { close(fd) }
-    let bytes = Array(text.utf8)
-    #expect(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
-  }
 
   @Test("a hit decodes a record again once its bytes change: a record made stale elsewhere is stale here")
   func decodedRecordsFollowTheFile() async throws {
@@ -37,12 +29,11 @@ struct DecodedRecordsTests {
     }
 
     // When another writer rewrites the record with a lifetime that has ended
-    let path = try #require(fixture.pipeline.cache.recordPath(forURL: url.text))
-    let text = try String(contentsOfFile: path, encoding: .utf8)
+    let text = try #require(fixture.pipeline.cache.recordText(forURL: url.text))
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
       line.hasPrefix("fresh ") ? "fresh 1.5" : String(line)
     }
-    try Self.rewrite(path, lines.joined(separator: "\n"))
+    try fixture.pipeline.cache.replaceRecordText(lines.joined(separator: "\n"), forURL: url.text)
 
     // Then the next lookup reads the new bytes: the copy is stale, to revalidate
     guard case .stale = fixture.pipeline.lookup(url) else {

@@ -57,7 +57,7 @@ struct DiskFullTests {
         // Then it fails with io_error and leaves nothing behind
         #expect((error as? AttachmentError)?.code == .ioError, "\(error)")
       }
-      #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cache/v2/tmp").isEmpty)
+      #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/cache/v3/tmp").isEmpty)
       // (the body is an O_TMPFILE, which no listing shows: the file system's used blocks do,
       // until its last descriptor closes; the downloader's closes just after the answer)
       let freed = ContinuousClock.now + .seconds(5)

@@ -11,7 +11,7 @@ import Testing
 struct NoStoreTests {
   /// Stashed bodies now in the fixture's cache.
   static func stashed(_ fixture: PipelineFixture) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: fixture.scratch.path + "/cache/v2/tmp")) ?? [])
+    ((try? FileManager.default.contentsOfDirectory(atPath: fixture.scratch.path + "/cache/v3/tmp")) ?? [])
       .filter { $0.hasPrefix("unindexed-") }
   }
 

@@ -23,16 +23,20 @@ struct RecordKeyTests {
     let first = try AttachmentCache(configuration: CacheConfiguration(directory: one.path))
     let other = try AttachmentCache(configuration: CacheConfiguration(directory: two.path))
     let again = try AttachmentCache(configuration: CacheConfiguration(directory: one.path))
-    let url = "https://example.com/a.jpg"
+    let url = try #require(URLKey("https://example.com/a.jpg"))
 
+    guard case .bytes(let stored) = first.records.read(CacheRecordKey.storedName) else {
+      Issue.record("no key in the record store")
+      return
+    }
+    #expect(stored.count == 16)
     var info = stat()
-    #expect(lstat(one.path + "/v2/key", &info) == 0)
-    #expect(info.st_size == 16)
+    #expect(lstat(one.path + "/v3/records", &info) == 0)
     #expect(info.st_mode & 0o777 == 0o600)
-    let name = try #require(first.recordPath(forURL: url))
-    #expect(again.recordPath(forURL: url) == name)
-    #expect(other.recordPath(forURL: url)?.split(separator: "/").last != name.split(separator: "/").last)
-    #expect(name.split(separator: "/").last?.count == 32)
+    let name = first.recordKey.name(for: url)
+    #expect(again.recordKey.name(for: url) == name)
+    #expect(other.recordKey.name(for: url) != name)
+    #expect(name.count == 32)
   }
 
   @Test(
@@ -45,19 +49,22 @@ struct RecordKeyTests {
     fixture.server.serve("/k.gif", body: try Samples.bytes("gif-static.gif"), contentType: "image/gif")
     let url = fixture.server.url("/k.gif")
     _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
-    let record = try #require(fixture.pipeline.cache.recordPath(forURL: url))
-    let index = record.split(separator: "/").dropLast(2).joined(separator: "/")
-    let foreign = "/\(index)/6/6c62272e07bb014262b821756295c58d"
-    try FileManager.default.createDirectory(atPath: "/\(index)/6", withIntermediateDirectories: true)
-    try #require(rename(record, foreign) == 0)
+    let cache = fixture.pipeline.cache
+    let name = cache.recordKey.name(for: try #require(URLKey(url)))
+    let foreign = "6c62272e07bb014262b821756295c58d"
+    try cache.records.write(sync: false) { (writer) throws(AttachmentError) in
+      guard case .bytes(let bytes) = writer.read(name) else { return }
+      try writer.put(foreign, bytes)
+      writer.remove(name)
+    }
 
     // When the URL is asked for again, then the cache swept
     let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
-    _ = try fixture.pipeline.cache.collectGarbage()
+    _ = try cache.collectGarbage()
 
     // Then the foreign-named record was not read as the URL's (fetched again) and is gone
     #expect(again.source == .network)
-    #expect(!FileManager.default.fileExists(atPath: foreign))
-    #expect(FileManager.default.fileExists(atPath: record))
+    #expect(cache.records.read(foreign) == .missing)
+    #expect(cache.records.read(name) != .missing)
   }
 }

@@ -98,10 +98,9 @@ struct HitPolicyTests {
     fixture.server.serve("/u.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let url = fixture.server.url("/u.png")
     _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
-    let recordPath = try #require(fixture.pipeline.cache.recordPath(forURL: url))
-    let text = try String(contentsOfFile: recordPath, encoding: .utf8)
-    try text.replacingOccurrences(of: "peer loopback\n", with: "").write(
-      toFile: recordPath, atomically: true, encoding: .utf8)
+    let text = try #require(fixture.pipeline.cache.recordText(forURL: url))
+    try fixture.pipeline.cache.replaceRecordText(
+      text.replacingOccurrences(of: "peer loopback\n", with: ""), forURL: url)
 
     // When a caller that refuses private networks asks, the download is tried and refused
     // at connect time; a caller that allows them is served from the cache

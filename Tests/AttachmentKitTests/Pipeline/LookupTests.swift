@@ -65,8 +65,7 @@ struct LookupTests {
     let a = try AttachmentURL(fixture.server.url("/a.gif"))
     let b = try AttachmentURL(fixture.server.url("/b.jpg"))
     _ = try await fixture.pipeline.attachment(for: a, deadline: .now + generousTimeout)
-    let recordBefore = try String(
-      contentsOfFile: try #require(fixture.pipeline.cache.recordPath(forURL: a.text)), encoding: .utf8)
+    let recordBefore = try #require(fixture.pipeline.cache.recordText(forURL: a.text))
 
     // When A's stale lookup is handed on with B
     let answer = try await fixture.pipeline.attachment(
@@ -76,10 +75,7 @@ struct LookupTests {
     #expect(answer.type == .jpeg && answer.source == .network)
     #expect(fixture.server.requests(path: "/b.jpg").first?.header("If-None-Match") == nil)
     #expect(fixture.server.requestCount(path: "/a.gif") == 1)
-    #expect(
-      try String(
-        contentsOfFile: try #require(fixture.pipeline.cache.recordPath(forURL: a.text)), encoding: .utf8)
-        == recordBefore)
+    #expect(fixture.pipeline.cache.recordText(forURL: a.text) == recordBefore)
   }
 
   enum LookupError: Error { case unexpected(String) }

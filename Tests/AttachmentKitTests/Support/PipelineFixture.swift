@@ -42,13 +42,13 @@ struct PipelineFixture {
   /// Files left in the cache's temporary directory (named body files, rescue outputs). Blind
   /// to anonymous body files: see ``leftBehind()``.
   func temporaryFiles() -> [String] {
-    (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v2/tmp")) ?? []
+    (try? FileManager.default.contentsOfDirectory(atPath: scratch.path + "/cache/v3/tmp")) ?? []
   }
 
   /// This process's descriptors open on files in the cache's temporary directory, anonymous
   /// (`O_TMPFILE`) body files included: what a leak of a body or rescue output would leave.
   func openTemporaryFiles() -> [String] {
-    let directory = scratch.path + "/cache/v2/tmp/"
+    let directory = scratch.path + "/cache/v3/tmp/"
     let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
     return descriptors.compactMap {
       try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
