@@ -18,17 +18,23 @@ package struct URLKey: Hashable, Sendable {
 
   /// Normalizes `url`, which ``AttachmentURL`` has checked and split into `authority`.
   init(checked url: String, authority: URLAuthority) {
-    let scheme = authority.scheme.lowercased()
+    // Byte by byte (every delimiter is ASCII): a hit normalizes its URL on each call.
+    let scheme = Self.lowercased(authority.scheme)
     var rest = url[authority.range.upperBound...]
-    if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-    var pathAndQuery = String(rest)
-    if pathAndQuery.isEmpty || pathAndQuery.hasPrefix("?") { pathAndQuery = "/" + pathAndQuery }
+    if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
+    let rooted = rest.utf8.first.map { $0 == UInt8(ascii: "?") } ?? true
     let userInfo = authority.userInfo.map { "\($0)@" } ?? ""
     var port = authority.port.map { ":\($0)" } ?? ""
     if (scheme == "http" && port == ":80") || (scheme == "https" && port == ":443") || port == ":" {
       port = ""
     }
-    normalized = "\(scheme)://\(userInfo)\(authority.host.lowercased())\(port)\(pathAndQuery)"
+    normalized = "\(scheme)://\(userInfo)\(Self.lowercased(authority.host))\(port)\(rooted ? "/" : "")\(rest)"
+  }
+
+  /// `text` lower-cased: a copy when it holds no upper-case ASCII and no non-ASCII byte (the
+  /// usual host and scheme), else Unicode's lower-casing.
+  private static func lowercased(_ text: Substring) -> String {
+    text.utf8.allSatisfy({ $0 < 0x80 && !(0x41...0x5A).contains($0) }) ? String(text) : text.lowercased()
   }
 
   /// Whether two keys are the same bytes.
