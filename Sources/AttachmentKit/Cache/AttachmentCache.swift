@@ -26,6 +26,8 @@ public final class AttachmentCache: Sendable {
   let scanMemory: RecordScanMemory
   /// The records hits decoded lately, with their bytes (a hit on unchanged bytes parses nothing).
   let decodedRecords: DecodedRecords
+  /// The content fan-out directories hits looked into, held open.
+  let contentDirectories: ContentDirectories
   /// The records, shared with every other cache object of this process on the same directory.
   let records: RecordStore
   /// Names the index records (read from, or made in, the record store).
@@ -50,6 +52,7 @@ public final class AttachmentCache: Sendable {
     lock = FileLock(path: layout.lockFile)
     scanMemory = RecordScanMemory(capacity: configuration.rememberedRecords)
     decodedRecords = DecodedRecords(capacity: configuration.decodedRecords)
+    contentDirectories = ContentDirectories(layout: layout)
     if try layout.prepare() {
       // A new cache holds nothing: its ledger starts at 0 (unless a publish already set it).
       try lock.withExclusiveLockedFile { fd throws(AttachmentError) in
@@ -112,15 +115,17 @@ public final class AttachmentCache: Sendable {
   func entry(for key: URLKey) -> CacheEntry? {
     let digest = recordKey.name(for: key)
     lookups.add(1, ordering: .relaxed)
-    guard case .bytes(let bytes) = records.read(digest) else { return nil }
-    guard let record = decodedRecords.record(named: digest, bytes: bytes), record.url == key.normalized
-    else {
+    guard
+      let (decoded, bytes) = records.withBytes(
+        of: digest, { decodedRecords.record(named: digest, stored: $0) })
+    else { return nil }
+    guard let record = decoded, record.url == key.normalized else {
       dropRecord(digest: digest, ifStill: bytes)
       return nil
     }
     let validation = record.validation
     let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
-    let (found, seal) = CacheFiles.findCheckedSealed(path: path)
+    let (found, seal) = contentDirectories.find(path: path, sha256: validation.sha256)
     switch found {
     case .file(let size, _) where size == validation.bytes:
       let entry = CacheEntry(record: record, path: path, digest: digest)

@@ -91,7 +91,7 @@ enum CacheFiles {
     return classify(info)
   }
 
-  private static func classify(_ info: stat) -> Found {
+  static func classify(_ info: stat) -> Found {
     guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == userID else { return .damaged }
     let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
     return .file(size: Int64(info.st_size), modified: modified)
@@ -104,20 +104,10 @@ enum CacheFiles {
     return isSafeDirectory(containing: path) ? found : .damaged
   }
 
-  /// ``findChecked(path:)`` with the file's ``ContentSeal`` from the same `lstat` (`nil` unless
-  /// a file was found): the hit path's one look at the content.
-  static func findCheckedSealed(path: String) -> (found: Found, seal: ContentSeal?) {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return (errno == ENOENT ? .missing : .damaged, nil) }
-    let found = classify(info)
-    guard case .file = found else { return (found, nil) }
-    return isSafeDirectory(containing: path) ? (found, ContentSeal(info)) : (.damaged, nil)
-  }
-
   /// Whether the directory holding `path` is a directory of this user, not writable by
   /// others, and not a symbolic link.
   static func isSafeDirectory(containing path: String) -> Bool {
-    let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+    let directory = String(path[..<(path.utf8.lastIndex(of: UInt8(ascii: "/")) ?? path.endIndex)])
     var info = stat()
     return lstat(directory, &info) == 0 && directoryProblem(info, groupWritableAllowed: false) == nil
   }

@@ -1,3 +1,4 @@
+import Glibc
 import PosixLock
 
 /// The records this cache object decoded lately, each kept with the exact bytes it came from, so
@@ -21,6 +22,23 @@ final class DecodedRecords: Sendable {
   /// Makes an empty memory of at most `capacity` records (0 keeps none).
   init(capacity: Int) {
     self.capacity = capacity
+  }
+
+  /// The record stored under `name`, its bytes `stored` where they lie (``RecordStore/withBytes(of:_:)``):
+  /// the kept decoding and its bytes when they are the same bytes (nothing copied), else a new
+  /// decoding (kept in turn) and a copy of the bytes; the record is `nil` when the bytes are no
+  /// record.
+  func record(named name: String, stored: UnsafeRawBufferPointer) -> (record: CacheRecord?, bytes: [UInt8]) {
+    if let kept = decoded.withLock({ $0[name] }), kept.bytes.count == stored.count,
+      kept.bytes.withUnsafeBytes({ kept in
+        guard let left = kept.baseAddress, let right = stored.baseAddress else { return stored.isEmpty }
+        return memcmp(left, right, stored.count) == 0
+      })
+    {
+      return (kept.record, kept.bytes)
+    }
+    let bytes = Array(stored)
+    return (record(named: name, bytes: bytes), bytes)
   }
 
   /// The record the file named `name` holds, its `bytes` just read: the kept decoding when the

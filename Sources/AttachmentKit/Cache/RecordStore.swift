@@ -183,6 +183,24 @@ final class RecordStore: @unchecked Sendable {
     withReadTransaction { transaction in Self.get(transaction, database, name) } ?? .missing
   }
 
+  /// Runs `body` on the bytes stored under `name` where they lie in the map (valid only during
+  /// the call: copy what is kept), or returns `nil` when there is none or they are too big to
+  /// be a record. The hit's read: nothing is copied when the bytes are those decoded last.
+  func withBytes<T>(of name: String, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
+    withReadTransaction { transaction -> T? in
+      name.utf8CString.withUnsafeBufferPointer { key -> T? in
+        var keyValue = MDB_val(
+          mv_size: key.count - 1, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var value = MDB_val()
+        guard mdb_get(transaction, database, &keyValue, &value) == 0, value.mv_size <= Self.largestRecord
+        else {
+          return nil
+        }
+        return body(UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+      }
+    } ?? nil
+  }
+
   /// Every name and what it holds, read in one transaction (one consistent view), in key order.
   func all() -> [(name: String, found: Found)] {
     withReadTransaction { transaction -> [(name: String, found: Found)] in

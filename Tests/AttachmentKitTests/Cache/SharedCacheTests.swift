@@ -404,6 +404,34 @@ struct SharedCacheTests {
     #expect(fixture.server.requestCount(path: "/d.png") == 2)
   }
 
+  @Test(
+    "a fan-out directory removed and made again under a cache that holds it open: hits use the new one, and see it made unsafe"
+  )
+  func replacedFanOutDirectory() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/r.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
+    let url = fixture.server.url("/r.png")
+    let key = try #require(URLKey(url))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    let cache = fixture.pipeline.cache
+    #expect(cache.entry(for: key) != nil)  // the directory is now held open
+    let content = try #require(cache.contentPath(forURL: url))
+    let shard = String(content[..<(content.lastIndex(of: "/") ?? content.endIndex)])
+
+    // When the directory is removed and made again, and the URL fetched into it again
+    try FileManager.default.removeItem(atPath: shard)
+    #expect(mkdir(shard, 0o700) == 0)
+    #expect(try await fixture.pipeline.attachment(for: url, timeout: generousTimeout).source == .network)
+
+    // Then hits look into the new directory, and see it when it becomes world-writable
+    #expect(try await fixture.pipeline.attachment(for: url, timeout: generousTimeout).source == .cache)
+    #expect(chmod(shard, 0o777) == 0)
+    #expect(cache.entry(for: key) == nil, "a world-writable directory made after the first was trusted")
+    #expect(chmod(shard, 0o700) == 0)
+    #expect(cache.entry(for: key) != nil)
+  }
+
   @Test("content that is a symbolic link is never served and verify removes it")
   func linkedContent() async throws {
     let fixture = try Fixture()
