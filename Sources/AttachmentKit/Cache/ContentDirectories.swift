@@ -1,9 +1,10 @@
 import Glibc
 import PosixLock
 
-/// The content fan-out directories a cache object has looked into, each held open, so a hit
-/// checks its content file's directory with `fstat` instead of a second walk of the whole path
-/// (the two walks were a third of an in-process hit). The file itself is still looked at by its
+/// The content fan-out directories a cache object has looked into more than once, each held
+/// open, so a hit checks its content file's directory with `fstat` instead of a second walk of
+/// the whole path (the two walks were a third of an in-process hit). The first look at each is
+/// an `lstat` of its path, so a process that hits once (the command line) opens nothing. The file itself is still looked at by its
 /// path (`lstat`): the path a hit answers is the one that was checked.
 ///
 /// A directory is checked like every directory of the cache: opened without following a link,
@@ -14,8 +15,10 @@ import PosixLock
 /// replacement, which only damage causes.
 final class ContentDirectories: Sendable {
   private let layout: CacheLayout
-  /// Open descriptors by fan-out digit (-1: not open yet), and replaced ones.
-  private let state = Locked<(open: [Int32], retired: [Int32])>((Array(repeating: -1, count: 16), []))
+  /// Open descriptors by fan-out digit (``unseen``, ``seenOnce``: not open yet), and replaced ones.
+  private let state = Locked<(open: [Int32], retired: [Int32])>((Array(repeating: unseen, count: 16), []))
+  private static let unseen: Int32 = -1
+  private static let seenOnce: Int32 = -2
 
   /// Directories of `layout`'s content.
   init(layout: CacheLayout) {
@@ -41,12 +44,26 @@ final class ContentDirectories: Sendable {
     return (found, ContentSeal(info))
   }
 
-  /// Whether fan-out directory `digit` is a directory of this user not writable by others.
+  /// Whether fan-out directory `digit` is a directory of this user not writable by others. The
+  /// first look at a directory is an `lstat` of its path (a process that hits once, the command
+  /// line, opens nothing); the second opens it, to hold.
   private func isSafe(_ digit: Int) -> Bool {
-    for reopening in [false, true] {
-      guard let directory = descriptor(digit, reopening: reopening) else { return false }
+    let held = state.withLock { state -> Int32 in
+      let held = state.open[digit]
+      if held == Self.unseen { state.open[digit] = Self.seenOnce }
+      return held
+    }
+    if held == Self.unseen {
       var info = stat()
-      guard fstat(directory, &info) == 0 else { return false }
+      return lstat("\(layout.content)/\(CacheLayout.shards[digit])", &info) == 0
+        && CacheFiles.directoryProblem(info, groupWritableAllowed: false) == nil
+    }
+    var directory = held >= 0 ? held : descriptor(digit, reopening: false)
+    for reopening in [false, true] {
+      if reopening { directory = descriptor(digit, reopening: true) }
+      guard let open = directory else { return false }
+      var info = stat()
+      guard fstat(open, &info) == 0 else { return false }
       if info.st_nlink == 0 { continue }  // removed from its path: look at the one there now
       return CacheFiles.directoryProblem(info, groupWritableAllowed: false) == nil
     }

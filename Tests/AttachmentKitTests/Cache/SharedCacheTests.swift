@@ -415,7 +415,8 @@ struct SharedCacheTests {
     let key = try #require(URLKey(url))
     _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let cache = fixture.pipeline.cache
-    #expect(cache.entry(for: key) != nil)  // the directory is now held open
+    #expect(cache.entry(for: key) != nil)  // the directory looked at by its path,
+    #expect(cache.entry(for: key) != nil)  // then opened and held
     let content = try #require(cache.contentPath(forURL: url))
     let shard = String(content[..<(content.lastIndex(of: "/") ?? content.endIndex)])
 
