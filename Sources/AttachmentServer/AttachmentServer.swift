@@ -29,6 +29,8 @@ public final class AttachmentServer: Sendable {
   let metrics = Metrics()
   let admission: FetchAdmission
   let hitMemo = HitMemo()
+  /// Signed targets that verified lately (``TargetMemo``).
+  let targets = TargetMemo()
   let watch: ConnectionWatch
   let refusalMemo = RefusalMemo()
   let cacheGauges = CacheGauges()
@@ -41,6 +43,7 @@ public final class AttachmentServer: Sendable {
   /// the key file's reload on SIGHUP, without a restart.
   public func replaceSigner(_ signer: URLSigner) {
     signerState.withLock { $0 = signer }
+    targets.forget()
   }
 
   /// A server that answers with `pipeline`'s attachments, verifying paths with `signer`.

@@ -20,7 +20,12 @@ extension AttachmentServer {
       // The watch may have cut the connection just now (its head was late): end it.
       guard watch.enter(.working, connection).alive else { return .NO }
       state.method = method.map { String(cString: $0) } ?? ""
-      state.route = Route(target: state.target)
+      if let verified = targets.entry(for: state.target) {
+        state.verified = verified
+        state.route = verified.route
+      } else {
+        state.route = Route(target: state.target)
+      }
       state.facts = RequestFacts.read(connection, mhd: mhd, trusted: configuration.trustedForwarders)
       state.phase = .receiving
       metrics.begin()
@@ -42,7 +47,7 @@ extension AttachmentServer {
     case .receiving:
       state.phase = .routed
     }
-    switch start(route: state.route, connection: connection, mhd: mhd) {
+    switch start(state, connection: connection, mhd: mhd) {
     case .reply(let reply):
       return queue(reply, on: connection, state: state, mhd: mhd)
     case .fetch(let request):
@@ -114,7 +119,8 @@ extension AttachmentServer {
       AccessLog.write(
         AccessLog.Line(
           facts: state.facts, method: state.method, route: state.route.label,
-          path: LoggedPath.of(target: state.target, route: state.route), url: queued.url,
+          path: state.verified?.loggedPath ?? LoggedPath.of(target: state.target, route: state.route),
+          url: queued.url,
           status: queued.status, outcome: queued.outcome, bytes: bytes, seconds: seconds,
           completed: completed))
     }
@@ -174,24 +180,50 @@ extension AttachmentServer {
     }
   }
 
-  /// A reply made before any pipeline work (see ``target(of:)``).
-  struct ImmediateReply: Error {
-    let reply: Reply
-  }
-
-  private func start(route: Route, connection: OpaquePointer?, mhd: MicroHTTPD) -> Start {
+  /// The checked URL and kind of a request whose target is not in the memo: its signature
+  /// verified and its URL parsed (then the target is remembered), or the reply that answers it.
+  private func checkedTarget(_ state: RequestState) -> Result<
+    (url: AttachmentURL, kind: Kind), ImmediateReply
+  > {
+    let generation = targets.generation
     let (url, kind): (String, Kind)
-    switch target(of: route) {
+    switch target(of: state.route) {
     case .success(let target): (url, kind) = target
-    case .failure(let immediate): return .reply(immediate.reply)
+    case .failure(let immediate): return .failure(immediate)
     }
     let checked: AttachmentURL
     do {
       checked = try AttachmentURL(url)
     } catch {
-      return .reply(
-        kind == .info
-          ? infoReply(Redaction.redact(url), .failure(error)) : .error(error, url: Redaction.redact(url)))
+      return .failure(
+        ImmediateReply(
+          reply: kind == .info
+            ? infoReply(Redaction.redact(url), .failure(error)) : .error(error, url: Redaction.redact(url))))
+    }
+    targets.remember(
+      state.target,
+      TargetMemo.Entry(
+        route: state.route, url: checked, kind: kind,
+        loggedPath: LoggedPath.of(target: state.target, route: state.route)),
+      verifiedIn: generation)
+    return .success((checked, kind))
+  }
+
+  /// A reply made before any pipeline work (see ``target(of:)``).
+  struct ImmediateReply: Error {
+    let reply: Reply
+  }
+
+  private func start(_ state: RequestState, connection: OpaquePointer?, mhd: MicroHTTPD) -> Start {
+    let checked: AttachmentURL
+    let kind: Kind
+    if let verified = state.verified {
+      (checked, kind) = (verified.url, verified.kind)
+    } else {
+      switch checkedTarget(state) {
+      case .success(let target): (checked, kind) = target
+      case .failure(let immediate): return .reply(immediate.reply)
+      }
     }
     let deadlines: Deadlines
     switch requestDeadlines(mhd.header(connection, "X-Deadline-Ms")) {

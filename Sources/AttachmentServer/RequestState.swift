@@ -14,6 +14,8 @@ final class RequestState: @unchecked Sendable {
   var method = ""
   /// What the target asks for (parsed once, when the headers arrive).
   var route = Route.notFound
+  /// The target's verified reading, when the memo of verified targets held it.
+  var verified: TargetMemo.Entry?
   /// Who asked, and the request id (read once, when the headers arrive).
   var facts = RequestFacts()
   /// Where the request is: one value instead of flags that could disagree.

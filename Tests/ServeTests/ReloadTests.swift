@@ -53,6 +53,36 @@ struct ReloadTests {
     #expect(serve.process.isRunning)
   }
 
+  @Test(
+    "a key removed by a reload stops a target it signed, though that target was just served (and its verification remembered)"
+  )
+  func removedKeyStopsRememberedTargets() async throws {
+    // Given serve with keys A and B, and a URL signed with B served twice (a hit, remembered)
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve("/m.gif", body: try Media.bytes("gif-static.gif"), contentType: "image/gif")
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    try workspace.writeKeys([Workspace.keyA, Workspace.keyB])
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let signerB = workspace.path + "/keys-b"
+    try workspace.writeKeys([Workspace.keyB], to: signerB)
+    let pathB = serve.url(try await serve.signed(origin.url("/m.gif"), keyFile: signerB))
+    #expect(try await Curl.get(pathB).status == 200)
+    #expect(try await Curl.get(pathB).header("X-Attachment-Source") == "cache")
+
+    // When the key file loses B and serve gets SIGHUP
+    try workspace.writeKeys([Workspace.keyA])
+    kill(serve.process.processIdentifier, SIGHUP)
+    #expect(await Self.logged(serve, "keys_reloaded"))
+
+    // Then the same target is refused, and a URL signed with A is served
+    #expect(try await Curl.get(pathB).status == 403)
+    let pathA = serve.url(try await serve.signed(origin.url("/m.gif"), keyFile: workspace.keyFile))
+    #expect(try await Curl.get(pathA).status == 200)
+  }
+
   @Test("a second instance binds the explicit port of a running one (SO_REUSEPORT), and both answer")
   func secondInstance() async throws {
     let workspace = try Workspace()
