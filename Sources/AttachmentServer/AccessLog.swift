@@ -34,29 +34,46 @@ enum AccessLog {
   static func write(_ line: Line) {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    let text = JSON.object(fields(line, time: rfc3339(now))).text + "\n"
-    var bytes = Array(text.utf8)
-    _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    var text = self.text(line, time: rfc3339(now))
+    text.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
   }
 
-  /// The line's fields, in the order they are written.
-  static func fields(_ line: Line, time: String) -> [(key: String, value: JSON)] {
-    var fields: [(key: String, value: JSON)] = [
-      ("time", .string(time)), ("requestId", .string(line.facts.requestId)),
-      ("client", .string(line.facts.client)), ("peer", .string(line.facts.peer)),
-    ]
-    if let forwarded = line.facts.forwardedFor { fields.append(("forwardedFor", .string(forwarded))) }
-    fields += [
-      ("method", .string(line.method)), ("route", .string(line.route)), ("path", .string(line.path)),
-    ]
-    if let url = line.url { fields.append(("url", .string(LoggedPath.redact(url)))) }
-    fields += [
-      ("status", .int(Int64(line.status))), ("outcome", .string(line.outcome)), ("bytes", .int(line.bytes)),
-      ("ms", .double((line.seconds * 1_000_000).rounded() / 1000)), ("completed", .bool(line.completed)),
-    ]
-    if let agent = line.facts.userAgent { fields.append(("userAgent", .string(agent))) }
-    if let range = line.facts.range { fields.append(("range", .string(range))) }
-    return fields
+  /// The line's text, newline included: a JSON object, its fields in a fixed order, written
+  /// straight into one string (no value tree: the line is written for every request).
+  static func text(_ line: Line, time: String) -> String {
+    var out = ""
+    out.reserveCapacity(384)
+    func field(_ key: StaticString, _ value: String, first: Bool = false) {
+      out += first ? "{\"" : ",\""
+      out += key.description
+      out += "\":"
+      JSON.appendQuoted(value, to: &out)
+    }
+    func number(_ key: StaticString, _ value: String) {
+      out += ",\""
+      out += key.description
+      out += "\":"
+      out += value
+    }
+    field("time", time, first: true)
+    field("requestId", line.facts.requestId)
+    field("client", line.facts.client)
+    field("peer", line.facts.peer)
+    if let forwarded = line.facts.forwardedFor { field("forwardedFor", forwarded) }
+    field("method", line.method)
+    field("route", line.route)
+    field("path", line.path)
+    if let url = line.url { field("url", LoggedPath.redact(url)) }
+    number("status", String(line.status))
+    field("outcome", line.outcome)
+    number("bytes", String(line.bytes))
+    let milliseconds = (line.seconds * 1_000_000).rounded() / 1000
+    number("ms", milliseconds.isFinite ? String(milliseconds) : "null")
+    number("completed", line.completed ? "true" : "false")
+    if let agent = line.facts.userAgent { field("userAgent", agent) }
+    if let range = line.facts.range { field("range", range) }
+    out += "}\n"
+    return out
   }
 
   /// `instant` as RFC 3339 in UTC with milliseconds: `2026-12-02T05:08:35.123Z`.

@@ -77,4 +77,51 @@ struct AccessLogValueTests {
       AccessLog.rfc3339(timespec(tv_sec: 1_796_189_315, tv_nsec: 7_000_000)) == "2026-12-02T05:28:35.007Z")
     #expect(AccessLog.rfc3339(timespec(tv_sec: 0, tv_nsec: 999_999_999)) == "1970-01-01T00:00:00.999Z")
   }
+
+  @Test(
+    "the line written straight is the JSON object of its fields, byte for byte, escapes and absent fields included"
+  )
+  func lineIsTheObject() throws {
+    var facts = RequestFacts()
+    facts.requestId = "0123abcd"
+    facts.client = "203.0.113.9"
+    facts.peer = "10.0.0.1"
+    var line = AccessLog.Line(
+      facts: facts, method: "GET", route: "attachment", path: "/v1/a/-/aHR0cA", url: nil, status: 200,
+      outcome: "cache", bytes: 126_059, seconds: 0.000_412_5, completed: true)
+    // The reference: the fields as one JSON object (what the line was before it was written straight)
+    func reference(_ line: AccessLog.Line, time: String) -> String {
+      var fields: [(key: String, value: JSON)] = [
+        ("time", .string(time)), ("requestId", .string(line.facts.requestId)),
+        ("client", .string(line.facts.client)), ("peer", .string(line.facts.peer)),
+      ]
+      if let forwarded = line.facts.forwardedFor { fields.append(("forwardedFor", .string(forwarded))) }
+      fields += [
+        ("method", .string(line.method)), ("route", .string(line.route)), ("path", .string(line.path)),
+      ]
+      if let url = line.url { fields.append(("url", .string(LoggedPath.redact(url)))) }
+      fields += [
+        ("status", .int(Int64(line.status))), ("outcome", .string(line.outcome)), ("bytes", .int(line.bytes)),
+        ("ms", .double((line.seconds * 1_000_000).rounded() / 1000)), ("completed", .bool(line.completed)),
+      ]
+      if let agent = line.facts.userAgent { fields.append(("userAgent", .string(agent))) }
+      if let range = line.facts.range { fields.append(("range", .string(range))) }
+      return JSON.object(fields).text + "\n"
+    }
+    let time = "2026-12-04T17:00:00.123Z"
+    #expect(AccessLog.text(line, time: time) == reference(line, time: time))
+    // Every optional field, quotes, backslashes, controls, bidi marks and non-ASCII text
+    line.facts.forwardedFor = "198.51.100.1, 10.2.3.4"
+    line.facts.userAgent = "ua \"quoted\" \\ \u{1B}[31m \u{202E}rtl é 日本"
+    line.facts.range = "bytes=0-99"
+    line.url = "https://user:secret@example.com/p.jpg?token=abc&x=1"
+    line.status = 0
+    line.completed = false
+    line.seconds = 12.3456789
+    #expect(AccessLog.text(line, time: time) == reference(line, time: time))
+    let parsed =
+      try JSONSerialization.jsonObject(with: Data(AccessLog.text(line, time: time).utf8)) as? [String: Any]
+    #expect(parsed?["userAgent"] as? String == line.facts.userAgent)
+    #expect((parsed?["url"] as? String)?.contains("secret") == false)
+  }
 }

@@ -43,6 +43,12 @@ public indirect enum JSON: Sendable, Equatable {
     return out
   }
 
+  /// Appends `text` as a JSON string literal, quotes included, to `out`: for writers that build
+  /// a line field by field without making a value first (the access log).
+  public static func appendQuoted(_ text: String, to out: inout String) {
+    writeString(text, into: &out)
+  }
+
   /// Two values are equal when they write the same text.
   public static func == (lhs: JSON, rhs: JSON) -> Bool { lhs.text == rhs.text }
 
