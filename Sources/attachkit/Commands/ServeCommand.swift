@@ -48,6 +48,9 @@ enum ServeCommand: RunnableCommand {
   static let maximumFetches = OptionKey<Int>.integer(
     long: "max-fetches", valueName: "N", bound: .positive,
     help: "Distinct URLs fetched upstream at once; past it, 503 overloaded (default 64).")
+  static let threads = OptionKey<Int>.integer(
+    long: "threads", valueName: "N", bound: .positive,
+    help: "Event-loop threads answering connections (default: the online CPUs, 1 to 8).")
   static let idleTimeout = OptionKey<Int>.integer(
     long: "idle-timeout", valueName: "SECONDS", bound: .positive,
     help: "Close a connection idle this long, the slowloris bound (default 10).")
@@ -77,7 +80,8 @@ enum ServeCommand: RunnableCommand {
 
   static let arguments: [any ArgumentKey] =
     [
-      listen, keyFile, maximumConnections, maximumFetches, idleTimeout, headTimeout, minimumRequestRate,
+      listen, keyFile, maximumConnections, maximumFetches, threads, idleTimeout, headTimeout,
+      minimumRequestRate,
       drainTimeout, trustForwardedFrom, unsigned,
     ]
     + PipelineOptions.all
@@ -239,6 +243,7 @@ enum ServeCommand: RunnableCommand {
     server.deadlineSeconds = try PipelineOptions.deadlineSeconds(from: arguments)
     if let count = try arguments[maximumConnections] { server.maximumConnections = count }
     if let count = try arguments[maximumFetches] { server.maximumFetches = count }
+    if let count = try arguments[threads] { server.threads = count }
     if let seconds = try arguments[idleTimeout] {
       server.idleTimeoutSeconds = UInt32(clamping: seconds)
     }
