@@ -3,11 +3,13 @@
 # fails when a key CI reads is missing or not a number, or when a gated figure is over its limit.
 # Usage: scripts/bench-gate.sh REPORT.json
 #
-# The limits are in the table below, the only place they live. Each is generous on purpose:
-# about twice the figure's goal (Benchmarks/README.md), and more where the quick run on a loaded
-# two-core machine has already measured near that (the range in the note), so that noise never
-# fails CI and a real regression (a figure twice as bad as its goal) does. A figure without a
-# limit ("-") is only checked to be a number: absolute times move 2-3x with the machine's load.
+# The limits are in the table below, the only place they live. A figure that meets its goal with
+# a margin in quick runs on this two-core machine is held to 1.5x its goal (issue #41, item 5);
+# one that meets it by less, or not at all, to about twice its goal or the worst quick run seen
+# (the range in the note), so that noise never fails CI and a regression (a figure doubling) does.
+# Ratios are medians of the runs the quick benchmark repeats (3 for batch, churn and serve). A
+# figure without a limit ("-") is only checked to be a number: absolute times move 2-3x with the
+# machine's load.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 REPORT.json" >&2; exit 2; }
 report=$1
@@ -16,24 +18,24 @@ report=$1
 # key                                  limit   goal    note
 limits=$(
   cat <<'TABLE'
-urlsession_45m_ratio                   4.0     1.0     cold 45 MiB / URLSession (0.59 quiet; 3.01 at load 7-20, where it tends to the CPU ratio: we hash and validate)
-curl_45m_ratio                         3.0     1.1     cold 45 MiB / curl (0.84 quiet; 1.51 at load 7-20)
-batch_c16_ratio_curl                   3.0     1.0     in-process batch c=16 / curl --parallel (quick runs 1.1-2.0)
-batch_cli_c16_ratio_curl               3.0     0.8     prefetch -j 16 / curl --parallel (runs 1.17-2.21; 3.2-4.25 before issue 11)
-churn_c16_ratio_curl                   3.5     1.0     churn into a full 20 MiB cache / curl --parallel (runs 0.90-2.84)
-serve_hit_ratio_nginx                  4.0     2.0     serve hit, time per request / nginx
-cli_hit_ratio_curl                     1.0     0.5     attachkit fetch hit / curl
+urlsession_45m_ratio                   4.0     1.0     cold 45 MiB / URLSession (0.59-0.74 quiet; 3.01 at load 7-20, where it tends to the CPU ratio: we hash and validate)
+curl_45m_ratio                         2.0     1.0     cold 45 MiB / curl (0.95-1.17 in quick runs; 1.51 at load 7-20)
+batch_c16_ratio_curl                   2.0     1.0     in-process batch c=16 / curl --parallel, median of 3 (runs 0.82-1.23)
+batch_cli_c16_ratio_curl               3.0     0.8     prefetch -j 16 / curl --parallel, median of 3 (runs 1.06-1.82: not at its goal)
+churn_c16_ratio_curl                   2.5     1.2     churn into a full 20 MiB cache / curl --parallel, median of 3 (runs 1.15-1.73)
+serve_hit_ratio_nginx                  2.0     1.25    serve hit, time per request / nginx, median of 3 rounds (runs 1.31-1.50: not at its goal)
+cli_hit_ratio_curl                     0.75    0.33    attachkit fetch hit / curl (runs 0.44-0.50: the Swift runtime's start is 0.37)
 cli_cold_45m_ratio_curl                3.0     1.0     attachkit fetch cold 45 MiB / curl (loaded runs up to 1.98)
-sniff_1byte_ratio                      2.0     1.0     1-byte writes sniffed / not sniffed
-rescue_24mp_ratio_vips                 2.0     1.0     24 MP JPEG rescue / vipsthumbnail, wall
-rescue_24mp_rss_ratio_vips             2.4     1.2     same, peak RSS
-media_transcode_720p_ratio_ffmpeg      2.0     1.0     720p transcode / ffmpeg, wall
-media_transcode_720p_rss_ratio_ffmpeg  2.4     1.2     same, peak RSS
-media_trim_copy_ratio_ffmpeg           2.0     1.0     stream-copy trim / ffmpeg, wall
-refuse_html_bytes                      131072  65536   body bytes read before an HTML page is refused
+sniff_1byte_ratio                      1.65    1.1     1-byte writes sniffed / not sniffed (1.09)
+rescue_24mp_ratio_vips                 1.5     1.0     24 MP JPEG rescue / vipsthumbnail, wall (0.92-1.18)
+rescue_24mp_rss_ratio_vips             1.8     1.2     same, peak RSS (1.14)
+media_transcode_720p_ratio_ffmpeg      1.5     1.0     720p transcode / ffmpeg, wall (0.97-1.09)
+media_transcode_720p_rss_ratio_ffmpeg  1.8     1.2     same, peak RSS (0.92)
+media_trim_copy_ratio_ffmpeg           2.0     1.0     stream-copy trim / ffmpeg, wall (1.63-1.81: the copy is decoded first)
+refuse_html_bytes                      98304   65536   body bytes read before an HTML page is refused (16384)
 serve_fanin_upstream_requests          1       1       200 concurrent requests of one URL reach the origin once
-hit_p50_us                             100     10      in-process hit p50 (23-30 quiet here after #41's first steps, 51 before; the issue measured 64-114 on a slower run: the limit stops a tripling)
-hit_p99_us                             500     50      in-process hit p99 (60-74 quiet)
+hit_p50_us                             20      10      in-process hit p50 over 3 rounds (9.5-14 after #41; 28-51 before: the limit stops a doubling)
+hit_p99_us                             75      50      in-process hit p99 (28-48 after #41)
 cold_100k_p50_ms                       -       -       cold 100 KiB p50
 cold_45m_p50_ms                        -       -       cold 45 MiB p50
 deadline_overshoot_p99_ms              -       50      deadline overshoot p99

@@ -59,7 +59,8 @@ enum ServeScenario {
     let seconds = context.count(full: 5, quick: 2)
     var ours: [Wrk.Result] = []
     var nginx: [Wrk.Result] = []
-    for _ in 0..<context.count(full: 3, quick: 1) {
+    // Three rounds in the quick run too: CI's gate reads the medians (issue #41, item 5).
+    for _ in 0..<3 {
       nginx.append(try Wrk.run(origin, seconds: seconds))
       ours.append(try Wrk.run(proxied, seconds: seconds))
     }
@@ -82,11 +83,12 @@ enum ServeScenario {
     report.add(
       section, "attachkit serve peak RSS under load", key: "serve_peak_rss_mib", value: peakRSS,
       unit: .mebibytes)
-    // Time per request, ours / nginx: at most 2 means at least half nginx's requests/s.
+    // Time per request, ours / nginx: at most 1.25 means at least 0.8× nginx's requests/s
+    // (issue #41).
     report.addRatio(
       "serve cache hit: time per request, attachkit serve / nginx (wrk -t2 -c64)",
       key: "serve_hit_ratio_nginx",
-      ours: 1 / oursRPS, theirs: 1 / nginxRPS, goal: 2.0)
+      ours: 1 / oursRPS, theirs: 1 / nginxRPS, goal: 1.25)
 
     // Cold fan-in: 200 concurrent requests for a URL not yet cached.
     let before = try upstreamRequests(base)
