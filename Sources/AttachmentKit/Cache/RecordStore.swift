@@ -188,9 +188,7 @@ final class RecordStore: @unchecked Sendable {
   /// be a record. The hit's read: nothing is copied when the bytes are those decoded last.
   func withBytes<T>(of name: String, _ body: (UnsafeRawBufferPointer) -> T) -> T? {
     withReadTransaction { transaction -> T? in
-      name.utf8CString.withUnsafeBufferPointer { key -> T? in
-        var keyValue = MDB_val(
-          mv_size: key.count - 1, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+      Self.withKey(name) { keyValue -> T? in
         var value = MDB_val()
         guard mdb_get(transaction, database, &keyValue, &value) == 0, value.mv_size <= Self.largestRecord
         else {
@@ -267,10 +265,8 @@ final class RecordStore: @unchecked Sendable {
     /// - Throws: `io_error` when the store is full or cannot be written.
     func put(_ name: String, _ bytes: [UInt8]) throws(AttachmentError) {
       var status: Int32 = 0
-      name.utf8CString.withUnsafeBufferPointer { key in
+      RecordStore.withKey(name) { keyValue in
         bytes.withUnsafeBytes { raw in
-          var keyValue = MDB_val(
-            mv_size: key.count - 1, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
           var value = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
           status = mdb_put(transaction, database, &keyValue, &value, 0)
         }
@@ -283,11 +279,7 @@ final class RecordStore: @unchecked Sendable {
     /// Removes what is stored under `name`. Returns whether there was something.
     @discardableResult
     func remove(_ name: String) -> Bool {
-      name.utf8CString.withUnsafeBufferPointer { key in
-        var keyValue = MDB_val(
-          mv_size: key.count - 1, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        return mdb_del(transaction, database, &keyValue, nil) == 0
-      }
+      RecordStore.withKey(name) { keyValue in mdb_del(transaction, database, &keyValue, nil) == 0 }
     }
 
     /// Removes every name except `kept`. Returns how many were removed.
@@ -334,12 +326,20 @@ final class RecordStore: @unchecked Sendable {
   }
 
   fileprivate static func get(_ transaction: OpaquePointer, _ database: MDB_dbi, _ name: String) -> Found {
-    name.utf8CString.withUnsafeBufferPointer { key in
-      var keyValue = MDB_val(
-        mv_size: key.count - 1, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    withKey(name) { keyValue in
       var value = MDB_val()
       guard mdb_get(transaction, database, &keyValue, &value) == 0 else { return .missing }
       return found(value)
+    }
+  }
+
+  /// Runs `body` with `name`'s UTF-8 bytes as an LMDB key, in place (valid only during the call;
+  /// no copy for a native string: the hit's read makes none).
+  fileprivate static func withKey<T>(_ name: String, _ body: (inout MDB_val) -> T) -> T {
+    var name = name
+    return name.withUTF8 { bytes in
+      var key = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+      return body(&key)
     }
   }
 
