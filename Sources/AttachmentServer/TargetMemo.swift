@@ -7,8 +7,10 @@ import PosixLock
 ///
 /// Only a target that verified with the keys in use is kept, and ``forget()`` (a key reload)
 /// empties the memo: a target remembered under a removed key is verified again, and refused.
-/// At most ``capacity`` targets are kept (a few hundred bytes each); when full, the memo is
-/// emptied and fills again with the targets asked for next.
+/// At most ``capacity`` targets are kept, each at most ``longestTarget`` bytes long (a target is
+/// a few hundred bytes; one of several kilobytes is verified every time instead), so the memo
+/// holds a few megabytes at most; when full, it is emptied and fills again with the targets
+/// asked for next.
 final class TargetMemo: Sendable {
   /// What a verified target asks for.
   struct Entry: Sendable {
@@ -24,10 +26,12 @@ final class TargetMemo: Sendable {
 
   /// How many targets are kept at most.
   let capacity: Int
+  /// The longest target kept, in bytes.
+  static let longestTarget = 1_024
   private let state = Locked<(entries: [String: Entry], generation: UInt64)>(([:], 0))
 
   /// An empty memo of at most `capacity` targets.
-  init(capacity: Int = 4_096) {
+  init(capacity: Int = 2_048) {
     self.capacity = capacity
   }
 
@@ -42,7 +46,7 @@ final class TargetMemo: Sendable {
   /// Keeps `entry` for `target`, verified under the keys of `generation` (dropped when the keys
   /// were replaced meanwhile).
   func remember(_ target: String, _ entry: Entry, verifiedIn generation: UInt64) {
-    guard capacity > 0 else { return }
+    guard capacity > 0, target.utf8.count <= Self.longestTarget else { return }
     state.withLock { state in
       guard state.generation == generation else { return }
       if state.entries.count >= capacity, state.entries[target] == nil {
