@@ -53,6 +53,10 @@ final class RecordStore: @unchecked Sendable {
   /// mapping, not memory: only the pages read are resident, and the file grows as it is written.
   static let mapSize = 4 << 30
 
+  /// Read transactions open at once across every process on the cache (LMDB's default is 126; a
+  /// slot costs 64 bytes of the readers' table). The first process to open a store sets it.
+  static let maximumReaders: UInt32 = 1_024
+
   /// The largest record read back, in bytes (a record is under a kilobyte).
   static let largestRecord = 64 * 1024
 
@@ -158,6 +162,7 @@ final class RecordStore: @unchecked Sendable {
     guard created == 0, let environment else { throw Status(code: created) }
     let flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS | MDB_NOSYNC | MDB_NOMETASYNC)
     var status = mdb_env_set_mapsize(environment, Self.mapSize)
+    if status == 0 { status = mdb_env_set_maxreaders(environment, Self.maximumReaders) }
     if status == 0 { status = mdb_env_open(environment, path, flags, 0o600) }
     var database = MDB_dbi(0)
     if status == 0 {
