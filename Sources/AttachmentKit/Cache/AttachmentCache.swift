@@ -8,9 +8,9 @@ import Synchronization
 /// It knows nothing of HTTP transfers or of callers' policies: the pipeline hands it
 /// validated files with the facts a policy needs, and judges those facts on every hit.
 /// Reads take no lock and never wait (records are read from a memory map, content is immutable
-/// and checked on every read; the LRU update of a hit only tries the lock). A publish links the content and commits its record
-/// under the directory's advisory lock, so a sweep (which mutates only under that lock, in
-/// short slices) cannot remove what a publish is returning.
+/// and checked on every read; the LRU update of a hit only tries the lock). A publish links the
+/// content and commits its record under the directory's advisory lock, so a sweep (which
+/// mutates only under that lock, in short slices) cannot remove what a publish is returning.
 public final class AttachmentCache: Sendable {
   /// The cache's settings.
   public let configuration: CacheConfiguration
@@ -43,9 +43,10 @@ public final class AttachmentCache: Sendable {
   /// at once when this opener writes named body files itself, and by every sweep: a process
   /// that only hits never lists the temporary directory.
   /// - Throws: `io_error` when the directory cannot be created, is not a directory (or is a
-  ///   symbolic link), belongs to another user or is writable by others; the same for the
-  ///   directories inside it; `io_error` when the record store cannot be opened or created (a
-  ///   damaged one is replaced by an empty store: its URLs become misses).
+  ///   symbolic link), belongs to another user or is writable by others; the same for `v3`
+  ///   (`tmp` and the content directories are checked by the first write into them); `io_error`
+  ///   when the record store cannot be opened or created (a damaged one is replaced by an empty
+  ///   store: its URLs become misses).
   public init(configuration: CacheConfiguration) throws(AttachmentError) {
     self.configuration = configuration
     layout = CacheLayout(root: configuration.directory)

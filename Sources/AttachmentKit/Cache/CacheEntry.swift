@@ -4,7 +4,7 @@ struct CacheEntry: Sendable, Equatable {
   var record: CacheRecord
   /// The content file (canonical extension).
   var path: String
-  /// The record's file name (the digest of the URL key).
+  /// The record's name in the store (the keyed digest of the URL key).
   var digest: String
 
   /// Whether the entry is fresh at `now` (seconds since 1970).

@@ -2,11 +2,11 @@ import Glibc
 import PosixLock
 
 /// The records this cache object decoded lately, each kept with the exact bytes it came from, so
-/// a hit whose record file still holds those bytes reuses the decoding instead of parsing the
-/// text again (parsing was most of an in-process hit's own work).
+/// a hit whose record still holds those bytes in the store reuses the decoding instead of parsing
+/// the text again (parsing was most of an in-process hit's own work).
 ///
 /// Only equal bytes reuse a decoding: a record another process (or a publish, a refresh, a
-/// touch) rewrote is decoded anew, so nothing is served from here that the file does not say
+/// touch) rewrote is decoded anew, so nothing is served from here that the store does not say
 /// now. At most ``capacity`` records are kept (a record is under a kilobyte); when full, every
 /// decoding is forgotten and the next hits decode again.
 final class DecodedRecords: Sendable {
@@ -41,7 +41,7 @@ final class DecodedRecords: Sendable {
     return (record(named: name, bytes: bytes), bytes)
   }
 
-  /// The record the file named `name` holds, its `bytes` just read: the kept decoding when the
+  /// The record stored under `name`, its `bytes` just read: the kept decoding when the
   /// bytes are the ones it came from, else a new one (kept in turn); `nil` when the bytes are
   /// no record.
   func record(named name: String, bytes: [UInt8]) -> CacheRecord? {

@@ -6,9 +6,9 @@ import Testing
 
 @testable import AttachmentKit
 
-/// A hit reuses a record's decoding only while the record file holds the bytes it came from
+/// A hit reuses a record's decoding only while the stored record holds the bytes it came from
 /// (``DecodedRecords``): a record rewritten by another process is read as it is now.
-@Suite("Cache: decoded records follow the file", .threadOfItsOwn)
+@Suite("Cache: decoded records follow the store", .threadOfItsOwn)
 struct DecodedRecordsTests {
 
   @Test("a hit decodes a record again once its bytes change: a record made stale elsewhere is stale here")
