@@ -68,3 +68,31 @@ struct RecordKeyTests {
     #expect(cache.records.read(name) != .missing)
   }
 }
+
+/// The record store's own operations against many records (more than one B-tree page).
+@Suite("Cache: the record store with many records", .threadOfItsOwn)
+struct RecordStoreScaleTests {
+  @Test(
+    "clear removes every one of 500 records (pages of them), keeps the naming key, and the cache works after")
+  func clearManyRecords() async throws {
+    let fixture = try PipelineTests.Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/s.gif", body: try Samples.bytes("gif-static.gif"), contentType: "image/gif")
+    let url = fixture.server.url("/s.gif")
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    let cache = fixture.pipeline.cache
+    let copies = (0..<500).map { "https://example.com/copy/\($0).gif" }
+    #expect(try cache.storeCopies(of: url, as: copies) == 500)
+    #expect(try cache.stats().entries == 501)
+    let key = cache.recordKey.name(for: try #require(URLKey(url)))
+
+    let report = try cache.clear()
+
+    #expect(report.removed >= 501)
+    #expect(try cache.stats().entries == 0)
+    #expect(cache.records.count() == 1)  // the naming key alone
+    let reopened = try AttachmentCache(configuration: fixture.pipeline.configuration.cache)
+    #expect(reopened.recordKey.name(for: try #require(URLKey(url))) == key)
+    #expect(try await fixture.pipeline.attachment(for: url, timeout: generousTimeout).source == .network)
+  }
+}
