@@ -97,21 +97,6 @@ enum CacheFiles {
     return .file(size: Int64(info.st_size), modified: modified)
   }
 
-  /// What is at `path`, counted only if its directory is safe.
-  static func findChecked(path: String) -> Found {
-    let found = find(path: path)
-    guard case .file = found else { return found }
-    return isSafeDirectory(containing: path) ? found : .damaged
-  }
-
-  /// Whether the directory holding `path` is a directory of this user, not writable by
-  /// others, and not a symbolic link.
-  static func isSafeDirectory(containing path: String) -> Bool {
-    let directory = String(path[..<(path.utf8.lastIndex(of: UInt8(ascii: "/")) ?? path.endIndex)])
-    var info = stat()
-    return lstat(directory, &info) == 0 && directoryProblem(info, groupWritableAllowed: false) == nil
-  }
-
   /// Removes a file or a whole tree without following any symbolic link. Returns how many
   /// entries were removed.
   @discardableResult

@@ -47,36 +47,6 @@ enum FileSystem {
     return nil
   }
 
-  /// Writes `bytes` to `path` atomically: a temporary file in `temporaryDirectory` (same file
-  /// system), optionally fsynced, then renamed over `path`.
-  /// - Throws: `io_error` (disk full, permissions); no temporary file is left behind.
-  static func writeAtomically(
-    _ bytes: [UInt8], to path: String, temporaryDirectory: String, durable: Bool
-  ) throws(AttachmentError) {
-    let (temporary, fd) = try TemporaryFile.create(in: temporaryDirectory)
-    var failure: Int32 = 0
-    bytes.withUnsafeBytes { raw in
-      var offset = 0
-      while offset < raw.count {
-        let written = write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-        if written < 0 {
-          if errno == EINTR { continue }
-          failure = errno
-          return
-        }
-        offset += written
-      }
-    }
-    if failure == 0, durable, fsync(fd) != 0 { failure = errno }
-    if close(fd) != 0, failure == 0 { failure = errno }
-    if failure == 0, rename(temporary, path) != 0 { failure = errno }
-    if failure != 0 {
-      unlink(temporary)
-      throw AttachmentError(.ioError, "Cannot write \(path): \(String(cString: strerror(failure))).")
-    }
-    if durable { syncDirectory(of: path) }
-  }
-
   /// fsyncs the directory holding `path`, so a rename or link in it survives a power loss.
   static func syncDirectory(of path: String) {
     let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])

@@ -9,9 +9,6 @@ enum TemporaryFile {
   /// The name suffix of every temporary body file.
   static let suffix = ".part"
 
-  /// Whether a file name is one of ours.
-  static func isTemporary(name: String) -> Bool { name.hasPrefix(prefix) && name.hasSuffix(suffix) }
-
   /// Creates a new empty file in `directory` (`O_EXCL`, mode 0600, random name) and returns its
   /// path and an open descriptor for writing.
   /// - Throws: `io_error` when the directory is missing or not writable, or the disk is full.
