@@ -150,6 +150,12 @@ int ak_under_sanitizer(void) {
   return dlsym(RTLD_DEFAULT, "__asan_init") != NULL || dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
 }
 
+const char *ak_library_path(const void *address) {
+  Dl_info info;
+  if (dladdr(address, &info) == 0) return NULL;
+  return info.dli_fname;
+}
+
 // libseccomp's API (seccomp.h), declared here so the header is not needed to build: the
 // worker opens the library at run time.
 typedef void *scmp_filter_ctx;

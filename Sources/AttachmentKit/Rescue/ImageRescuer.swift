@@ -42,6 +42,16 @@ public struct ImageRescuer: Sendable {
       },
     uniquingKeysWith: { first, _ in first })
 
+  /// The libvips modules the allowed loaders live in.
+  static let modules = Set(loaders.values.compactMap(\.loader.module)).sorted()
+
+  /// Loads every module an allowed loader lives in; returns whether one was loaded now.
+  private static func loadModules(_ vips: Libvips) -> Bool {
+    var added = false
+    for module in modules { added = vips.loadModule(module) || added }
+    return added
+  }
+
   /// This rescuer's ``Rescuer/name``, stored with every file it delivers.
   public static let name = "image"
 
@@ -123,9 +133,13 @@ public struct ImageRescuer: Sendable {
   /// the decode budget (`too_many_pixels`) before it is decoded.
   private func readHeader(_ vips: Libvips, _ job: RescueJob) throws(AttachmentError) -> SourceHeader {
     vips.errorClear()
-    guard let loaderName = vips.findLoad(job.source).map({ String(cString: $0) }),
-      let (loaderMIME, loader) = Self.loaders[loaderName]
-    else {
+    var found = vips.findLoad(job.source).map { String(cString: $0) }
+    if found.map({ Self.loaders[$0] == nil }) ?? true, Self.loadModules(vips) {
+      // A format whose loader is in a module a worker had not loaded yet (HEIF's).
+      vips.errorClear()
+      found = vips.findLoad(job.source).map { String(cString: $0) }
+    }
+    guard let loaderName = found, let (loaderMIME, loader) = Self.loaders[loaderName] else {
       vips.errorClear()
       throw job.refusal.notRescued("no allowed libvips loader reads it")
     }

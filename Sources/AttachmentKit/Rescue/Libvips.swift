@@ -1,4 +1,5 @@
 import CVips
+import CWorkerIO
 import Dispatch
 import PosixLock
 
@@ -31,6 +32,11 @@ struct Libvips: @unchecked Sendable {
   let hasAlpha: @convention(c) (OpaquePointer?) -> Int32
   /// `vips_image_set_kill`: stops the computation of an image (its pipeline fails).
   let setKill: @convention(c) (OpaquePointer?, Int32) -> Void
+  /// `vips_version`: 0 the major, 1 the minor version (the module directory's name).
+  let version: @convention(c) (Int32) -> Int32
+  /// glib's `g_module_open`, which runs a libvips module's `g_module_check_init` (it registers
+  /// the module's loaders and makes the module resident).
+  let moduleOpen: @convention(c) (UnsafePointer<CChar>?, Int32) -> OpaquePointer?
 
   private init?() {
     typealias Image = @convention(c) (OpaquePointer?) -> Int32
@@ -57,6 +63,9 @@ struct Libvips: @unchecked Sendable {
       let unref = library.function("g_object_unref", as: (@convention(c) (OpaquePointer?) -> Void).self),
       let setKill = library.function(
         "vips_image_set_kill", as: (@convention(c) (OpaquePointer?, Int32) -> Void).self),
+      let version = library.function("vips_version", as: (@convention(c) (Int32) -> Int32).self),
+      let moduleOpen = library.function(
+        "g_module_open", as: (@convention(c) (UnsafePointer<CChar>?, Int32) -> OpaquePointer?).self),
 
       let newFromFile = library.symbol("vips_image_new_from_file"),
       let thumbnail = library.symbol("vips_thumbnail"),
@@ -79,6 +88,8 @@ struct Libvips: @unchecked Sendable {
     self.hasAlpha = hasAlpha
     self.unref = unref
     self.setKill = setKill
+    self.version = version
+    self.moduleOpen = moduleOpen
     self.newFromFile = newFromFile
     self.thumbnail = thumbnail
     self.colourspace = colourspace
@@ -109,6 +120,36 @@ struct Libvips: @unchecked Sendable {
       return ok
     }
     return ready ? vips : nil
+  }
+
+  /// The modules ``loadModule(_:)`` has tried, with whether each loaded.
+  private static let modules = Locked<[String: Bool]>([:])
+
+  /// Loads the libvips module `name` (`vips-NAME.so` in the `vips-modules-MAJOR.MINOR`
+  /// directory next to the loaded libvips), once per process; returns whether this call
+  /// loaded it (`false` when an earlier call tried, or it cannot be loaded).
+  ///
+  /// A rescue worker starts libvips with no module (its environment points `VIPSHOME` at no
+  /// directory: see ``WorkerProcess``): libvips 8.14 loads every module it finds at
+  /// `vips_init`, ImageMagick's, poppler's, JPEG XL's and OpenSlide's among them, about 40 ms
+  /// of a worker's start for loaders the allowlist refuses anyway. The one module an allowed
+  /// loader lives in (``VipsLoader/module``, HEIF's) is loaded when a source needs it. In a
+  /// process whose libvips loaded its modules itself, glib returns the module already open.
+  func loadModule(_ name: String) -> Bool {
+    Self.modules.withLock { loaded -> Bool in
+      if loaded[name] != nil { return false }
+      let library = ak_library_path(unsafeBitCast(initialise, to: UnsafeRawPointer.self))
+      guard let file = library.map({ String(cString: $0) }), let slash = file.lastIndex(of: "/")
+      else {
+        loaded[name] = false
+        return false
+      }
+      let path = "\(file[..<slash])/vips-modules-\(version(0)).\(version(1))/vips-\(name).so"
+      // G_MODULE_BIND_LAZY, as libvips opens its modules.
+      let ok = moduleOpen(path, 1) != nil
+      loaded[name] = ok
+      return ok
+    }
   }
 
   /// The text of libvips' error buffer (its last errors, one per line), then cleared; the

@@ -55,7 +55,7 @@ enum ForeignFormat: CaseIterable, Sendable {
   }
 
   private var row: Row {
-    let heifLoader = VipsLoader(className: "VipsForeignLoadHeifFile")
+    let heifLoader = VipsLoader(className: "VipsForeignLoadHeifFile", module: "heif")
     switch self {
     case .heif: return Row(mime: "image/heif", isoBrands: ["mif1"], vipsLoader: heifLoader)
     case .heic:
@@ -119,4 +119,8 @@ struct VipsLoader: Sendable, Equatable {
   let className: String
   /// Whether the loader reads every frame of an animation (`n=-1`).
   var readsAnimation = false
+  /// The libvips module that holds the loader (`vips-NAME.so` in libvips' module directory),
+  /// or `nil` for a loader built into libvips. A rescue worker loads no module at start-up and
+  /// this one only when a source needs it (see ``Libvips/loadModule(_:)``).
+  var module: String? = nil
 }

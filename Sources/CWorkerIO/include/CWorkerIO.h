@@ -48,6 +48,9 @@ uint64_t ak_hard_limit(pid_t pid, int resource);
 /// address space an `RLIMIT_AS` ceiling would refuse).
 int ak_under_sanitizer(void);
 
+/// The path of the shared library that holds `address` (`dladdr`'s file name), or NULL.
+const char *ak_library_path(const void *address);
+
 /// Confines the calling process (the worker, after its set-up): `PR_SET_NO_NEW_PRIVS`, then a
 /// seccomp filter that allows every system call but these, which fail with EPERM: creating a
 /// socket or using one to reach anything (socket, socketpair, connect, bind, listen, accept,

@@ -111,6 +111,44 @@ struct RescueWorkerTests {
     #expect(limit("Max address space").prefix(2) == [Substring(ceiling), Substring(ceiling)])
   }
 
+  /// The libvips modules (`vips-modules-X.Y/vips-NAME.so`) mapped into process `pid`.
+  static func mappedModules(_ pid: Int32) -> Set<String> {
+    // Read to the end: /proc/PID/maps reports no size, and one read returns a page of it
+    let data = FileHandle(forReadingAtPath: "/proc/\(pid)/maps").flatMap { try? $0.readToEnd() }
+    let maps = String(decoding: data ?? Data(), as: UTF8.self)
+    #expect(maps.contains("libvips.so"), "the worker's maps could not be read whole")
+    return Set(
+      maps.split(separator: "\n").compactMap { line -> String? in
+        guard line.contains("/vips-modules-"), let name = line.split(separator: "/").last else { return nil }
+        return String(name)
+      })
+  }
+
+  @Test("an image worker starts with no libvips module, and loads HEIF's when a HEIC source needs it")
+  func modulesOnDemand() async throws {
+    let scratch = try ScratchDirectory("worker-modules")
+    defer { scratch.remove() }
+    var configuration = RescueConfiguration()
+    configuration.workers = Self.uniqueWorkers()
+    configuration.workers.poolSize = 1
+    let rescuer = ImageRescuer(configuration: configuration)
+    defer { WorkerPool.pool(for: configuration.workers, library: .libvips).retireIdle() }
+    // A WebP (libvips' own loader): its worker maps no module, ImageMagick's and poppler's included
+    let webp = try await onOwnThread { () throws(AttachmentError) in
+      try rescuer.attachment(fromFile: Samples.path("webp-lossy.webp"), rescuingInto: scratch.path + "/a.jpg")
+    }
+    #expect(webp.type == .jpeg)
+    let pid = try #require(Self.workerPIDs(configuration.workers).first, "no worker process found")
+    #expect(Self.mappedModules(pid).isEmpty, "\(Self.mappedModules(pid))")
+    // A HEIC next, in the same worker: HEIF's module is loaded for it, and only it
+    let heic = try await onOwnThread { () throws(AttachmentError) in
+      try rescuer.attachment(fromFile: Samples.path("heic-still.heic"), rescuingInto: scratch.path + "/b.jpg")
+    }
+    #expect(heic.type == .jpeg && heic.width == 64)
+    #expect(Self.workerPIDs(configuration.workers) == [pid], "the same worker took the second job")
+    #expect(Self.mappedModules(pid) == ["vips-heif.so"])
+  }
+
   @Test(
     "a worker killed with SIGSEGV mid-transcode: the caller gets the typed refusal, the worker is reaped, a new one takes the next job"
   )
