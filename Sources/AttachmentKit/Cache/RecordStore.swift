@@ -20,7 +20,9 @@ import Synchronization
 ///
 /// LMDB forbids opening one environment twice in a process (closing the second would drop the
 /// first one's POSIX locks), so ``open(path:lock:)`` shares one object per store file between
-/// every cache object of the process, counted. One no cache object uses any more stays open
+/// every cache object of the process, counted, whatever path names the file (a relative path,
+/// a symbolic link: a path not seen before is compared by device and inode with the stores
+/// already open). One no cache object uses any more stays open
 /// (up to ``idleLimit`` of them, the oldest closed first): a process that opens the same cache
 /// again pays no second open, and one about to exit (the command line) spends no calls
 /// unmapping what the exit unmaps anyway.
@@ -46,6 +48,9 @@ final class RecordStore: @unchecked Sendable {
   /// When the last cache object released it (a count of releases), for closing the oldest
   /// idle store first. Guarded by the registry's lock.
   private var idleSince = 0
+  /// The store file's device and inode, read from its descriptor the first time another path
+  /// is opened in this process. Guarded by the registry's lock.
+  private var identity: FileIdentity?
   /// Whether this process has cleared dead readers' slots (before its first write).
   private let readersChecked = Atomic<Bool>(false)
 
@@ -63,7 +68,19 @@ final class RecordStore: @unchecked Sendable {
   /// How many stores no cache object uses stay open (see the type's notes).
   static let idleLimit = 4
 
-  /// The stores this process has open, by path, and a count of releases (the idle clock).
+  /// A file's device and inode.
+  private struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    init(_ status: stat) {
+      device = UInt64(status.st_dev)
+      inode = UInt64(status.st_ino)
+    }
+  }
+
+  /// The stores this process has open, by every path it opened them by, and a count of
+  /// releases (the idle clock).
   private static let registry = Locked<(stores: [String: RecordStore], releases: Int)>(([:], 0))
 
   /// The store at `path`, opened (and created, 0600) on first use in this process, else the
@@ -111,7 +128,20 @@ final class RecordStore: @unchecked Sendable {
         // A file replaced at the path (a cache directory removed and made again) is another
         // store: the old one is forgotten here, and closed by its last user.
         registry.stores[path] = nil
-        if store.users == 0 { mdb_env_close(store.environment) }
+        if store.users == 0, !registry.stores.values.contains(where: { $0 === store }) {
+          mdb_env_close(store.environment)
+        }
+      }
+      // Another name of a file already open: the same environment, never a second one. Only a
+      // process with a store open pays the calls (a `stat`, and an `fstat` per store once).
+      var named = stat()
+      if !registry.stores.isEmpty, stat(path, &named) == 0 {
+        let wanted = FileIdentity(named)
+        if let store = registry.stores.values.first(where: { $0.fileIdentity() == wanted }) {
+          store.users += 1
+          registry.stores[path] = store
+          return .success(store)
+        }
       }
       do throws(Status) {
         let store = try RecordStore(path: path)
@@ -133,6 +163,17 @@ final class RecordStore: @unchecked Sendable {
       && stat(path, &named) == 0 && open.st_dev == named.st_dev && open.st_ino == named.st_ino
   }
 
+  /// The device and inode of the file this environment has open (read once). The caller holds
+  /// the registry's lock.
+  private func fileIdentity() -> FileIdentity? {
+    if let identity { return identity }
+    var descriptor: Int32 = -1
+    var open = stat()
+    guard mdb_env_get_fd(environment, &descriptor) == 0, fstat(descriptor, &open) == 0 else { return nil }
+    identity = FileIdentity(open)
+    return identity
+  }
+
   /// Gives up one cache object's use. A store no one uses stays open while it is among the
   /// ``idleLimit`` most recently released; older idle ones are closed.
   func release() {
@@ -141,15 +182,17 @@ final class RecordStore: @unchecked Sendable {
       guard users == 0 else { return }
       registry.releases += 1
       idleSince = registry.releases
-      guard registry.stores[path] === self else {
-        mdb_env_close(environment)  // replaced at its path: nobody can reach it any more
+      guard registry.stores.values.contains(where: { $0 === self }) else {
+        mdb_env_close(environment)  // replaced at its paths: nobody can reach it any more
         return
       }
-      let idle = registry.stores.filter { $0.value.users == 0 }.sorted {
-        $0.value.idleSince < $1.value.idleSince
+      var idle: [RecordStore] = []
+      for store in registry.stores.values where store.users == 0 && !idle.contains(where: { $0 === store }) {
+        idle.append(store)
       }
-      for (path, store) in idle.dropLast(Self.idleLimit) {
-        registry.stores[path] = nil
+      idle.sort { $0.idleSince < $1.idleSince }
+      for store in idle.dropLast(Self.idleLimit) {
+        registry.stores = registry.stores.filter { $0.value !== store }
         mdb_env_close(store.environment)
       }
     }

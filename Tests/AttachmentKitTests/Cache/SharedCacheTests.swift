@@ -385,6 +385,33 @@ struct SharedCacheTests {
   }
 
   @Test(
+    "one cache named two ways in a process (through a symbolic link) is one store environment: a record written through one name is a hit through the other"
+  )
+  func oneEnvironmentPerFile() async throws {
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serve("/two.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
+    let url = fixture.server.url("/two.png")
+    let records = fixture.pipeline.cache.layout.records
+    // The same directory through a symbolic link, a spelling the registry has not seen
+    let alias = fixture.scratch.path + "/alias"
+    #expect(symlink(fixture.scratch.path + "/cache", alias) == 0)
+    var configuration = fixture.pipeline.configuration
+    configuration.cache.directory = alias
+    let other = try AttachmentPipeline(configuration: configuration)
+
+    #expect(try await other.attachment(for: url, timeout: generousTimeout).source == .network)
+    #expect(try await fixture.pipeline.attachment(for: url, timeout: generousTimeout).source == .cache)
+    // This process holds the store's lock file once: one environment (two would each hold it,
+    // and closing either would drop the other's POSIX locks)
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    let onLockFile = descriptors.filter {
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == records + "-lock"
+    }
+    #expect(onLockFile.count == 1, "\(onLockFile.count) descriptors on \(records)-lock")
+  }
+
+  @Test(
     "a record store that is not one (garbage over the file) is replaced: its URLs are misses, fetched again")
   func damagedStore() async throws {
     let fixture = try Fixture()
