@@ -115,10 +115,13 @@ extension Refusal {
   }
 
   /// The refusal streaming gave a body's first bytes (`sniffed`: what they proved, `nil` when
-  /// nothing acceptable), `bytes` into it.
+  /// nothing acceptable), `bytes` into it. Its format is libmagic's name when one was asked,
+  /// else the identified format's own type (an MP3 over its limit is `audio/mpeg`, not the
+  /// M4A a rescue would guess from its streams).
   init(_ error: AttachmentError, sniffed: SniffVerdict?, bytes: Int64) {
+    let type = sniffed?.format.row.mediaType
     self.init(
-      error, format: error.detected ?? sniffed?.detected, category: sniffed?.format.row.mediaType?.category,
+      error, format: error.detected ?? sniffed?.detected ?? type?.mime, category: type?.category,
       facts: MediaFacts(bytes: bytes, width: sniffed?.width, height: sniffed?.height))
   }
 
