@@ -346,6 +346,15 @@ def cmd_ts_drop_sdt(a):
     write(a.dst, out)
 
 
+def cmd_ts_204(a):
+    """Frame a 188-byte-packet transport stream as DVB does: 16 bytes of parity (zero) after
+    each packet, 204 bytes in all."""
+    data = read(a.src)
+    if len(data) % 188 or data[0] != 0x47:
+        die("not a 188-byte-packet transport stream")
+    write(a.dst, b"".join(data[i : i + 188] + bytes(16) for i in range(0, len(data), 188)))
+
+
 # ---------------------------------------------------------------- documents / noise
 
 
@@ -420,6 +429,7 @@ def main():
     add("ftyp-to-wide", cmd_ftyp_to_wide, "src", "dst")
     add("mdat-cut", cmd_mdat_cut, "src", "dst")
     add("ts-drop-sdt", cmd_ts_drop_sdt, "src", "dst")
+    add("ts-204", cmd_ts_204, "src", "dst")
     add("pdf", cmd_pdf, "dst")
     add("zip", cmd_zip, "dst")
     add("random", cmd_random, "dst", ("seed", {"type": int}), ("size", {"type": int}))

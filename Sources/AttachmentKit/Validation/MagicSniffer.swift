@@ -32,9 +32,12 @@ enum MagicSniffer {
   }
 
   /// The MIME type libmagic gives `bytes` (only the first ``windowBytes`` are looked at), or
-  /// `nil` when the database cannot be loaded.
+  /// `nil` when the database cannot be loaded. An MPEG transport stream is named by its packets
+  /// first (``TransportStreamPackets``: libmagic names one only when it begins with a PAT),
+  /// without asking libmagic.
   static func mimeType(of bytes: UnsafeRawBufferPointer) -> String? {
     let window = UnsafeRawBufferPointer(rebasing: bytes.prefix(windowBytes))
+    if TransportStreamPackets.packetSize(of: window) != nil { return TransportStreamPackets.mime }
     return cookie.withLock { cookie -> String? in
       if cookie == nil {
         cookie = load()

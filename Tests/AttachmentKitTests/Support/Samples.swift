@@ -7,7 +7,9 @@ enum Samples {
   struct Entry: Sendable, CustomTestStringConvertible {
     let file: String
     let expect: String  // "accepted" or an error code
-    let type: String  // accepted: product type; refused: libmagic's MIME
+    /// Accepted: the product's type; refused: the MIME its refusal names (libmagic's, or for an
+    /// MPEG transport stream its packets').
+    let type: String
     let notes: String
     var testDescription: String { "\(file) → \(expect == "accepted" ? type : expect)" }
   }

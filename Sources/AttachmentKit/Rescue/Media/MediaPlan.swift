@@ -59,7 +59,14 @@ struct MediaPlan: Sendable, Equatable {
 
   /// Codecs an MP4 carries to iOS as they are.
   private static let playableVideo: Set<String> = ["h264", "hevc"]
-  private static let playableAudio: Set<String> = ["aac"]
+  /// Audio an MP4 or M4A carries to iOS as it is: FFmpeg's name for each codec the MP4 muxer
+  /// writes, with the codecs string it writes it as, kept when ``CodecTable`` says every iOS
+  /// device decodes it (AAC; AC-3 and E-AC-3 from cameras and broadcasts; MP3).
+  private static let playableAudio: Set<String> = Set(
+    [("aac", "mp4a.40.2"), ("ac3", "ac-3"), ("eac3", "ec-3"), ("mp3", "mp4a.6B")].compactMap {
+      codec, codecs in
+      CodecTable.row(for: codecs)?.support == .decodes ? codec : nil
+    })
   /// Copied video up to 1080p plays everywhere iOS runs.
   private static let largestCopiedPixels = 1920 * 1088
 

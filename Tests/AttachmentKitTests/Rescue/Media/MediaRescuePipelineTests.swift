@@ -52,6 +52,38 @@ struct MediaRescuePipelineTests {
   }
 
   @Test(
+    "transport streams in every packet form (188 from an SDT, 192 from a camera, 204) are named video/MP2T and re-wrapped as MP4",
+    arguments: [
+      ("mpegts-h264-aac.ts", ["avc1", "mp4a"]), ("m2ts-h264-ac3.mts", ["avc1", "ac-3"]),
+      ("mpegts-204.ts", ["avc1"]),
+    ])
+  func transportStreams(_ file: String, codecs: [String]) async throws {
+    let fixture = try Self.fixture("media-pipeline-ts")
+    defer { fixture.close() }
+    let url = fixture.serve(Samples.path(file), name: "camera")
+
+    let delivered = try await fixture.pipeline.attachment(for: url, timeout: .seconds(20))
+    #expect(delivered.type == .mp4 && delivered.validation.width == 160 && delivered.validation.height == 120)
+    let rescued = try #require(delivered.validation.rescued)
+    #expect(rescued.from == "video/MP2T" && rescued.actions == [.rewrapped], "\(rescued)")
+    // Each stream copied as it was: AC-3 too, which iOS decodes in MP4
+    let delivers = delivered.validation.codecs.map { String($0.prefix { $0 != "." }) }
+    #expect(delivers == codecs, "\(delivered.validation.codecs)")
+  }
+
+  @Test("an MP3 over the audio limit, refused on its first bytes, is rescued from audio/mpeg (its own type)")
+  func fromNamesTheSource() async throws {
+    let fixture = try Self.fixture("media-pipeline-from", configure: { $0.limits.maximumAudioBytes = 20_000 })
+    defer { fixture.close() }
+    let url = fixture.serve(Samples.path("mp3-id3v2-cover.mp3"), name: "song")  // 30,903 bytes, 1 s
+
+    let delivered = try await fixture.pipeline.attachment(for: url, timeout: .seconds(20))
+    let rescued = try #require(delivered.validation.rescued)
+    #expect(delivered.type == .m4a && delivered.validation.bytes <= 20_000)
+    #expect(rescued.from == "audio/mpeg", "\(rescued)")
+  }
+
+  @Test(
     "a deadline that passes mid-transcode: deadline_exceeded at the deadline, nothing published or left behind"
   )
   func deadlineLeavesNothing() async throws {

@@ -21,6 +21,11 @@ struct MediaRescuerTests {
       ("m4a-dts.mp4", .m4a, ["transcoded"]),
       ("m4a-truehd.mp4", .m4a, ["transcoded"]),
       ("aiff-pcm.aiff", .caf, ["rewrapped"]),
+      ("mpegts-pat-first.ts", .mp4, ["rewrapped"]),
+      ("mpegts-sdt-first.ts", .mp4, ["rewrapped"]),
+      ("mpegts-h264-aac.ts", .mp4, ["rewrapped"]),
+      ("m2ts-h264-ac3.mts", .mp4, ["rewrapped"]),
+      ("mpegts-204.ts", .mp4, ["rewrapped"]),
     ])
   func rescuesEachRow(file: String, type: MediaType, actions: [String]) throws {
     let scratch = try ScratchDirectory("media-rescue")
