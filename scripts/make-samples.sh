@@ -254,7 +254,14 @@ row ogg-opus.opus unsupported_type audio/ogg "1.0 s, Opus in Ogg, 48 kHz mono 16
 ff -f lavfi -i "$(TONE 8000)" -c:a flac -ac 1 "${BX[@]}" -f flac "$OUT/flac-audio.flac"
 row flac-audio.flac unsupported_type audio/flac "1.0 s, FLAC, 8 kHz mono"
 ff -f lavfi -i "$(TONE 8000)" -c:a pcm_s16be -ac 1 "${BX[@]}" -f aiff "$OUT/aiff-pcm.aiff"
-row aiff-pcm.aiff unsupported_type audio/x-aiff "1.0 s, AIFF PCM s16be, 8 kHz mono (in Apple's list, not in the product's)"
+row aiff-pcm.aiff accepted aiff "1.0 s, AIFF PCM s16be, 8 kHz mono, codecs lpcm"
+for aifc in "sowt pcm_s16le" "fl32 pcm_f32be" "fl64 pcm_f64be" "ulaw pcm_mulaw" "alaw pcm_alaw" "ima4 adpcm_ima_qt"; do
+  read -r name encoder <<<"$aifc"
+  ff -f lavfi -i "$(TONE 8000)" -c:a "$encoder" -ac 1 "${BX[@]}" -f aiff "$OUT/aifc-$name.aifc"
+  codec=lpcm
+  [[ $name == ulaw || $name == alaw || $name == ima4 ]] && codec=$name
+  row "aifc-$name.aifc" accepted aiff "1.0 s, AIFF-C '$name' ($encoder), 8 kHz mono, codecs $codec"
+done
 ff "${VID1[@]}" -c:v mpeg4 -q:v 10 -g 15 "${BX[@]}" -f avi "$OUT/avi-mpeg4.avi"
 row avi-mpeg4.avi unsupported_type video/x-msvideo "160x120, 1.0 s, MPEG-4 part 2 in AVI (in Apple's list, not in the product's)"
 ff "${VID1[@]}" "${X264[@]}" "${BX[@]}" -f mpegts "$OUT/mpegts-sdt-first.ts"

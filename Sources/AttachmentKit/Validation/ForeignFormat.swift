@@ -41,8 +41,6 @@ enum ForeignFormat: CaseIterable, Sendable {
   case flac
   /// Ogg (Vorbis, Opus, FLAC).
   case ogg
-  /// AIFF and AIFF-C.
-  case aiff
 
   private struct Row {
     let mime: String
@@ -87,7 +85,6 @@ enum ForeignFormat: CaseIterable, Sendable {
     case .mpegTransportStream: return Row(mime: "video/MP2T", category: .video, demuxer: "mpegts")
     case .flac: return Row(mime: "audio/flac", category: .audio, demuxer: "flac")
     case .ogg: return Row(mime: "audio/ogg", category: .audio, demuxer: "ogg")
-    case .aiff: return Row(mime: "audio/x-aiff", category: .audio, demuxer: "aiff")
     }
   }
 

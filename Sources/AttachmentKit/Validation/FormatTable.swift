@@ -4,7 +4,7 @@
 /// ``MediaType``'s own table.)
 ///
 /// Only the formats AttachmentKit accepts have a case: anything else (WebP, HEIC, AVIF, MPEG
-/// transport streams, AIFF, ...) is "no match" for the probes.
+/// transport streams, ...) is "no match" for the probes.
 ///
 /// The cases are declared in the order identification tries them: each probe checks its own
 /// magic first, so the order matters only for the frame-synced audio formats, which have none
@@ -22,6 +22,8 @@ enum ProbedFormat: Sendable, Equatable, Hashable, CaseIterable {
   case wav
   /// Core Audio Format ('caff', version 1).
   case caf
+  /// AIFF and AIFF-C ("FORM" … "AIFF" / "AIFC").
+  case aiff
   /// MPEG-1 / MPEG-2 program stream (00 00 01 BA pack header).
   case mpegProgramStream
   /// MPEG-1 / MPEG-2 video elementary stream (00 00 01 B3 sequence header).
@@ -69,6 +71,10 @@ enum ProbedFormat: Sendable, Equatable, Hashable, CaseIterable {
     case .caf:
       // libmagic names CAF only in its description; its MIME answer is octet-stream.
       Row(identify: CAFProbe.identify, inspect: CAFProbe.inspect, mediaType: .caf, magicNames: [])
+    case .aiff:
+      Row(
+        identify: AIFFProbe.identify, inspect: AIFFProbe.inspect, mediaType: .aiff,
+        magicNames: ["audio/x-aiff", "audio/aiff"])
     case .mpegProgramStream:
       Row(
         identify: MPEGProgramStreamProbe.identify, inspect: MPEGProgramStreamProbe.inspect, mediaType: .mpeg,

@@ -29,6 +29,8 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
   case wav
   /// Core Audio Format.
   case caf
+  /// AIFF or AIFF-C audio (PCM, μ-law, A-law, IMA4).
+  case aiff
 
   /// The attachment category: image, video or audio.
   public enum Category: String, Sendable, Codable, CaseIterable {
@@ -72,6 +74,7 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
     case .aac: "aac"
     case .wav: "wav"
     case .caf: "caf"
+    case .aiff: "aiff"
     }
   }
 
@@ -121,6 +124,10 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
       Row(
         category: .audio, uti: "com.apple.coreaudio-format", fileExtension: "caf", mime: "audio/x-caf",
         inApplesTable: false)
+    case .aiff:
+      Row(
+        category: .audio, uti: "public.aiff-audio", fileExtension: "aiff", mime: "audio/aiff",
+        inApplesTable: true)
     }
   }
 

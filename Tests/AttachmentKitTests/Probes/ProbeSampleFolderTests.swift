@@ -47,6 +47,7 @@ struct ProbeSampleRow: Sendable, CustomTestStringConvertible {
     case "aac": [.adts, .isoBMFF]
     case "wav": [.wav]
     case "caf": [.caf]
+    case "aiff": [.aiff]
     default: []
     }
   }

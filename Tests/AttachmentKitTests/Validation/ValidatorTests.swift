@@ -10,7 +10,8 @@ struct ValidatorTests {
   @Test("the manifest is there and covers every accepted type")
   func manifestCoversTypes() {
     let types = Set(Samples.accepted.map(\.type))
-    #expect(types == ["jpeg", "png", "gif", "tiff", "mp4", "mov", "mpeg", "mp3", "aac", "wav", "caf"])
+    #expect(
+      types == ["jpeg", "png", "gif", "tiff", "mp4", "mov", "mpeg", "mp3", "aac", "wav", "caf", "aiff"])
     #expect(Samples.refused.count >= 20)
   }
 
@@ -23,7 +24,7 @@ struct ValidatorTests {
     let expectedUTI: [String: String] = [
       "jpeg": "public.jpeg", "png": "public.png", "gif": "com.compuserve.gif", "tiff": "public.tiff",
       "mp4": "public.mpeg-4", "mov": "com.apple.quicktime-movie", "mpeg": "public.mpeg", "mp3": "public.mp3",
-      "wav": "com.microsoft.waveform-audio", "caf": "com.apple.coreaudio-format",
+      "wav": "com.microsoft.waveform-audio", "caf": "com.apple.coreaudio-format", "aiff": "public.aiff-audio",
     ]
     if sample.type == "aac" {
       let container = sample.file.hasSuffix(".aac")

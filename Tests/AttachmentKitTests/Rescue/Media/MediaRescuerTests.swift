@@ -20,7 +20,6 @@ struct MediaRescuerTests {
       ("wav-ms-adpcm.wav", .m4a, ["transcoded"]),
       ("m4a-dts.mp4", .m4a, ["transcoded"]),
       ("m4a-truehd.mp4", .m4a, ["transcoded"]),
-      ("aiff-pcm.aiff", .caf, ["rewrapped"]),
       ("mpegts-pat-first.ts", .mp4, ["rewrapped"]),
       ("mpegts-sdt-first.ts", .mp4, ["rewrapped"]),
       ("mpegts-h264-aac.ts", .mp4, ["rewrapped"]),
