@@ -355,6 +355,14 @@ def cmd_ts_204(a):
     write(a.dst, b"".join(data[i : i + 188] + bytes(16) for i in range(0, len(data), 188)))
 
 
+def cmd_amr(a):
+    """Raw AMR-NB (RFC 4867 storage format): '#!AMR' and `frames` 12.2 kb/s frames of
+    pseudo-random speech bits (no encoder in Debian's ffmpeg; the decoder takes any bits)."""
+    r = random.Random(a.seed)
+    frames = b"".join(bytes([0x3C]) + bytes(r.randrange(256) for _ in range(31)) for _ in range(a.frames))
+    write(a.dst, b"#!AMR\n" + frames)
+
+
 # ---------------------------------------------------------------- documents / noise
 
 
@@ -430,6 +438,7 @@ def main():
     add("mdat-cut", cmd_mdat_cut, "src", "dst")
     add("ts-drop-sdt", cmd_ts_drop_sdt, "src", "dst")
     add("ts-204", cmd_ts_204, "src", "dst")
+    add("amr", cmd_amr, "dst", ("seed", {"type": int}), ("frames", {"type": int}))
     add("pdf", cmd_pdf, "dst")
     add("zip", cmd_zip, "dst")
     add("random", cmd_random, "dst", ("seed", {"type": int}), ("size", {"type": int}))

@@ -276,6 +276,26 @@ ff "${VID1[@]}" -f lavfi -i "$(TONE 48000)" "${X264[@]}" -c:a ac3 -b:a 64k -ac 1
 row m2ts-h264-ac3.mts unsupported_type video/MP2T "160x120, 1.0 s, H.264 + AC-3 in M2TS as an AVCHD camera writes it: 192-byte packets (a 4-byte time code before each; libmagic: application/octet-stream)"
 py ts-204 "$OUT/mpegts-sdt-first.ts" "$OUT/mpegts-204.ts"
 row mpegts-204.ts unsupported_type video/MP2T "mpegts-sdt-first.ts in 204-byte packets (16 bytes of DVB parity after each; libmagic: application/octet-stream)"
+# Formats phones, cameras and old sites sent (issue 42): refused, and rescued by FFmpeg's decoders
+VQCIF=(-f lavfi -i "testsrc=size=128x96:rate=15:duration=1")
+ff "${VQCIF[@]}" -f lavfi -i "$(TONE 8000)" -c:v h263 -b:v 48k -g 15 -c:a aac -b:a 16k -ac 1 "${BX[@]}" \
+  -f 3gp "$OUT/3gp-h263-aac.3gp"
+row 3gp-h263-aac.3gp unsupported_type video/3gpp "128x96, 1.0 s, H.263 + AAC in 3GPP (ISO brand 3gp4)"
+ff "${VID1[@]}" -f lavfi -i "$(TONE 22050)" -c:v flv -b:v 48k -g 15 -c:a adpcm_swf -ac 1 "${BX[@]}" \
+  -f flv "$OUT/flv-sorenson.flv"
+row flv-sorenson.flv unsupported_type video/x-flv "160x120, 1.0 s, Sorenson H.263 + Flash ADPCM in FLV"
+ff "${VID1[@]}" -f lavfi -i "$(TONE 22050)" -c:v wmv2 -b:v 48k -g 15 -c:a wmav2 -b:a 32k -ac 1 "${BX[@]}" \
+  -f asf "$OUT/asf-wmv2.wmv"
+row asf-wmv2.wmv unsupported_type video/x-ms-asf "160x120, 1.0 s, WMV 8 + WMA 2 in ASF"
+ff "${VID1[@]}" -f lavfi -i "$(TONE 22050)" -c:v msmpeg4v2 -b:v 48k -g 15 -c:a adpcm_ms -ac 1 "${BX[@]}" \
+  -f avi "$OUT/avi-msmpeg4v2.avi"
+row avi-msmpeg4v2.avi unsupported_type video/x-msvideo "160x120, 1.0 s, Microsoft MPEG-4 v2 + MS ADPCM in AVI"
+ff -f lavfi -i "$(TONE 16000)" -c:a libspeex -ac 1 "${BX[@]}" -f ogg "$OUT/ogg-speex.spx"
+row ogg-speex.spx unsupported_type audio/ogg "1.0 s, Speex in Ogg, 16 kHz mono"
+ff -f lavfi -i "$(TONE 48000)" -c:a ac3 -b:a 64k -ac 1 "${BX[@]}" -f ac3 "$OUT/ac3-raw.ac3"
+row ac3-raw.ac3 unsupported_type audio/vnd.dolby.dd-raw "1.0 s, raw AC-3, 48 kHz mono 64k"
+py amr "$OUT/amr-nb.amr" 20261204 50
+row amr-nb.amr unsupported_type audio/amr "1.0 s, raw AMR-NB 12.2 kb/s, 50 frames of pseudo-random speech bits"
 printf 'GIF89a is the version of the Graphics Interchange Format that added animation.\nThis is plain text, not an image.\n' \
   >"$OUT/text-starting-gif89a.txt"
 row text-starting-gif89a.txt unsupported_type image/gif "plain ASCII text that begins with GIF89a (libmagic says image/gif)"

@@ -37,6 +37,14 @@ enum ForeignFormat: CaseIterable, Sendable {
   case avi
   /// MPEG transport stream.
   case mpegTransportStream
+  /// Flash video (Sorenson H.263, H.264; MP3, AAC, ADPCM, Nellymoser).
+  case flashVideo
+  /// Windows Media: ASF with WMV and WMA.
+  case advancedSystemsFormat
+  /// Raw AMR-NB and AMR-WB speech (`#!AMR`).
+  case amr
+  /// Raw AC-3 and E-AC-3 (Dolby Digital, as broadcasts and discs carry it).
+  case dolbyDigital
   /// FLAC.
   case flac
   /// Ogg (Vorbis, Opus, FLAC).
@@ -83,6 +91,10 @@ enum ForeignFormat: CaseIterable, Sendable {
     case .matroska: return Row(mime: "video/x-matroska", category: .video, demuxer: "matroska")
     case .avi: return Row(mime: "video/x-msvideo", category: .video, demuxer: "avi")
     case .mpegTransportStream: return Row(mime: "video/MP2T", category: .video, demuxer: "mpegts")
+    case .flashVideo: return Row(mime: "video/x-flv", category: .video, demuxer: "flv")
+    case .advancedSystemsFormat: return Row(mime: "video/x-ms-asf", category: .video, demuxer: "asf")
+    case .amr: return Row(mime: "audio/amr", category: .audio, demuxer: "amr")
+    case .dolbyDigital: return Row(mime: "audio/vnd.dolby.dd-raw", category: .audio, demuxer: "ac3,eac3")
     case .flac: return Row(mime: "audio/flac", category: .audio, demuxer: "flac")
     case .ogg: return Row(mime: "audio/ogg", category: .audio, demuxer: "ogg")
     }

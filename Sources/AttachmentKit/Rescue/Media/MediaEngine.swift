@@ -187,6 +187,10 @@ struct MediaEngine {
     let start = input.context.pointee.start_time == ak_av_nopts_value() ? 0 : input.context.pointee.start_time
     var passedEnd = Set<Int>()
     var reached = 0.0
+    // A stream's last packet start and the step to it: the length of a packet that states none
+    // (FLV's audio), so that a stream is not taken to end a packet early.
+    var lastStart: [Int: Int64] = [:]
+    var step: [Int: Int64] = [:]
     while passedEnd.count < routes.count {
       guard try input.read(into: packet) else { return reached }
       defer { av.av_packet_unref(packet) }
@@ -197,8 +201,11 @@ struct MediaEngine {
       if packet.pointee.pts != ak_av_nopts_value() { packet.pointee.pts -= offset }
       if packet.pointee.dts != ak_av_nopts_value() { packet.pointee.dts -= offset }
       if packet.pointee.pts != ak_av_nopts_value() {
-        let ends = Self.seconds(packet.pointee.pts + packet.pointee.duration, timeBase)
-        reached = max(reached, ends)
+        let pts = packet.pointee.pts
+        if let last = lastStart[index], pts > last { step[index] = pts - last }
+        lastStart[index] = pts
+        let length = packet.pointee.duration > 0 ? packet.pointee.duration : step[index] ?? 0
+        reached = max(reached, Self.seconds(pts + length, timeBase))
       }
       switch route {
       case .copy(let output, let timeBase, let isVideo, let check):

@@ -25,6 +25,13 @@ struct MediaRescuerTests {
       ("mpegts-h264-aac.ts", .mp4, ["rewrapped"]),
       ("m2ts-h264-ac3.mts", .mp4, ["rewrapped"]),
       ("mpegts-204.ts", .mp4, ["rewrapped"]),
+      ("3gp-h263-aac.3gp", .mp4, ["transcoded"]),
+      ("flv-sorenson.flv", .mp4, ["transcoded"]),
+      ("asf-wmv2.wmv", .mp4, ["transcoded"]),
+      ("avi-msmpeg4v2.avi", .mp4, ["transcoded"]),
+      ("ogg-speex.spx", .m4a, ["transcoded"]),
+      ("amr-nb.amr", .m4a, ["transcoded"]),
+      ("ac3-raw.ac3", .m4a, ["rewrapped"]),
     ])
   func rescuesEachRow(file: String, type: MediaType, actions: [String]) throws {
     let scratch = try ScratchDirectory("media-rescue")
