@@ -202,6 +202,8 @@ IM src.png "${STRIP[@]}" heic:"$OUT/heic-still.heic"
 row heic-still.heic unsupported_type image/heic "64x48, HEIF ftyp heic (mif1 heic miaf), HEVC (libheif)"
 IM src.png "${STRIP[@]}" avif:"$OUT/avif-still.avif"
 row avif-still.avif unsupported_type image/avif "64x48, ftyp avif (avif mif1 miaf), AV1 (libheif)"
+IM src.png "${STRIP[@]}" jp2:"$OUT/jpeg2000.jp2"
+row jpeg2000.jp2 unsupported_type image/jp2 "64x48, JPEG 2000 (jp2 brand), OpenJPEG"
 # Rescue near-misses (issue 15): converted with rescue on, refused without.
 IM src.png "${STRIP[@]}" -alpha set -channel A -evaluate set 50% +channel PNG32:alpha.png
 cwebp -quiet -lossless -metadata none alpha.png -o "$OUT/webp-alpha.webp"

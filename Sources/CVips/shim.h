@@ -36,6 +36,14 @@ static inline int ak_vips_thumbnail(void *fn, const char *path, VipsImage **out,
                                     "fail_on", AK_VIPS_FAIL_ON_TRUNCATED, (void *)0);
 }
 
+typedef int (*ak_vips_thumbnail_image_fn)(VipsImage *in, VipsImage **out, int width, ...);
+
+/// vips_thumbnail_image: the same box and rules as ak_vips_thumbnail, from an image already
+/// opened (no shrink-on-load).
+static inline int ak_vips_thumbnail_image(void *fn, VipsImage *in, VipsImage **out, int width, int height) {
+  return ((ak_vips_thumbnail_image_fn)fn)(in, out, width, "height", height, "size", AK_VIPS_SIZE_DOWN, (void *)0);
+}
+
 /// vips_colourspace to sRGB (alpha kept).
 static inline int ak_vips_to_srgb(void *fn, VipsImage *in, VipsImage **out) {
   return ((ak_vips_colourspace_fn)fn)(in, out, AK_VIPS_INTERPRETATION_SRGB, (void *)0);

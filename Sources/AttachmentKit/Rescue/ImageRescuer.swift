@@ -127,6 +127,8 @@ public struct ImageRescuer: Sendable {
     let hasAlpha: Bool
     /// The MIME type of what the loader reads (the source's name when libmagic gave none).
     let loaderMIME: String
+    /// The loader that reads it.
+    let loader: VipsLoader
   }
 
   /// Finds an allowed loader for the job's source and reads its header, refusing a source over
@@ -169,7 +171,8 @@ public struct ImageRescuer: Sendable {
         bytes: job.bytes),
       detected: job.refusal.format ?? loaderMIME)
     return SourceHeader(
-      width: width, height: height, frames: frames, hasAlpha: hasAlpha, loaderMIME: loaderMIME)
+      width: width, height: height, frames: frames, hasAlpha: hasAlpha, loaderMIME: loaderMIME, loader: loader
+    )
   }
 
   /// Encodes the plan's output, downscaling further (up to four passes) until it is within the
@@ -181,7 +184,7 @@ public struct ImageRescuer: Sendable {
     var box = plan.box
     for _ in 0..<4 {
       try Self.checkTime(job.deadline)
-      try write(vips, job, box: box, plan: plan)
+      try write(vips, job, box: box, plan: plan, loader: header.loader)
       var written = stat()
       guard stat(job.output, &written) == 0 else {
         throw AttachmentError(.ioError, "The rescued file was not written.")
@@ -204,13 +207,23 @@ public struct ImageRescuer: Sendable {
   }
 
   /// One libvips pass: thumbnail into `box`, sRGB, save in the plan's format.
-  private func write(_ vips: Libvips, _ job: RescueJob, box: Int, plan: RescuePlan) throws(AttachmentError) {
+  private func write(
+    _ vips: Libvips, _ job: RescueJob, box: Int, plan: RescuePlan, loader: VipsLoader
+  ) throws(AttachmentError) {
     let (source, output, refusal) = (job.source, job.output, job.refusal)
     var thumbnail: OpaquePointer?
     // Every frame of an animation: the loader option in brackets after the path.
     let input = plan.output == .gif ? source + "[n=-1]" : source
     let side = Int32(clamping: box)
-    let built = ak_vips_thumbnail(vips.thumbnail, input, &thumbnail, side, side)
+    let built: Int32
+    if loader.shrinksOnLoad {
+      built = ak_vips_thumbnail(vips.thumbnail, input, &thumbnail, side, side)
+    } else if let opened = ak_vips_open_header(vips.newFromFile, input) {
+      built = ak_vips_thumbnail_image(vips.thumbnailImage, opened, &thumbnail, side, side)
+      vips.unref(opened)  // the thumbnail holds its own reference
+    } else {
+      built = -1
+    }
     guard built == 0, let thumbnail else {
       throw refusal.notRescued("libvips cannot decode it: \(vips.takeError())")
     }

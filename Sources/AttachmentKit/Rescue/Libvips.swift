@@ -25,6 +25,7 @@ struct Libvips: @unchecked Sendable {
   let unref: @convention(c) (OpaquePointer?) -> Void
   let newFromFile: UnsafeMutableRawPointer
   let thumbnail: UnsafeMutableRawPointer
+  let thumbnailImage: UnsafeMutableRawPointer
   let colourspace: UnsafeMutableRawPointer
   let jpegSave: UnsafeMutableRawPointer
   let pngSave: UnsafeMutableRawPointer
@@ -32,6 +33,9 @@ struct Libvips: @unchecked Sendable {
   let hasAlpha: @convention(c) (OpaquePointer?) -> Int32
   /// `vips_image_set_kill`: stops the computation of an image (its pipeline fails).
   let setKill: @convention(c) (OpaquePointer?, Int32) -> Void
+  /// `vips_operation_block_set`: blocks (1) or unblocks (0) an operation class and its
+  /// subclasses.
+  let operationBlock: @convention(c) (UnsafePointer<CChar>?, Int32) -> Void
   /// `vips_version`: 0 the major, 1 the minor version (the module directory's name).
   let version: @convention(c) (Int32) -> Int32
   /// glib's `g_module_open`, which runs a libvips module's `g_module_check_init` (it registers
@@ -64,11 +68,14 @@ struct Libvips: @unchecked Sendable {
       let setKill = library.function(
         "vips_image_set_kill", as: (@convention(c) (OpaquePointer?, Int32) -> Void).self),
       let version = library.function("vips_version", as: (@convention(c) (Int32) -> Int32).self),
+      let operationBlock = library.function(
+        "vips_operation_block_set", as: (@convention(c) (UnsafePointer<CChar>?, Int32) -> Void).self),
       let moduleOpen = library.function(
         "g_module_open", as: (@convention(c) (UnsafePointer<CChar>?, Int32) -> OpaquePointer?).self),
 
       let newFromFile = library.symbol("vips_image_new_from_file"),
       let thumbnail = library.symbol("vips_thumbnail"),
+      let thumbnailImage = library.symbol("vips_thumbnail_image"),
       let colourspace = library.symbol("vips_colourspace"),
       let jpegSave = library.symbol("vips_jpegsave"),
       let pngSave = library.symbol("vips_pngsave"),
@@ -89,9 +96,11 @@ struct Libvips: @unchecked Sendable {
     self.unref = unref
     self.setKill = setKill
     self.version = version
+    self.operationBlock = operationBlock
     self.moduleOpen = moduleOpen
     self.newFromFile = newFromFile
     self.thumbnail = thumbnail
+    self.thumbnailImage = thumbnailImage
     self.colourspace = colourspace
     self.jpegSave = jpegSave
     self.pngSave = pngSave
@@ -104,7 +113,8 @@ struct Libvips: @unchecked Sendable {
   /// libvips, initialised for untrusted input, or `nil` when it is missing or failed to start.
   ///
   /// The first call initialises the process-wide state: every untrusted loader (SVG,
-  /// ImageMagick, PDF, JPEG 2000, JPEG XL, …) blocked, the operation cache off, and
+  /// ImageMagick, PDF, JPEG XL, …) blocked but those the tables allow (JPEG 2000's, in a
+  /// worker the kernel confines), the operation cache off, and
   /// `concurrency` worker threads per image. Later calls keep that state.
   static func started(concurrency: Int) -> Libvips? {
     guard let vips = shared else { return nil }
@@ -113,6 +123,7 @@ struct Libvips: @unchecked Sendable {
       let ok = vips.initialise("attachmentkit") == 0
       if ok {
         vips.blockUntrusted(1)
+        for loader in VipsLoader.allowedUntrusted { vips.operationBlock(loader, 0) }
         vips.setCacheMax(0)
         vips.setConcurrency(Int32(clamping: max(1, concurrency)))
       }

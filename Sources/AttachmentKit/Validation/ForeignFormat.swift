@@ -85,7 +85,12 @@ enum ForeignFormat: CaseIterable, Sendable {
       return Row(
         mime: "video/3gpp2", isoBrands: ["3g2a", "3g2b", "3g2c", "kddi"], category: .video, demuxer: "mov")
     case .canonRaw: return Row(mime: "image/x-canon-cr3", isoBrands: ["crx "], vipsLoader: nil)
-    case .jpeg2000: return Row(mime: "image/jp2", isoBrands: ["jp2 "], vipsLoader: nil)
+    case .jpeg2000:
+      // OpenJPEG, which libvips marks untrusted: only a rescue worker opens it (see
+      // ``VipsLoader/isUntrusted``).
+      return Row(
+        mime: "image/jp2", isoBrands: ["jp2 "],
+        vipsLoader: VipsLoader(className: "VipsForeignLoadJp2kFile", isUntrusted: true, shrinksOnLoad: false))
     case .jpx: return Row(mime: "image/jpx", isoBrands: ["jpx "], vipsLoader: nil)
     case .webm: return Row(mime: "video/webm", category: .video, demuxer: "matroska")
     case .matroska: return Row(mime: "video/x-matroska", category: .video, demuxer: "matroska")
@@ -128,8 +133,22 @@ struct VipsLoader: Sendable, Equatable {
   let className: String
   /// Whether the loader reads every frame of an animation (`n=-1`).
   var readsAnimation = false
+  /// Whether libvips marks the loader untrusted (`vips -l` says so): libvips blocks every
+  /// untrusted loader (`vips_block_untrusted_set`) and a rescue worker, confined by the kernel,
+  /// unblocks these alone (``allowedUntrusted``).
+  var isUntrusted = false
+  /// Whether `vips_thumbnail` may use the loader's own shrink-on-load. libvips 8.14's
+  /// thumbnail of a JPEG 2000 asked to shrink only, into a box the image fits, reads its
+  /// smallest resolution level (64×48 became 2×2, `vipsthumbnail --size "4096x4096>"` too):
+  /// such a source is opened, then thumbnailed from the image.
+  var shrinksOnLoad = true
   /// The libvips module that holds the loader (`vips-NAME.so` in libvips' module directory),
   /// or `nil` for a loader built into libvips. A rescue worker loads no module at start-up and
   /// this one only when a source needs it (see ``Libvips/loadModule(_:)``).
   var module: String? = nil
+
+  /// The class names of the untrusted loaders the tables allow (JPEG 2000's).
+  static let allowedUntrusted: [String] =
+    (MediaType.allCases.compactMap(\.vipsLoader) + ForeignFormat.allCases.compactMap(\.vipsLoader))
+    .filter(\.isUntrusted).map(\.className)
 }

@@ -37,6 +37,7 @@ struct RescuePipelineTests {
     Case(file: "webp-animated.webp", type: .gif, from: "image/webp", frames: 2),
     Case(file: "heic-still.heic", type: .jpeg, from: "image/heic"),
     Case(file: "avif-still.avif", type: .jpeg, from: "image/avif"),
+    Case(file: "jpeg2000.jp2", type: .jpeg, from: "image/jp2"),
   ]
 
   @Test(

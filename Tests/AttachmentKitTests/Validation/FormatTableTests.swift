@@ -77,7 +77,7 @@ struct FormatTableTests {
       ("jpeg-baseline.jpg", MediaType.jpeg.vipsLoader), ("png-rgba.png", MediaType.png.vipsLoader),
       ("gif-animated.gif", MediaType.gif.vipsLoader), ("tiff-little-endian.tiff", MediaType.tiff.vipsLoader),
       ("webp-lossy.webp", ForeignFormat.webp.vipsLoader), ("heic-still.heic", ForeignFormat.heic.vipsLoader),
-      ("avif-still.avif", ForeignFormat.avif.vipsLoader),
+      ("avif-still.avif", ForeignFormat.avif.vipsLoader), ("jpeg2000.jp2", ForeignFormat.jpeg2000.vipsLoader),
     ]
     for sample in samples {
       let loader = try #require(sample.loader, "\(sample.file): no loader in its row")
@@ -86,7 +86,10 @@ struct FormatTableTests {
       #expect(found == loader.className, "\(sample.file)")
       #expect(ImageRescuer.loaders[loader.className]?.loader == loader)
     }
-    #expect(ImageRescuer.convertibleTypes == ["image/webp", "image/heic", "image/heif", "image/avif"])
-    #expect(ImageRescuer.loaders.count == 6)
+    #expect(
+      ImageRescuer.convertibleTypes == ["image/webp", "image/heic", "image/heif", "image/avif", "image/jp2"])
+    #expect(ImageRescuer.loaders.count == 7)
+    // JPEG 2000's loader is the one untrusted loader allowed (libvips blocks the rest)
+    #expect(VipsLoader.allowedUntrusted == ["VipsForeignLoadJp2kFile"])
   }
 }
