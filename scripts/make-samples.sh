@@ -27,6 +27,7 @@ need python3 python3
 need file file
 need cwebp webp
 need img2webp webp
+need vips libvips-tools
 if ((${#missing[@]})); then
   printf 'make-samples: missing tool: %s\n' "${missing[@]}" >&2
   exit 1
@@ -204,6 +205,8 @@ IM src.png "${STRIP[@]}" avif:"$OUT/avif-still.avif"
 row avif-still.avif unsupported_type image/avif "64x48, ftyp avif (avif mif1 miaf), AV1 (libheif)"
 IM src.png "${STRIP[@]}" jp2:"$OUT/jpeg2000.jp2"
 row jpeg2000.jp2 unsupported_type image/jp2 "64x48, JPEG 2000 (jp2 brand), OpenJPEG"
+VIPS_CONCURRENCY=1 vips copy src.png "$OUT/jpegxl.jxl"
+row jpegxl.jxl unsupported_type image/jxl "64x48, JPEG XL codestream (libjxl, written by libvips)"
 # Rescue near-misses (issue 15): converted with rescue on, refused without.
 IM src.png "${STRIP[@]}" -alpha set -channel A -evaluate set 50% +channel PNG32:alpha.png
 cwebp -quiet -lossless -metadata none alpha.png -o "$OUT/webp-alpha.webp"

@@ -45,8 +45,12 @@ public struct ImageRescuer: Sendable {
   /// The libvips modules the allowed loaders live in.
   static let modules = Set(loaders.values.compactMap(\.loader.module)).sorted()
 
-  /// Loads every module an allowed loader lives in; returns whether one was loaded now.
-  private static func loadModules(_ vips: Libvips) -> Bool {
+  /// Loads the module of the loader the refusal's format names (HEIC's, JPEG XL's), else every
+  /// module an allowed loader lives in; returns whether one was loaded now.
+  private static func loadModules(_ vips: Libvips, for refusal: Refusal) -> Bool {
+    if let module = refusal.format.flatMap(ForeignFormat.named)?.vipsLoader?.module, vips.loadModule(module) {
+      return true
+    }
     var added = false
     for module in modules { added = vips.loadModule(module) || added }
     return added
@@ -136,8 +140,8 @@ public struct ImageRescuer: Sendable {
   private func readHeader(_ vips: Libvips, _ job: RescueJob) throws(AttachmentError) -> SourceHeader {
     vips.errorClear()
     var found = vips.findLoad(job.source).map { String(cString: $0) }
-    if found.map({ Self.loaders[$0] == nil }) ?? true, Self.loadModules(vips) {
-      // A format whose loader is in a module a worker had not loaded yet (HEIF's).
+    if found.map({ Self.loaders[$0] == nil }) ?? true, Self.loadModules(vips, for: job.refusal) {
+      // A format whose loader is in a module a worker had not loaded yet (HEIF's, JPEG XL's).
       vips.errorClear()
       found = vips.findLoad(job.source).map { String(cString: $0) }
     }

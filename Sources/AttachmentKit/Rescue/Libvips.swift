@@ -122,8 +122,7 @@ struct Libvips: @unchecked Sendable {
       if let state { return state }
       let ok = vips.initialise("attachmentkit") == 0
       if ok {
-        vips.blockUntrusted(1)
-        for loader in VipsLoader.allowedUntrusted { vips.operationBlock(loader, 0) }
+        blockUntrusted(vips)
         vips.setCacheMax(0)
         vips.setConcurrency(Int32(clamping: max(1, concurrency)))
       }
@@ -131,6 +130,13 @@ struct Libvips: @unchecked Sendable {
       return ok
     }
     return ready ? vips : nil
+  }
+
+  /// Blocks every untrusted operation libvips has registered, then unblocks the untrusted
+  /// loaders the tables allow (``VipsLoader/allowedUntrusted``).
+  private static func blockUntrusted(_ vips: Libvips) {
+    vips.blockUntrusted(1)
+    for loader in VipsLoader.allowedUntrusted { vips.operationBlock(loader, 0) }
   }
 
   /// The modules ``loadModule(_:)`` has tried, with whether each loaded.
@@ -159,6 +165,9 @@ struct Libvips: @unchecked Sendable {
       // G_MODULE_BIND_LAZY, as libvips opens its modules.
       let ok = moduleOpen(path, 1) != nil
       loaded[name] = ok
+      // Its classes were registered after libvips blocked the untrusted ones: block them, and
+      // unblock the allowed ones, again.
+      if ok { Self.blockUntrusted(self) }
       return ok
     }
   }

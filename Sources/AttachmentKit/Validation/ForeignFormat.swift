@@ -29,6 +29,8 @@ enum ForeignFormat: CaseIterable, Sendable {
   case jpeg2000
   /// JPEG 2000 part 2 (`jpx `).
   case jpx
+  /// JPEG XL (a bare codestream, `FF 0A`, or its ISO container).
+  case jpegXL
   /// WebM (Matroska with VP8/VP9/AV1 and Vorbis/Opus).
   case webm
   /// Matroska.
@@ -92,6 +94,11 @@ enum ForeignFormat: CaseIterable, Sendable {
         mime: "image/jp2", isoBrands: ["jp2 "],
         vipsLoader: VipsLoader(className: "VipsForeignLoadJp2kFile", isUntrusted: true, shrinksOnLoad: false))
     case .jpx: return Row(mime: "image/jpx", isoBrands: ["jpx "], vipsLoader: nil)
+    case .jpegXL:
+      // libjxl, in libvips' JPEG XL module, which libvips marks untrusted.
+      return Row(
+        mime: "image/jxl",
+        vipsLoader: VipsLoader(className: "VipsForeignLoadJxlFile", isUntrusted: true, module: "jxl"))
     case .webm: return Row(mime: "video/webm", category: .video, demuxer: "matroska")
     case .matroska: return Row(mime: "video/x-matroska", category: .video, demuxer: "matroska")
     case .avi: return Row(mime: "video/x-msvideo", category: .video, demuxer: "avi")

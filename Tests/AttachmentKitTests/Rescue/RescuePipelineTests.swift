@@ -38,6 +38,7 @@ struct RescuePipelineTests {
     Case(file: "heic-still.heic", type: .jpeg, from: "image/heic"),
     Case(file: "avif-still.avif", type: .jpeg, from: "image/avif"),
     Case(file: "jpeg2000.jp2", type: .jpeg, from: "image/jp2"),
+    Case(file: "jpegxl.jxl", type: .jpeg, from: "image/jxl"),
   ]
 
   @Test(

@@ -124,7 +124,8 @@ struct RescueWorkerTests {
       })
   }
 
-  @Test("an image worker starts with no libvips module, and loads HEIF's when a HEIC source needs it")
+  @Test(
+    "an image worker starts with no libvips module, and loads HEIF's, then JPEG XL's, when a source needs it")
   func modulesOnDemand() async throws {
     let scratch = try ScratchDirectory("worker-modules")
     defer { scratch.remove() }
@@ -147,6 +148,12 @@ struct RescueWorkerTests {
     #expect(heic.type == .jpeg && heic.width == 64)
     #expect(Self.workerPIDs(configuration.workers) == [pid], "the same worker took the second job")
     #expect(Self.mappedModules(pid) == ["vips-heif.so"])
+    // A JPEG XL then: its module, which holds an untrusted loader the tables allow, unblocked
+    let jxl = try await onOwnThread { () throws(AttachmentError) in
+      try rescuer.attachment(fromFile: Samples.path("jpegxl.jxl"), rescuingInto: scratch.path + "/c.jpg")
+    }
+    #expect(jxl.type == .jpeg && jxl.width == 64)
+    #expect(Self.mappedModules(pid) == ["vips-heif.so", "vips-jxl.so"])
   }
 
   @Test(

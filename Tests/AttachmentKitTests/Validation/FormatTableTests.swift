@@ -78,6 +78,7 @@ struct FormatTableTests {
       ("gif-animated.gif", MediaType.gif.vipsLoader), ("tiff-little-endian.tiff", MediaType.tiff.vipsLoader),
       ("webp-lossy.webp", ForeignFormat.webp.vipsLoader), ("heic-still.heic", ForeignFormat.heic.vipsLoader),
       ("avif-still.avif", ForeignFormat.avif.vipsLoader), ("jpeg2000.jp2", ForeignFormat.jpeg2000.vipsLoader),
+      ("jpegxl.jxl", ForeignFormat.jpegXL.vipsLoader),
     ]
     for sample in samples {
       let loader = try #require(sample.loader, "\(sample.file): no loader in its row")
@@ -87,9 +88,11 @@ struct FormatTableTests {
       #expect(ImageRescuer.loaders[loader.className]?.loader == loader)
     }
     #expect(
-      ImageRescuer.convertibleTypes == ["image/webp", "image/heic", "image/heif", "image/avif", "image/jp2"])
-    #expect(ImageRescuer.loaders.count == 7)
-    // JPEG 2000's loader is the one untrusted loader allowed (libvips blocks the rest)
-    #expect(VipsLoader.allowedUntrusted == ["VipsForeignLoadJp2kFile"])
+      ImageRescuer.convertibleTypes == [
+        "image/webp", "image/heic", "image/heif", "image/avif", "image/jp2", "image/jxl",
+      ])
+    #expect(ImageRescuer.loaders.count == 8)
+    // JPEG 2000's and JPEG XL's loaders are the untrusted loaders allowed (libvips blocks the rest)
+    #expect(VipsLoader.allowedUntrusted == ["VipsForeignLoadJp2kFile", "VipsForeignLoadJxlFile"])
   }
 }
