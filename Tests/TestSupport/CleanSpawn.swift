@@ -7,6 +7,18 @@ import Glibc
 /// does) or ignore SIGPIPE (libcurl does), and a child inherits both: nginx, started that way,
 /// would never see the SIGTERM that stops it. Shared by the serve tests and the benchmarks.
 public enum CleanSpawn {
+  /// Runs `arguments` to its end on a thread of its own (never on Swift's cooperative pool),
+  /// its output inherited.
+  /// - Returns: its exit status; 128 + the signal that ended it; 127 when it cannot start.
+  public static func run(_ arguments: [String]) async -> Int32 {
+    await onOwnThread { () -> Int32 in
+      guard case .success(let pid) = start(arguments) else { return 127 }
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+      return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+  }
+
   /// Starts `arguments` (the first one looked up in `PATH`). Standard output goes to `output`
   /// when given, standard error too when `mergeErrors` is set; otherwise both are inherited.
   /// - Returns: the child's process id, or the `posix_spawnp` error number.

@@ -80,12 +80,7 @@ public enum ImageBombs {
   /// on a thread of its own, to make a source image.
   /// - Returns: its exit status (127 when it cannot start).
   public static func vips(_ arguments: [String]) async -> Int32 {
-    await onOwnThread { () -> Int32 in
-      guard case .success(let pid) = CleanSpawn.start(["/usr/bin/vips"] + arguments) else { return 127 }
-      var status: Int32 = 0
-      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-      return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-    }
+    await CleanSpawn.run(["/usr/bin/vips"] + arguments)
   }
 
   private static func lastIndex(of pattern: [UInt8], in bytes: [UInt8]) -> Int? {

@@ -1,4 +1,5 @@
 import CAV
+import Glibc
 
 /// Runs one media rescue with FFmpeg: opens the source, checks its declared budgets, plans,
 /// finds the keyframe cut of a copied trim, and writes the delivered file. On one thread,
@@ -39,7 +40,44 @@ struct MediaEngine {
     }
     try admit(plan, source: source, job: job)
     try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
+    // A shrink that landed over the limit (x264's rate control overshoots short clips): once
+    // more, at the bitrate that the bytes it wrote say fits.
+    if let retry = secondShrink(plan, source: source, output: job.output, limit: job.limits.maximumVideoBytes)
+    {
+      plan = retry
+      input = try MediaInput(
+        path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks,
+        maximumFramePixels: configuration.maximumSourceFramePixels)
+      try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
+    }
     return Outcome(plan: plan, source: source)
+  }
+
+  /// The plan of a second shrink when the first one's output (`output`) is over `limit` bytes:
+  /// the video bitrate scaled by the room the audio leaves over what the video took, less 3 %.
+  /// `nil` when the plan does not shrink, the output fits, or the bitrate would fall under
+  /// ``MediaPlan/minimumVideoBitrate``.
+  private func secondShrink(_ plan: MediaPlan, source: MediaSource, output: String, limit: Int64)
+    -> MediaPlan?
+  {
+    guard case .transcode(let width, let height, let bitrate?) = plan.video else { return nil }
+    var written = stat()
+    guard stat(output, &written) == 0, Int64(written.st_size) > limit else { return nil }
+    let seconds = plan.endSeconds ?? source.durationSeconds
+    let audioRate: Int
+    switch plan.audio {
+    case .transcode(let rate): audioRate = rate
+    case .copy: audioRate = source.audio?.bitrate ?? 0
+    case nil: audioRate = 0
+    }
+    let audioBytes = Double(audioRate) * seconds / 8
+    let videoBytes = max(1, Double(written.st_size) - audioBytes)
+    let room = Double(limit) * 0.97 - audioBytes
+    let next = Int(Double(bitrate) * room / videoBytes)
+    guard next >= MediaPlan.minimumVideoBitrate else { return nil }
+    var retry = plan
+    retry.video = .transcode(width: width, height: height, bitrate: next)
+    return retry
   }
 
   /// Refuses, from the declared parameters alone, a source whose decoding would cost more than

@@ -114,6 +114,7 @@ final class MediaInput {
     facts.framesPerSecond = rate.den > 0 ? Double(rate.num) / Double(rate.den) : 0
     facts.sampleRate = Int(parameters.pointee.sample_rate)
     facts.channels = Int(parameters.pointee.ch_layout.nb_channels)
+    facts.bitrate = Int(clamping: max(0, parameters.pointee.bit_rate))
     return facts
   }
 

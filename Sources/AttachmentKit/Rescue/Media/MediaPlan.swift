@@ -82,6 +82,17 @@ struct MediaPlan: Sendable, Equatable {
     let overBytes = refusal.reason == .tooLarge || source.bytes > limits.maximumVideoBytes
     let copies =
       playableVideo.contains(video.codec) && video.width * video.height <= largestCopiedPixels && !overBytes
+    var audioStep: Audio?
+    var audioBitrate = 0
+    if let audio = source.audio {
+      if playableAudio.contains(audio.codec) {
+        audioStep = .copy
+        audioBitrate = audio.bitrate > 0 ? audio.bitrate : configuration.audioBitrate
+      } else if audio.decodable {
+        audioStep = .transcode(bitrate: configuration.audioBitrate)
+        audioBitrate = configuration.audioBitrate
+      }
+    }
     var actions: [Rescue.Action] = []
     let videoStep: Video
     if copies {
@@ -89,22 +100,15 @@ struct MediaPlan: Sendable, Equatable {
       if !source.isMP4Family { actions.append(.rewrapped) }
     } else {
       let (width, height) = fit(video, configuration: configuration)
+      // Shrinking: the video gets what the limit leaves after the audio.
+      let total = bitrate(for: limits.maximumVideoBytes, seconds: end ?? source.durationSeconds)
       videoStep = .transcode(
         width: width, height: height,
-        bitrate: overBytes
-          ? bitrate(for: limits.maximumVideoBytes, seconds: end ?? source.durationSeconds) : nil)
+        bitrate: overBytes ? max(minimumVideoBitrate, total - audioBitrate) : nil)
       actions.append(overBytes && playableVideo.contains(video.codec) ? .shrunk : .transcoded)
     }
     if end != nil { actions.insert(.trimmed, at: 0) }
-    var audioStep: Audio?
-    if let audio = source.audio {
-      if playableAudio.contains(audio.codec) {
-        audioStep = .copy
-      } else if audio.decodable {
-        audioStep = .transcode(bitrate: configuration.audioBitrate)
-        if !actions.contains(.transcoded) { actions.append(.transcoded) }
-      }
-    }
+    if case .transcode = audioStep, !actions.contains(.transcoded) { actions.append(.transcoded) }
     return .success(
       MediaPlan(output: .mp4, video: videoStep, audio: audioStep, endSeconds: end, actions: actions))
   }
@@ -140,6 +144,9 @@ struct MediaPlan: Sendable, Equatable {
       MediaPlan(output: .m4a, video: nil, audio: .transcode(bitrate: rate), endSeconds: end, actions: actions)
     )
   }
+
+  /// The lowest video bitrate a shrink encodes at, in bits per second.
+  static let minimumVideoBitrate = 100_000
 
   /// The lowest AAC-LC bitrate a rescue encodes at, in bits per second.
   static let minimumAudioBitrate = 48_000

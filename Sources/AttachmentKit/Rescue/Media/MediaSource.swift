@@ -17,6 +17,8 @@ struct MediaSource: Sendable, Equatable {
     /// Sample rate in hertz and channel count (audio).
     var sampleRate = 0
     var channels = 0
+    /// The bitrate the container or stream declares, in bits per second (0 when unknown).
+    var bitrate = 0
   }
 
   /// The demuxer that read it (FFmpeg's name: `matroska,webm`, `mov,mp4,m4a,3gp,3g2,mj2`).

@@ -60,6 +60,22 @@ struct MediaPlanTests {
     ).get()
     #expect(plan.video == .transcode(width: 1280, height: 720, bitrate: 18_400_000))
     #expect(plan.actions == [.shrunk])
+    // With audio, the video gets what the limit leaves after it: AAC copied at its declared
+    // 192 kb/s, Opus transcoded at 128 kb/s
+    var aac = Self.audio("aac")
+    aac.bitrate = 192_000
+    let copied = try Self.plan(
+      "mov,mp4,m4a,3gp,3g2,mj2", seconds: 20, bytes: 80_000_000, video: Self.video("h264", 1280, 720),
+      audio: aac, refusal: .tooLarge
+    ).get()
+    #expect(
+      copied.video == .transcode(width: 1280, height: 720, bitrate: 18_208_000) && copied.audio == .copy)
+    let opus = try Self.plan(
+      "matroska,webm", seconds: 20, bytes: 80_000_000, video: Self.video("h264", 1280, 720),
+      audio: Self.audio("opus"), refusal: .tooLarge
+    ).get()
+    #expect(opus.video == .transcode(width: 1280, height: 720, bitrate: 18_272_000))
+    #expect(opus.actions == [.shrunk, .transcoded])
   }
 
   @Test(

@@ -84,6 +84,33 @@ struct MediaRescuePipelineTests {
   }
 
   @Test(
+    "a video over its byte limit (3 s of noise, 5.8 MB, over a 600 kB limit) is shrunk to fit, the audio counted and a second pass made when the first lands over"
+  )
+  func shrinksToFit() async throws {
+    let scratch = try ScratchDirectory("shrink-source")
+    defer { scratch.remove() }
+    let source = scratch.path + "/noise.mp4"
+    let made = await CleanSpawn.run([
+      "/usr/bin/ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+      "nullsrc=s=320x240:r=30,geq=random(1)*255:128:128", "-f", "lavfi", "-i",
+      "anoisesrc=d=3:c=white:r=48000",
+      "-t", "3", "-c:v", "libx264", "-preset", "ultrafast", "-crf", "10", "-pix_fmt", "yuv420p", "-c:a",
+      "aac",
+      "-b:a", "192k", source,
+    ])
+    try #require(made == 0, "ffmpeg could not make the source")
+    let fixture = try Self.fixture(
+      "media-pipeline-shrink", configure: { $0.limits.maximumVideoBytes = 600_000 })
+    defer { fixture.close() }
+    let url = fixture.serve(source, name: "noise")
+
+    let delivered = try await fixture.pipeline.attachment(for: url, timeout: .seconds(30))
+    #expect(delivered.type == .mp4 && delivered.validation.bytes <= 600_000, "\(delivered.validation.bytes)")
+    #expect(delivered.validation.rescued?.actions == [.shrunk])
+    #expect(abs((delivered.validation.durationSeconds ?? 0) - 3) < 0.1)
+  }
+
+  @Test(
     "a deadline that passes mid-transcode: deadline_exceeded at the deadline, nothing published or left behind"
   )
   func deadlineLeavesNothing() async throws {
