@@ -87,4 +87,31 @@ struct MediaRescueCLITests {
     #expect(video.status == 0, "\(video.stdout)")
     #expect(video.jsonLines.first?["type"] as? String == "mp4")
   }
+
+  @Test(
+    "attachkit rescue and fetch --rescue deliver the same bytes with the same actions, one rescue orchestration",
+    arguments: ["webp-lossy.webp", "webm-vp9.webm", "m2ts-h264-ac3.mts", "mp4-h264-dts.mp4"])
+  func sameOrchestration(_ file: String) async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/media", body: try Media.bytes(file))
+    /// The first JSON line's digest and actions.
+    func delivered(_ result: CLI.Result) throws -> (sha256: String?, actions: [String]?) {
+      let line = result.stdout.split(separator: "\n").first.map(String.init) ?? ""
+      let record = try #require(
+        try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(result.stdout)")
+      return (record["sha256"] as? String, (record["rescued"] as? [String: Any])?["actions"] as? [String])
+    }
+    let local = try await CLI.run([
+      "rescue", "--json", Media.directory + "/" + file, "--output", scratch.path + "/out",
+    ])
+    let fetched = try await CLI.run([
+      "fetch", "--json", "--rescue", "--cache-dir", scratch.path + "/c", server.url("/media"),
+    ])
+    let (a, b) = (try delivered(local), try delivered(fetched))
+    #expect(a.sha256 != nil && a.sha256 == b.sha256, "\(file): \(local.stdout) / \(fetched.stdout)")
+    #expect(a.actions != nil && a.actions == b.actions, "\(file)")
+  }
 }
