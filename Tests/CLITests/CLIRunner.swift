@@ -57,9 +57,9 @@ enum CLI {
     env["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"  // the test server is on loopback
     for (key, value) in environment { env[key] = value }
     process.environment = env
-    let out = Pipe()
-    let err = Pipe()
-    let input = Pipe()
+    let out = Pipe.closingOnExec()
+    let err = Pipe.closingOnExec()
+    let input = Pipe.closingOnExec()
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input

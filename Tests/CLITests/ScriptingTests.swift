@@ -136,8 +136,8 @@ struct ScriptingTests {
     process.executableURL = URL(fileURLWithPath: CLI.attachkit)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(["NO_COLOR": "1"]) { $1 }
-    let out = Pipe()
-    let err = Pipe()
+    let out = Pipe.closingOnExec()
+    let err = Pipe.closingOnExec()
     try out.fileHandleForReading.close()
     process.standardOutput = out
     process.standardError = err

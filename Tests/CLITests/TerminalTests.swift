@@ -25,7 +25,7 @@ struct TerminalTests {
     env["NO_COLOR"] = nil  // only what the test asks for
     for (key, value) in environment { env[key] = value }
     process.environment = env
-    let out = Pipe()
+    let out = Pipe.closingOnExec()
     process.standardOutput = out
     process.standardError = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice

@@ -30,7 +30,7 @@ struct LoadTests {
       ["-s", "--parallel", "--parallel-immediate", "--parallel-max", "200"]
       + Array(repeating: ["-o", "/dev/null", "-w", "%{http_code} %{size_download}\\n", url], count: 200)
       .flatMap { $0 }
-    let output = Pipe()
+    let output = Pipe.closingOnExec()
     clients.standardOutput = output
     try clients.runClosingChildEnds()
     // Release the origin once all 200 requests are inside the server (plus this one), or
@@ -76,7 +76,7 @@ struct LoadTests {
     let waiting = Process()
     waiting.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
     waiting.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", held]
-    let waitingOutput = Pipe()
+    let waitingOutput = Pipe.closingOnExec()
     waiting.standardOutput = waitingOutput
     try waiting.runClosingChildEnds()
     #expect(await eventually { origin.requestCount(path: "/held.gif") == 1 })
@@ -152,7 +152,7 @@ struct LoadTests {
     let inFlight = Process()
     inFlight.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
     inFlight.arguments = ["-s", "-o", workspace.path + "/got.png", "-w", "%{http_code}", url]
-    let output = Pipe()
+    let output = Pipe.closingOnExec()
     inFlight.standardOutput = output
     try inFlight.runClosingChildEnds()
     #expect(await eventually { origin.requestCount(path: "/held.png") == 1 })

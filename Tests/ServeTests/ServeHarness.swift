@@ -85,8 +85,8 @@ struct Run {
     var env = ProcessInfo.processInfo.environment
     for (key, value) in environment { env[key] = value }
     process.environment = env
-    let out = Pipe()
-    let err = Pipe()
+    let out = Pipe.closingOnExec()
+    let err = Pipe.closingOnExec()
     process.standardOutput = out
     process.standardError = err
     process.standardInput = FileHandle.nullDevice

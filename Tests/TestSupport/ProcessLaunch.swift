@@ -1,5 +1,21 @@
 import Foundation
 
+extension Pipe {
+  /// A pipe whose two descriptors are closed on `exec`: a child started by another test (a
+  /// server that runs for seconds) does not inherit them. Foundation's `Pipe()` leaves them
+  /// open across `exec`, and a child of another test holding this pipe's writing end kept a
+  /// reader from ever seeing its end: a command-line test waited on its stdin for good while
+  /// a concurrent serve test's process held it. The child this pipe is for still gets its end:
+  /// `Process` duplicates it onto 0, 1 or 2, which stay open.
+  public static func closingOnExec() -> Pipe {
+    let pipe = Pipe()
+    for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+      _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+    }
+    return pipe
+  }
+}
+
 extension Process {
   /// `run()`, then the parent's copies of the child's ends of its standard streams closed.
   ///

@@ -253,7 +253,7 @@ struct SharedCacheTests {
     // Given another process holding the lock (as a sweep would)
     // (flock runs `cat`, which holds on until its standard input closes)
     let holder = Process()
-    let input = Pipe()
+    let input = Pipe.closingOnExec()
     holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
     holder.arguments = [cache.layout.lockFile, "cat"]
     holder.standardInput = input

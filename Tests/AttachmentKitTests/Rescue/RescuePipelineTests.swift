@@ -338,7 +338,7 @@ struct RescuePipelineTests {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: tool)
       process.arguments = arguments
-      let pipe = Pipe()
+      let pipe = Pipe.closingOnExec()
       process.standardOutput = pipe
       try process.runClosingChildEnds()
       let data = pipe.fileHandleForReading.readDataToEndOfFile()

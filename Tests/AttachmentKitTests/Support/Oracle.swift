@@ -16,7 +16,7 @@ func blockingSHA256sum(_ bytes: [UInt8], in directory: String) throws -> String 
   let process = Process()
   process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
   process.arguments = [path]
-  let out = Pipe()
+  let out = Pipe.closingOnExec()
   process.standardOutput = out
   try process.runClosingChildEnds()
   let data = out.fileHandleForReading.readDataToEndOfFile()

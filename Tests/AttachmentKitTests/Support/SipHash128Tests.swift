@@ -56,7 +56,7 @@ struct SipHash128Tests {
       process.arguments = [
         "mac", "-macopt", "hexkey:\(hexKey)", "-macopt", "size:16", "-in", input, "SIPHASH",
       ]
-      let pipe = Pipe()
+      let pipe = Pipe.closingOnExec()
       process.standardOutput = pipe
       try process.runClosingChildEnds()
       let data = pipe.fileHandleForReading.readDataToEndOfFile()

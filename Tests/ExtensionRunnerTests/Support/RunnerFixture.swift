@@ -167,7 +167,7 @@ struct RunnerFixture {
     try writeTestFile(Data(), to: errPath)
     let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
     defer { try? errHandle.close() }
-    let outPipe = Pipe()
+    let outPipe = Pipe.closingOnExec()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = arguments
