@@ -295,9 +295,12 @@ final class Gate: Sendable {
 
   func release() { open.withLock { $0 = true } }
 
-  /// Waits (on the origin's connection thread) until released; `false` if the client left.
-  func wait(_ writer: ResponseWriter) -> Bool {
+  /// Waits (on the origin's connection thread) until released, or `atMost` seconds from now
+  /// when given; `false` if the client left.
+  func wait(_ writer: ResponseWriter, atMost seconds: Double? = nil) -> Bool {
+    let end = seconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
     while !open.withLock({ $0 }) {
+      if let end, ContinuousClock.now >= end { return true }
       guard writer.sleep(milliseconds: 2) else { return false }
     }
     return true
