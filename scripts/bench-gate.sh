@@ -27,7 +27,7 @@ serve_hit_ratio_nginx                  2.0     1.25    serve hit, time per reque
 cli_hit_ratio_curl                     0.75    0.33    attachkit fetch hit / curl (runs 0.44-0.50: the Swift runtime's start is 0.37)
 cli_cold_45m_ratio_curl                3.0     1.0     attachkit fetch cold 45 MiB / curl (loaded runs up to 1.98)
 sniff_1byte_ratio                      1.65    1.1     1-byte writes sniffed / not sniffed (1.09)
-rescue_24mp_ratio_vips                 1.5     1.0     24 MP JPEG rescue / vipsthumbnail, wall (0.82-0.93 once workers load no libvips module; 0.92-1.18 before)
+rescue_24mp_ratio_vips                 1.5     1.0     24 MP JPEG rescue / vipsthumbnail, wall (0.95 interleaved with no libvips module and lazy binding; 0.92-1.18 before)
 rescue_24mp_rss_ratio_vips             1.8     1.2     same, peak RSS (1.14)
 media_transcode_720p_ratio_ffmpeg      1.5     1.0     720p transcode / ffmpeg, wall (0.94-1.12: parity, the same libraries and settings)
 media_transcode_720p_rss_ratio_ffmpeg  1.8     1.2     same, peak RSS (0.92)

@@ -44,7 +44,7 @@ struct Libvips: @unchecked Sendable {
 
   private init?() {
     typealias Image = @convention(c) (OpaquePointer?) -> Int32
-    guard let library = SharedLibrary(["libvips.so.42", "libvips.so"]),
+    guard let library = SharedLibrary(["libvips.so.42", "libvips.so"], lazy: true),
       let initialise = library.function(
         "vips_init", as: (@convention(c) (UnsafePointer<CChar>?) -> Int32).self),
       let blockUntrusted = library.function(

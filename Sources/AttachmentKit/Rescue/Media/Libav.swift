@@ -75,7 +75,7 @@ struct Libav: @unchecked Sendable {
       ["libavutil.so.57"], ["libavcodec.so.59"], ["libavformat.so.59"], ["libswscale.so.6"],
       ["libswresample.so.4"],
     ]
-    let libraries = names.compactMap { SharedLibrary($0) }
+    let libraries = names.compactMap { SharedLibrary($0, lazy: true) }
     guard libraries.count == names.count else { return nil }
     struct Missing: Error {}
     func resolve<T>(_ name: String) throws(Missing) -> T {
