@@ -113,7 +113,7 @@ struct Libvips: @unchecked Sendable {
   /// libvips, initialised for untrusted input, or `nil` when it is missing or failed to start.
   ///
   /// The first call initialises the process-wide state: every untrusted loader (SVG,
-  /// ImageMagick, PDF, JPEG XL, …) blocked but those the tables allow (JPEG 2000's, in a
+  /// ImageMagick, PDF, …) blocked but those the tables allow (JPEG 2000's and JPEG XL's, in a
   /// worker the kernel confines), the operation cache off, and
   /// `concurrency` worker threads per image. Later calls keep that state.
   static func started(concurrency: Int) -> Libvips? {
@@ -149,8 +149,8 @@ struct Libvips: @unchecked Sendable {
   /// A rescue worker starts libvips with no module (its environment points `VIPSHOME` at no
   /// directory: see ``WorkerProcess``): libvips 8.14 loads every module it finds at
   /// `vips_init`, ImageMagick's, poppler's, JPEG XL's and OpenSlide's among them, about 40 ms
-  /// of a worker's start for loaders the allowlist refuses anyway. The one module an allowed
-  /// loader lives in (``VipsLoader/module``, HEIF's) is loaded when a source needs it. In a
+  /// of a worker's start for loaders the allowlist refuses anyway. The modules allowed loaders
+  /// live in (``VipsLoader/module``: HEIF's, JPEG XL's) are loaded when a source needs them. In a
   /// process whose libvips loaded its modules itself, glib returns the module already open.
   func loadModule(_ name: String) -> Bool {
     Self.modules.withLock { loaded -> Bool in
