@@ -45,6 +45,10 @@ public struct ImageRescuer: Sendable {
   /// The libvips modules the allowed loaders live in.
   static let modules = Set(loaders.values.compactMap(\.loader.module)).sorted()
 
+  /// The class names of the allowed loaders libvips marks untrusted (JPEG 2000's, JPEG XL's):
+  /// the ones a worker unblocks after blocking the untrusted (see ``Libvips``).
+  static let untrustedLoaders = loaders.values.map(\.loader).filter(\.isUntrusted).map(\.className).sorted()
+
   /// Loads the module of the loader the refusal's format names (HEIC's, JPEG XL's), else every
   /// module an allowed loader lives in; returns whether one was loaded now.
   private static func loadModules(_ vips: Libvips, for refusal: Refusal) -> Bool {

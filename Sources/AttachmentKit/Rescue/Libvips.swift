@@ -133,10 +133,10 @@ struct Libvips: @unchecked Sendable {
   }
 
   /// Blocks every untrusted operation libvips has registered, then unblocks the untrusted
-  /// loaders the tables allow (``VipsLoader/allowedUntrusted``).
+  /// loaders the tables allow (``ImageRescuer/untrustedLoaders``).
   private static func blockUntrusted(_ vips: Libvips) {
     vips.blockUntrusted(1)
-    for loader in VipsLoader.allowedUntrusted { vips.operationBlock(loader, 0) }
+    for loader in ImageRescuer.untrustedLoaders { vips.operationBlock(loader, 0) }
   }
 
   /// The modules ``loadModule(_:)`` has tried, with whether each loaded.

@@ -142,7 +142,7 @@ struct VipsLoader: Sendable, Equatable {
   var readsAnimation = false
   /// Whether libvips marks the loader untrusted (`vips -l` says so): libvips blocks every
   /// untrusted loader (`vips_block_untrusted_set`) and a rescue worker, confined by the kernel,
-  /// unblocks these alone (``allowedUntrusted``).
+  /// unblocks these alone (``ImageRescuer/untrustedLoaders``).
   var isUntrusted = false
   /// Whether `vips_thumbnail` may use the loader's own shrink-on-load. libvips 8.14's
   /// thumbnail of a JPEG 2000 asked to shrink only, into a box the image fits, reads its
@@ -153,9 +153,4 @@ struct VipsLoader: Sendable, Equatable {
   /// or `nil` for a loader built into libvips. A rescue worker loads no module at start-up and
   /// this one only when a source needs it (see ``Libvips/loadModule(_:)``).
   var module: String? = nil
-
-  /// The class names of the untrusted loaders the tables allow (JPEG 2000's).
-  static let allowedUntrusted: [String] =
-    (MediaType.allCases.compactMap(\.vipsLoader) + ForeignFormat.allCases.compactMap(\.vipsLoader))
-    .filter(\.isUntrusted).map(\.className)
 }

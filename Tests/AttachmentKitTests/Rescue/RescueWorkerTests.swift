@@ -134,24 +134,24 @@ struct RescueWorkerTests {
     configuration.workers.poolSize = 1
     let rescuer = ImageRescuer(configuration: configuration)
     defer { WorkerPool.pool(for: configuration.workers, library: .libvips).retireIdle() }
-    // A WebP (libvips' own loader): its worker maps no module, ImageMagick's and poppler's included
-    let webp = try await onOwnThread { () throws(AttachmentError) in
-      try rescuer.attachment(fromFile: Samples.path("webp-lossy.webp"), rescuingInto: scratch.path + "/a.jpg")
+    /// The sample `file` rescued into the scratch directory, on a thread of its own.
+    func rescued(_ file: String) async throws -> Validation {
+      try await onOwnThread { () throws(AttachmentError) in
+        try rescuer.attachment(fromFile: Samples.path(file), rescuingInto: scratch.path + "/" + file + ".out")
+      }
     }
+    // A WebP (libvips' own loader): its worker maps no module, ImageMagick's and poppler's included
+    let webp = try await rescued("webp-lossy.webp")
     #expect(webp.type == .jpeg)
     let pid = try #require(Self.workerPIDs(configuration.workers).first, "no worker process found")
     #expect(Self.mappedModules(pid).isEmpty, "\(Self.mappedModules(pid))")
     // A HEIC next, in the same worker: HEIF's module is loaded for it, and only it
-    let heic = try await onOwnThread { () throws(AttachmentError) in
-      try rescuer.attachment(fromFile: Samples.path("heic-still.heic"), rescuingInto: scratch.path + "/b.jpg")
-    }
+    let heic = try await rescued("heic-still.heic")
     #expect(heic.type == .jpeg && heic.width == 64)
     #expect(Self.workerPIDs(configuration.workers) == [pid], "the same worker took the second job")
     #expect(Self.mappedModules(pid) == ["vips-heif.so"])
     // A JPEG XL then: its module, which holds an untrusted loader the tables allow, unblocked
-    let jxl = try await onOwnThread { () throws(AttachmentError) in
-      try rescuer.attachment(fromFile: Samples.path("jpegxl.jxl"), rescuingInto: scratch.path + "/c.jpg")
-    }
+    let jxl = try await rescued("jpegxl.jxl")
     #expect(jxl.type == .jpeg && jxl.width == 64)
     #expect(Self.mappedModules(pid) == ["vips-heif.so", "vips-jxl.so"])
   }

@@ -93,6 +93,6 @@ struct FormatTableTests {
       ])
     #expect(ImageRescuer.loaders.count == 8)
     // JPEG 2000's and JPEG XL's loaders are the untrusted loaders allowed (libvips blocks the rest)
-    #expect(VipsLoader.allowedUntrusted == ["VipsForeignLoadJp2kFile", "VipsForeignLoadJxlFile"])
+    #expect(ImageRescuer.untrustedLoaders == ["VipsForeignLoadJp2kFile", "VipsForeignLoadJxlFile"])
   }
 }

@@ -16,9 +16,7 @@ struct MediaEngine {
 
   /// Rescues `job.source` into `job.output`.
   func run(_ job: RescueJob, interrupt: MediaInterrupt) throws(MediaFailure) -> Outcome {
-    var input = try MediaInput(
-      path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks,
-      maximumFramePixels: configuration.maximumSourceFramePixels)
+    var input = try openSource(job, interrupt: interrupt)
     let source = input.source(bytes: job.bytes)
     try checkBudgets(source)
     var plan = try MediaPlan.make(
@@ -34,9 +32,7 @@ struct MediaEngine {
         plan.actions = [.trimmed, .transcoded]
       }
       // read again from the start
-      input = try MediaInput(
-        path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks,
-        maximumFramePixels: configuration.maximumSourceFramePixels)
+      input = try openSource(job, interrupt: interrupt)
     }
     try admit(plan, source: source, job: job)
     try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
@@ -45,12 +41,17 @@ struct MediaEngine {
     if let retry = secondShrink(plan, source: source, output: job.output, limit: job.limits.maximumVideoBytes)
     {
       plan = retry
-      input = try MediaInput(
-        path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks,
-        maximumFramePixels: configuration.maximumSourceFramePixels)
+      input = try openSource(job, interrupt: interrupt)
       try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
     }
     return Outcome(plan: plan, source: source)
+  }
+
+  /// Opens the job's source, from its start, within the configuration's track and frame bounds.
+  private func openSource(_ job: RescueJob, interrupt: MediaInterrupt) throws(MediaFailure) -> MediaInput {
+    try MediaInput(
+      path: job.source, av: av, interrupt: interrupt, maximumTracks: configuration.maximumSourceTracks,
+      maximumFramePixels: configuration.maximumSourceFramePixels)
   }
 
   /// The plan of a second shrink when the first one's output (`output`) is over `limit` bytes:
