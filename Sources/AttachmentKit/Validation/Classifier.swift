@@ -51,15 +51,7 @@ enum Classifier {
     guard let major = report.majorBrand, let mime = ForeignFormat.byISOBrand[major]?.mime else { return nil }
     return AttachmentError(
       .unsupportedType,
-      "This is \(mime) (ISO brand '\(major.trimmingTrailingSpaces)'), not an accepted attachment type.",
+      "This is \(mime) (ISO brand '\(ProbeMath.trimmed(major))'), not an accepted attachment type.",
       detected: detected() ?? mime)
-  }
-}
-
-extension String {
-  fileprivate var trimmingTrailingSpaces: String {
-    var text = self
-    while text.last == " " { text.removeLast() }
-    return text
   }
 }

@@ -15,7 +15,6 @@ enum AIFFProbe {
     let channels: Int
     /// Sample frames (for IMA4, packets of 64 frames).
     let frames: UInt32
-    let sampleSize: Int
     let sampleRate: Double
     /// AIFF-C's compression type; `NONE` for AIFF.
     let compression: String
@@ -158,7 +157,7 @@ enum AIFFProbe {
       compression = ProbeMath.fourCC(type)
     }
     return Common(
-      channels: Int(channels), frames: frames, sampleSize: Int(sampleSize), sampleRate: rate,
+      channels: Int(channels), frames: frames, sampleRate: rate,
       compression: compression)
   }
 
@@ -176,9 +175,7 @@ enum AIFFProbe {
   private static func fill(_ report: inout ProbeReport, _ common: Common) {
     report.sampleRate = Int(common.sampleRate.rounded())
     report.channels = common.channels
-    var type = common.compression
-    while type.last == " " { type.removeLast() }
-    let codec = codecs[common.compression] ?? type
+    let codec = codecs[common.compression] ?? ProbeMath.trimmed(common.compression)
     report.codecs = [codec]
     report.streams = [MediaStream(kind: .audio, codec: codec)]
   }

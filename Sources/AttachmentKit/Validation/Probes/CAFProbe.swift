@@ -118,9 +118,6 @@ enum CAFProbe {
   /// trailing spaces.
   private static func codec(_ formatID: UInt32) -> String {
     let code = ProbeMath.fourCC(formatID)
-    if let name = codecNames[code] { return name }
-    var text = code
-    while text.last == " " { text.removeLast() }
-    return text
+    return codecNames[code] ?? ProbeMath.trimmed(code)
   }
 }

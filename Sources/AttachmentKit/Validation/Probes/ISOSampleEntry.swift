@@ -29,7 +29,7 @@ enum ISOSampleEntry {
 
   /// The codec of `entry`, a sample entry of a track whose handler is `handler`.
   static func codec(_ reader: ByteReader, _ entry: ISOBox, handler: UInt32) -> String {
-    let name = trimmed(entry.typeName)
+    let name = ProbeMath.trimmed(entry.typeName)
     let children = configuration(reader, entry, handler: handler)
     switch name {
     case "avc1", "avc2", "avc3", "avc4":
@@ -213,12 +213,5 @@ enum ISOSampleEntry {
   /// `value` in decimal with at least two digits.
   private static func twoDigits(_ value: UInt8) -> String {
     value < 10 ? "0\(value)" : String(value)
-  }
-
-  /// A four-character code without its trailing spaces (`raw ` → `raw`).
-  private static func trimmed(_ code: String) -> String {
-    var text = code
-    while text.last == " " { text.removeLast() }
-    return text
   }
 }

@@ -43,6 +43,13 @@ enum ProbeMath {
     return text
   }
 
+  /// A four-character code without its trailing spaces (`raw ` → `raw`, `GSM ` → `GSM`).
+  static func trimmed(_ code: String) -> String {
+    var text = code
+    while text.last == " " { text.removeLast() }
+    return text
+  }
+
   /// Whether all four bytes of `code` are printable ASCII (0x20...0x7E), as box and chunk
   /// types are.
   static func isPrintable(_ code: UInt32) -> Bool {
