@@ -115,9 +115,13 @@ echo "every near-miss was refused with its manifest code"
 echo
 echo "== 4. near-misses again, with rescue on (libvips and FFmpeg in worker processes)"
 printf '%s\n' "${refused[@]/#/$base/media/}" >"$work/near-misses.txt"
-# prefetch exits non-zero when any input stays refused: that is expected of some near-misses.
+# prefetch exits 1 when any input stays refused, as some near-misses must; anything else (a
+# usage error, an unusable cache, a signal) fails the job.
+rescue_status=0
 "$bin/attachkit" prefetch --rescue --cache-dir "$work/rescue-cache" --json "$work/near-misses.txt" \
-  >"$work/rescue.jsonl" 2>"$work/rescue.log" || true
+  >"$work/rescue.jsonl" 2>"$work/rescue.log" || rescue_status=$?
+[ "$rescue_status" -le 1 ] \
+  || { echo "prefetch --rescue exited $rescue_status:" >&2; tail -5 "$work/rescue.log" >&2; exit 1; }
 [ "$(wc -l <"$work/rescue.jsonl")" -eq "${#refused[@]}" ] \
   || { echo "prefetch --rescue answered $(wc -l <"$work/rescue.jsonl") of ${#refused[@]} near-misses" >&2; exit 1; }
 actions() { sed -n 's/.*"actions":\[\([^]]*\)\].*/\1/p' | tr -d '"'; }
