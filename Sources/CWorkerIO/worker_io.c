@@ -150,6 +150,10 @@ int ak_under_sanitizer(void) {
   return dlsym(RTLD_DEFAULT, "__asan_init") != NULL || dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
 }
 
+int ak_name_this_thread(const char *name) {
+  return prctl(PR_SET_NAME, name, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
 const char *ak_library_path(const void *address) {
   Dl_info info;
   if (dladdr(address, &info) == 0) return NULL;

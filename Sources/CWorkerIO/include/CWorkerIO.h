@@ -48,6 +48,10 @@ uint64_t ak_hard_limit(pid_t pid, int resource);
 /// address space an `RLIMIT_AS` ceiling would refuse).
 int ak_under_sanitizer(void);
 
+/// Names the calling thread (`PR_SET_NAME`: at most 15 bytes are kept), as `/proc/PID/task/*/comm`
+/// and `top -H` show it. Returns 0, or -errno.
+int ak_name_this_thread(const char *name);
+
 /// The path of the shared library that holds `address` (`dladdr`'s file name), or NULL.
 const char *ak_library_path(const void *address);
 

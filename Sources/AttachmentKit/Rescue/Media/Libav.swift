@@ -17,6 +17,7 @@ struct Libav: @unchecked Sendable {
   let av_dict_free: ak_av_dict_free_fn
   let av_packet_alloc: ak_av_packet_alloc_fn
   let av_packet_free: ak_av_packet_free_fn
+  let av_packet_clone: ak_av_packet_clone_fn
   let av_packet_unref: ak_av_packet_unref_fn
   let av_packet_rescale_ts: ak_av_packet_rescale_ts_fn
   let av_frame_alloc: ak_av_frame_alloc_fn
@@ -92,6 +93,7 @@ struct Libav: @unchecked Sendable {
       av_dict_free = try resolve("av_dict_free")
       av_packet_alloc = try resolve("av_packet_alloc")
       av_packet_free = try resolve("av_packet_free")
+      av_packet_clone = try resolve("av_packet_clone")
       av_packet_unref = try resolve("av_packet_unref")
       av_packet_rescale_ts = try resolve("av_packet_rescale_ts")
       av_frame_alloc = try resolve("av_frame_alloc")

@@ -186,7 +186,8 @@ struct MediaEngine {
         output: try writer.addCopy(of: stream.pointee.codecpar, timeBase: stream.pointee.time_base),
         timeBase: stream.pointee.time_base, isVideo: true,
         check: try CopyCheck(
-          stream: stream, isVideo: true, maximumPixels: configuration.maximumSourceFramePixels, av: av))
+          stream: stream, isVideo: true, threads: configuration.threads,
+          maximumPixels: configuration.maximumSourceFramePixels, av: av))
     case .transcode(let width, let height, let bitrate):
       return .transcode(
         try VideoTranscoder(
@@ -204,7 +205,8 @@ struct MediaEngine {
         output: try writer.addCopy(of: stream.pointee.codecpar, timeBase: stream.pointee.time_base),
         timeBase: stream.pointee.time_base, isVideo: false,
         check: try CopyCheck(
-          stream: stream, isVideo: false, maximumPixels: configuration.maximumSourceFramePixels, av: av))
+          stream: stream, isVideo: false, threads: 1, maximumPixels: configuration.maximumSourceFramePixels,
+          av: av))
     case .transcode(let bitrate):
       return .transcode(
         try AudioTranscoder(

@@ -1,3 +1,4 @@
+import CAV
 import Foundation
 import TestSupport
 import TestTraits
@@ -59,5 +60,46 @@ struct CopyCheckTests {
       return
     }
     #expect(videoError.message.contains("its video (h264, its first group of pictures)"), "\(videoError)")
+  }
+
+  @Test("a check released before it finishes (the copy failed) stops and joins its thread")
+  func abandonedCheckStops() async throws {
+    let scratch = try ScratchDirectory("copy-check-abandon")
+    defer { scratch.remove() }
+    let (clean, _, _) = try await Self.sources(in: scratch.path)
+    let av = try #require(Libav.shared)
+    let alive = try await onOwnThread { () throws -> [Int] in
+      let input = try MediaInput(
+        path: clean, av: av, interrupt: MediaInterrupt(deadline: nil), maximumTracks: 8,
+        maximumFramePixels: 1 << 24)
+      let owned = try OwnedPacket(av: av)
+      var checks: [Int: CopyCheck] = [:]
+      for index in 0..<Int(input.context.pointee.nb_streams) {
+        let stream = try #require(input.stream(index))
+        let isVideo = stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+        checks[index] = try CopyCheck(
+          stream: stream, isVideo: isVideo, threads: 0, maximumPixels: 1 << 24, av: av)
+      }
+      // A few packets of each stream, then the copy "fails": the checks are released unfinished.
+      for _ in 0..<12 {
+        guard try input.read(into: owned.pointer) else { break }
+        try checks[Int(owned.pointer.pointee.stream_index)]?.feed(owned.pointer)
+        av.av_packet_unref(owned.pointer)
+      }
+      let during = Self.checkThreads()
+      checks.removeAll()
+      return [during, Self.checkThreads()]
+    }
+    #expect(alive[0] == 2, "a thread per copied stream while the copy runs")
+    #expect(alive[1] == 0, "no check thread is left once the checks are released")
+  }
+
+  /// The threads of this process named as a copy check's thread.
+  static func checkThreads() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+      let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+      return name.trimmingCharacters(in: .whitespacesAndNewlines) == CopyCheck.threadName
+    }.count
   }
 }
