@@ -22,6 +22,10 @@ final class CopyCheck {
 
   private let work: CopyCheckWork
   private var thread: pthread_t?
+  /// Video keyframes fed so far; past the first group of pictures nothing more is queued, so
+  /// that the copy never waits for the check to drain a queue it does not need.
+  private var keyframes = 0
+  private var isFed = false
 
   /// A check of `stream`, copied as video or audio; its thread starts here. A video's decoder
   /// runs two frame threads, or `threads` when that is fewer and not 0
@@ -64,6 +68,16 @@ final class CopyCheck {
   /// reference to it: the writer may take the packet itself).
   /// - Throws: the check's failure, as soon as it is known; "out of memory".
   func feed(_ packet: UnsafeMutablePointer<AVPacket>) throws(MediaFailure) {
+    guard !isFed else { return }
+    if work.isVideo, packet.pointee.flags & AV_PKT_FLAG_KEY != 0 {
+      keyframes += 1
+      if keyframes > 1 {
+        // The first group of pictures is all queued: the check decodes it, then ends.
+        isFed = true
+        work.queue.close()
+        return
+      }
+    }
     switch work.queue.push(packet) {
     case .queued: return
     case .refused: try settle()  // the check has ended: its failure, if any
@@ -107,7 +121,7 @@ private final class CopyCheckWork: @unchecked Sendable {
     self.queue = queue
   }
 
-  /// Decodes until the stream's part is checked, the queue closes, or a packet fails; then
+  /// Decodes what is queued until the queue is closed and drained, or a packet fails; then
   /// refuses further packets.
   func run() {
     defer { queue.refuse() }
@@ -127,13 +141,8 @@ private final class CopyCheckWork: @unchecked Sendable {
   }
 
   private func decodeQueued() throws(MediaFailure) {
-    var keyframes = 0
     while let packet = queue.pop() {
       defer { queue.free(packet) }
-      if isVideo, packet.pointee.flags & AV_PKT_FLAG_KEY != 0 {
-        keyframes += 1
-        if keyframes > 1 { return }  // the first group of pictures is complete
-      }
       try decoder.decode(packet) { _ throws(MediaFailure) in }
     }
   }
