@@ -145,6 +145,18 @@ final class MediaEncoder {
 
   /// Encodes `frame` (`nil`: the end, flushes the encoder) and writes each packet.
   func encode(_ frame: UnsafeMutablePointer<AVFrame>?, into writer: MediaWriter) throws(MediaFailure) {
+    try encode(frame) { (packet) throws(MediaFailure) in
+      if packet.pointee.duration <= 0 { packet.pointee.duration = packetDuration }
+      try writer.write(packet, stream: streamIndex, from: context.pointee.time_base)
+    }
+  }
+
+  /// Encodes `frame` (`nil`: the end, flushes the encoder) and hands each packet to `body`,
+  /// which must not keep it.
+  func encode(
+    _ frame: UnsafeMutablePointer<AVFrame>?,
+    _ body: (UnsafeMutablePointer<AVPacket>) throws(MediaFailure) -> Void
+  ) throws(MediaFailure) {
     let sent = av.avcodec_send_frame(context, frame)
     guard sent >= 0 || sent == ak_averror_eof() else {
       throw .unrescued("its encoder fails (\(av.message(sent)))")
@@ -153,9 +165,8 @@ final class MediaEncoder {
       let code = av.avcodec_receive_packet(context, packet)
       if code == ak_averror_eagain() || code == ak_averror_eof() { return }
       guard code >= 0 else { throw .unrescued("its encoder fails (\(av.message(code)))") }
-      if packet.pointee.duration <= 0 { packet.pointee.duration = packetDuration }
-      try writer.write(packet, stream: streamIndex, from: context.pointee.time_base)
-      av.av_packet_unref(packet)
+      defer { av.av_packet_unref(packet) }
+      try body(packet)
     }
   }
 }

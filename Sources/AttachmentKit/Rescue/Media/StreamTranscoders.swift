@@ -15,11 +15,9 @@ final class VideoTranscoder: StreamTranscoder {
   private let av: Libav
   private let decoder: MediaDecoder
   private let encoder: MediaEncoder
+  private let scaler: FrameScaler
   private let ownedScaled: OwnedFrame
   private var scaled: UnsafeMutablePointer<AVFrame> { ownedScaled.pointer }
-  private var scaler: OpaquePointer?
-  /// The frame width, height and pixel format `scaler` was made for.
-  private var scalerInput: [Int32] = []
   private let timeBase: AVRational
   private let frameSeconds: Double
   private let endSeconds: Double?
@@ -35,7 +33,8 @@ final class VideoTranscoder: StreamTranscoder {
       stream: stream, threads: configuration.threads, maximumPixels: configuration.maximumSourceFramePixels,
       av: av)
     encoder = try MediaEncoder(named: "libx264", av: av)
-    ownedScaled = try OwnedFrame(av: av)
+    scaler = try FrameScaler(width: Int32(width), height: Int32(height), format: AV_PIX_FMT_YUV420P, av: av)
+    ownedScaled = try scaler.makeFrame()
     timeBase = stream.pointee.time_base
     let rate = stream.pointee.avg_frame_rate
     let fps = rate.num > 0 && rate.den > 0 ? Double(rate.num) / Double(rate.den) : 25
@@ -61,15 +60,6 @@ final class VideoTranscoder: StreamTranscoder {
     encoder.streamIndex = try writer.addEncoded(by: context)
     let frameRate = context.pointee.framerate
     encoder.packetDuration = av.av_rescale_q(1, AVRational(num: frameRate.den, den: frameRate.num), timeBase)
-    let scaled = ownedScaled.pointer
-    scaled.pointee.width = Int32(width)
-    scaled.pointee.height = Int32(height)
-    scaled.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-    guard av.av_frame_get_buffer(scaled, 0) >= 0 else { throw .unrescued("out of memory") }
-  }
-
-  deinit {
-    if let scaler { av.sws_freeContext(scaler) }
   }
 
   func feed(_ packet: UnsafeMutablePointer<AVPacket>?, into writer: MediaWriter) throws(MediaFailure) {
@@ -88,28 +78,14 @@ final class VideoTranscoder: StreamTranscoder {
       isComplete = true
       return
     }
-    if frame.pointee.width == scaled.pointee.width, frame.pointee.height == scaled.pointee.height,
-      frame.pointee.format == AV_PIX_FMT_YUV420P.rawValue
-    {
+    if scaler.matches(frame) {
       // Already what the encoder takes: no copy through the scaler.
       frame.pointee.pts = pts
       frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
       try encoder.encode(frame, into: writer)
       return
     }
-    let input = [frame.pointee.width, frame.pointee.height, frame.pointee.format]
-    if scaler == nil || scalerInput != input {
-      // A stream may change size at a keyframe: a scaler reads frames of its own size only.
-      if let scaler { av.sws_freeContext(scaler) }
-      scalerInput = input
-      scaler = av.sws_getContext(
-        frame.pointee.width, frame.pointee.height, AVPixelFormat(frame.pointee.format), scaled.pointee.width,
-        scaled.pointee.height, AV_PIX_FMT_YUV420P, Int32(SWS_BICUBIC), nil, nil, nil)
-      guard scaler != nil else { throw .unrescued("FFmpeg cannot scale its frames") }
-    }
-    guard av.sws_scale_frame(scaler, scaled, frame) >= 0 else {
-      throw .unrescued("FFmpeg cannot scale a frame")
-    }
+    try scaler.scale(frame, into: scaled)
     scaled.pointee.pts = pts
     try encoder.encode(scaled, into: writer)
   }
