@@ -45,6 +45,12 @@ public enum PipelineOptions {
     help:
       "With --rescue: each rescue worker's memory ceiling (RLIMIT_AS); a rescue that needs more fails alone (default 1GiB)."
   )
+  /// `--no-poster`: no still of a video the media rescue cannot make playable in time.
+  public static let noPoster = FlagKey(
+    long: "no-poster",
+    help:
+      "With --rescue: when a video cannot be made playable in the time left, refuse it rather than deliver a JPEG poster of its first frame that is not nearly black (actions [\"poster\"])."
+  )
   /// `--deadline SECONDS`: the absolute deadline of each request, in seconds.
   public static let deadline = OptionKey<Double>.number(
     long: "deadline", valueName: "SECONDS", bound: .positive,
@@ -85,7 +91,7 @@ public enum PipelineOptions {
   public static let all: [any ArgumentKey] =
     [
       cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue, rescueWorkers,
-      rescueMemory, proxy, proxyUnchecked,
+      rescueMemory, noPoster, proxy, proxyUnchecked,
     ]
     + limits
 
@@ -139,6 +145,9 @@ public enum PipelineOptions {
         throw arguments.usageError(
           "--rescue-workers and --rescue-memory size the workers of --rescue: add --rescue")
       }
+      if arguments[noPoster] {
+        throw arguments.usageError("--no-poster turns off a part of --rescue: add --rescue")
+      }
       return []
     }
     if let pool { workers.poolSize = pool }
@@ -147,7 +156,8 @@ public enum PipelineOptions {
     image.workers = workers
     var media = MediaRescueConfiguration()
     media.workers = workers
-    return [ImageRescuer(configuration: image), MediaRescuer(configuration: media)]
+    return StandardRescuers.make(
+      image: image, media: media, poster: arguments[noPoster] ? nil : PosterConfiguration())
   }
 
   /// `--cache-dir`, else the library's default directory

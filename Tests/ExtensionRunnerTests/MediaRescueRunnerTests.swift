@@ -16,42 +16,67 @@ struct MediaRescueRunnerTests {
   }
 
   @Test(
-    "with 4 s of budget a 40 s clip is trimmed, and a 20 s 720p transcode is refused at once with its estimate"
+    "with 4 s of budget a 40 s clip is trimmed; a 20 s 720p transcode and a WebM's get posters at once, or with --no-poster are refused with their estimates"
   )
   func transcodeOverBudgetRefused() async throws {
-    // Given a 40 s H.264 clip (a copy trim) and 20 s of 1280×720 MPEG-4 part 2 at 30 fps in AVI
-    // (a transcode estimated at 20 × 0.92 MP × (0.25 + 0.06) s = 5.7 s)
+    // Given a 40 s H.264 clip (a copy trim), 20 s of 1280×720 MPEG-4 part 2 at 30 fps in AVI
+    // (a transcode estimated at 20 × 0.92 MP × (0.25 + 0.06) s = 5.7 s) and 15 s of it as VP8 in
+    // WebM (4.3 s)
     let fixture = try RunnerFixture("media-budget")
     defer { fixture.close() }
     let big = try await Self.generate(in: fixture, "clip-720p-20s.avi", size: "1280x720", seconds: 20)
+    let webm = try await Self.generate(in: fixture, "clip-720p-15s.webm", size: "1280x720", seconds: 15)
     let payload = try fixture.write(
-      "clips.json",
-      Self.payload([("/media/too-long-video-40s.mp4", "trim"), (big, "big")]))
+      "clips.json", Self.payload([("/media/too-long-video-40s.mp4", "trim"), (big, "big"), (webm, "webm")]))
 
     // When the runner runs it with a 4 s budget (time-will-expire at 3 s), under GNU time
     let result = try await fixture.runBinary(
       fixture.commonArguments + ["--budget", "4", "--trace", payload],
       wrapper: ["/usr/bin/time", "-f", "cpu %U %S"])
 
-    // Then the trim is delivered, the transcode refused with its estimate and the time left
+    // Then the trim is delivered, and a JPEG poster of each video that cannot be transcoded in
+    // the time left (the poster keeps 3 s of the budget: the transcodes are refused at once)
     let output = try result.output()
-    #expect(output.attachments.map(\.identifier) == ["trim"], "\(result.standardError)")
+    #expect(output.attachments.map(\.identifier) == ["trim", "big", "webm"], "\(result.standardError)")
     #expect(output.attachments.first?.typeHint == "public.mpeg-4")
     let trimmed = try Validator().validate(file: try #require(output.attachments.first?.path))
     #expect(trimmed.durationSeconds.map { $0 <= 30 && $0 >= 29 } == true, "\(String(describing: trimmed))")
-    let refusal = output.trace?.first {
-      $0.detail.contains("Not rescued: a transcode of 20 s would take about 5.7 s")
+    for poster in output.attachments.dropFirst() {
+      #expect(poster.typeHint == "public.jpeg", "\(poster)")
+      let validation = try Validator().validate(file: poster.path)
+      #expect(validation.type == .jpeg)
     }
-    #expect(refusal?.detail.contains("unsupported_type") == true, "\(output.trace ?? [])")
-    #expect(refusal?.detail.contains(" s are left") == true)
     // … by the extension before time-will-expire: a transcode that had started would still be
     // running then (it takes longer than its estimate here), and be cut at the deadline
     #expect(result.standardError.contains("by the extension, all steps done"), "\(result.standardError)")
     #expect(output.trace?.contains { $0.name == "time will expire" } == false)
-    // … and the process spent little CPU: no frame was decoded (a started transcode keeps both
-    // cores busy until the deadline)
+    // … and the process spent little CPU: no transcode started (it keeps both cores busy until
+    // the deadline); a poster decodes a frame or two
     let cpu = try #require(Self.cpuSeconds(result.standardError), "\(result.standardError)")
     #expect(cpu < 2, "\(cpu) s of CPU")
+
+    // With --no-poster and the same cache, the posters are not served: the refusal says why
+    let again = try await fixture.runBinary(
+      fixture.commonArguments + ["--budget", "4", "--no-poster", "--trace", payload])
+    let cached = try again.output()
+    #expect(cached.attachments.map(\.identifier) == ["trim"], "\(again.standardError)")
+    #expect(
+      cached.trace?.contains {
+        $0.detail.contains("made from it by the poster rescuer, which this caller does not use")
+      }
+        == true, "\(again.standardError)")
+
+    // … and with a new cache, the transcodes are refused with their estimates and the time left
+    try FileManager.default.removeItem(atPath: fixture.cacheDirectory)
+    let refused = try await fixture.runBinary(
+      fixture.commonArguments + ["--budget", "4", "--no-poster", "--trace", payload])
+    let plain = try refused.output()
+    #expect(plain.attachments.map(\.identifier) == ["trim"], "\(refused.standardError)")
+    let refusal = plain.trace?.first {
+      $0.detail.contains("Not rescued: a transcode of 20 s would take about 5.7 s")
+    }
+    #expect(refusal?.detail.contains("unsupported_type") == true, "\(refused.standardError)")
+    #expect(refusal?.detail.contains(" s are left") == true)
   }
 
   @Test("with the default 30 s budget a small WebM and 10 s of 640×360 are transcoded and delivered")
@@ -72,8 +97,8 @@ struct MediaRescueRunnerTests {
     #expect(output.trace?.contains { $0.detail.contains("Not rescued") } == false)
   }
 
-  /// Makes `name` (flat grey MPEG-4 part 2 at 30 fps in AVI: cheap to make, as dear to transcode
-  /// as its size says) in a directory the fixture's server serves under `/big`; returns its path
+  /// Makes `name` (flat grey MPEG-4 part 2 at 30 fps in AVI, or VP8 in WebM for a `.webm` name:
+  /// cheap to make, as dear to transcode as its size says) in a directory the fixture's server serves under `/big`; returns its path
   /// there.
   static func generate(in fixture: RunnerFixture, _ name: String, size: String, seconds: Int) async throws
     -> String
@@ -86,10 +111,12 @@ struct MediaRescueRunnerTests {
       process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
       process.arguments = [
         "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
-        "color=c=gray:size=\(size):rate=30:duration=\(seconds)", "-c:v", "mpeg4", "-q:v", "10", "-threads",
-        "1",
-        directory + "/" + name,
+        "color=c=gray:size=\(size):rate=30:duration=\(seconds)",
       ]
+      let codec =
+        name.hasSuffix(".webm")
+        ? ["-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8"] : ["-c:v", "mpeg4", "-q:v", "10"]
+      process.arguments = (process.arguments ?? []) + codec + ["-threads", "1", directory + "/" + name]
       process.standardInput = FileHandle.nullDevice
       try process.runClosingChildEnds()
       process.blockUntilExit()

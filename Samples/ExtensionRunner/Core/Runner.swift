@@ -114,8 +114,9 @@ public enum RunnerProgram {
     var pipeline = PipelineConfiguration(cacheDirectory: options.cacheDirectory)
     pipeline.downloader.allowPrivateNetworks = options.allowPrivateNetworks
     if options.rescue {
-      pipeline.rescue = RescueConfiguration()
-      pipeline.rescuers.append(MediaRescuer(configuration: mediaRescue(options)))
+      pipeline.rescuers = StandardRescuers.make(
+        limits: pipeline.limits, media: mediaRescue(options),
+        poster: options.poster ? PosterConfiguration() : nil)
     }
     var configuration = ServiceConfiguration(
       pipeline: pipeline,
@@ -141,7 +142,8 @@ public enum RunnerProgram {
 
   /// The runner's media rescue: trims by copy and re-wraps whatever the time, a transcode only
   /// when its estimate fits the time left before time-will-expire (the deadline less the
-  /// expire margin), see ``MediaTranscodeCost``.
+  /// expire margin, and less the poster's time when a poster follows), see
+  /// ``MediaTranscodeCost``; else the poster.
   static func mediaRescue(_ options: RunnerOptions) -> MediaRescueConfiguration {
     var media = MediaRescueConfiguration()
     media.transcodeAdmission = .whenEstimateFits(reserve: options.expireMargin)

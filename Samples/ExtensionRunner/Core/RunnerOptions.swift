@@ -88,6 +88,12 @@ public enum RunnerCommand: ParsableCommand {
     help:
       "Refuse near-miss images, video and audio instead of rescuing them (rescue is on by default: WebP/HEIC/AVIF converted, oversized images downscaled, long clips trimmed, foreign containers re-wrapped, other codecs transcoded when the estimate fits the budget left)."
   )
+  /// `--no-poster`: no JPEG still of a video that cannot be made playable in the budget left.
+  public static let noPoster = FlagKey(
+    long: "no-poster",
+    help:
+      "Refuse a video that cannot be made playable in the budget left rather than attach a JPEG poster of its first frame that is not nearly black."
+  )
   /// `--trace`: puts the trace in the JSON output too.
   public static let trace = FlagKey(
     long: "trace", help: "Also put the trace in the JSON output, under \"trace\".")
@@ -101,7 +107,7 @@ public enum RunnerCommand: ParsableCommand {
   public static let arguments: [any ArgumentKey] = [
     budget, expireMargin, PipelineOptions.cacheDirectory, keyFile, baseURL, attachmentKeys,
     attachmentsDirectory, strings, locale, maximumConcurrentFetches, maximumAttachments,
-    PipelineOptions.allowPrivateNetworks, noRescue, trace, payload,
+    PipelineOptions.allowPrivateNetworks, noRescue, noPoster, trace, payload,
   ]
 }
 
@@ -136,6 +142,9 @@ public struct RunnerOptions: Sendable, Equatable {
   /// fits the budget left). Default: on, since showing something is an extension's job;
   /// `--no-rescue` turns it off.
   public var rescue = true
+  /// With ``rescue``: whether a video that cannot be made playable in the budget left becomes a
+  /// JPEG poster (``AttachmentKit/PosterRescuer``). Default: on; `--no-poster` turns it off.
+  public var poster = true
   /// The payload file.
   public var payloadPath: String
 
@@ -194,6 +203,7 @@ public struct RunnerOptions: Sendable, Equatable {
     }
     options.includeTrace = arguments[RunnerCommand.trace]
     options.rescue = !arguments[RunnerCommand.noRescue]
+    options.poster = !arguments[RunnerCommand.noPoster]
     options.allowPrivateNetworks = PipelineOptions.allowsPrivateNetworks(
       from: arguments, environment: EnvironmentVariables(environment))
     return .run(options)

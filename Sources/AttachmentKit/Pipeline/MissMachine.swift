@@ -162,15 +162,15 @@ struct MissMachine: Sendable {
   }
 
   /// A rescue answered: its output (checked again) is delivered. When it failed, the next
-  /// chosen rescuer is tried, unless the failure was the deadline or the caller leaving; once
-  /// none is left, the first rescuer's failure is the answer (after an improvement, the
-  /// accepted original is delivered instead).
+  /// chosen rescuer is tried, unless the failure was the deadline, the caller leaving, or a
+  /// verdict on the source itself (``RescueFallback``); once none is left, the first rescuer's
+  /// failure is the answer (after an improvement, the accepted original is delivered instead).
   mutating func rescued(_ result: Result<Validation, AttachmentError>) -> Action {
     precondition(state == .rescuing || state == .improving, "a rescue finished while none ran")
     guard case .failure(let error) = result else { return delivered() }
     let stopping = error.isStop
     if firstFailure == nil { firstFailure = error }
-    if !stopping, !untried.isEmpty {
+    if RescueFallback.allowsNext(after: error), !untried.isEmpty {
       let next = untried.removeFirst()
       return state == .improving
         ? .improve(rescuer: next.rescuer, refusal: next.refusal)

@@ -40,7 +40,8 @@ extension [any Rescuer] {
       refusal = error
     }
     // The rescuers that undo the refusal, chosen once and tried in order: the next only when
-    // one fails (not for the deadline); the first one's failure is the answer.
+    // one fails, and not after the deadline or a verdict on the source (``RescueFallback``);
+    // the first one's failure is the answer.
     var firstFailure: AttachmentError?
     for rescuer in candidates(for: refusal) {
       do {
@@ -48,6 +49,7 @@ extension [any Rescuer] {
       } catch {
         if error.isStop { throw error }
         firstFailure = firstFailure ?? error
+        if !RescueFallback.allowsNext(after: error) { break }
       }
     }
     throw firstFailure ?? refusal.error

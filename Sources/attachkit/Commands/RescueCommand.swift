@@ -13,7 +13,9 @@ enum RescueCommand: RunnableCommand {
       or pixel limit is downscaled, upright and in sRGB (libvips). A video over the duration limit is \
       trimmed by stream copy; H.264 in Matroska, MPEG-TS or AVI is re-wrapped in MP4; VP8, VP9, AV1 and \
       MPEG-4 part 2 video become H.264, and FLAC, Vorbis, Opus, ADPCM, DTS or TrueHD audio AAC-LC \
-      (FFmpeg). A file that is already acceptable is copied unchanged. Prints the result like validate, with a "rescued" object saying what was done.
+      (FFmpeg). A video that cannot be made playable before the deadline becomes a JPEG poster of its \
+      first frame that is not nearly black (actions ["poster"]; --no-poster refuses it instead). A file \
+      that is already acceptable is copied unchanged. Prints the result like validate, with a "rescued" object saying what was done.
       """,
     examples: [
       "attachkit rescue photo.heic --output photo.jpg", "attachkit rescue --json banner.webp -o out",
@@ -28,9 +30,8 @@ enum RescueCommand: RunnableCommand {
     name: "file", valueName: "FILE", help: "The image, video or audio file to rescue.")
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet, PipelineOptions.deadline] + PipelineOptions.limits + [
-      output, file,
-    ]
+    [CommonOptions.json, CommonOptions.quiet, PipelineOptions.deadline, PipelineOptions.noPoster]
+    + PipelineOptions.limits + [output, file]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     guard let file = arguments[Self.file] else { throw arguments.usageError("rescue needs a FILE") }
@@ -41,16 +42,18 @@ enum RescueCommand: RunnableCommand {
     let deadline = ContinuousClock.now + (try PipelineOptions.deadline(from: arguments))
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     report.addLocalFile(file, path: output) { () throws(AttachmentError) in
-      try deliver(file, to: output, limits: limits, deadline: deadline)
+      try deliver(
+        file, to: output, limits: limits, deadline: deadline, poster: !arguments[PipelineOptions.noPoster])
     }
     return .finished(report.finish())
   }
 
   /// Validates `file`; an accepted file is copied to `output`, a rescuable refusal rescued.
   private static func deliver(
-    _ file: String, to output: String, limits: ValidationLimits, deadline: ContinuousClock.Instant
+    _ file: String, to output: String, limits: ValidationLimits, deadline: ContinuousClock.Instant,
+    poster: Bool
   ) throws(AttachmentError) -> Validation {
-    let rescuers: [any Rescuer] = [ImageRescuer(limits: limits), MediaRescuer()]
+    let rescuers = StandardRescuers.make(limits: limits, poster: poster ? PosterConfiguration() : nil)
     let validation = try rescuers.attachment(
       fromFile: file, rescuingInto: output, limits: limits, deadline: deadline)
     if validation.rescued == nil { try DeliveredFile.copy(file, to: output) }

@@ -197,6 +197,23 @@ struct MissMachineTests {
       _ = stopping.checked(.failure(Self.refusedWebP))
       #expect(stopping.rescued(.failure(stopped)) == .fail(stopped))
     }
+
+    // A verdict on the source itself ends it too: a bomb, or a worker the source crashed or
+    // exhausted, is not handed to the next rescuer (the poster after the media rescue).
+    let verdicts = [
+      AttachmentError(.tooManyPixels, "A frame of the video declares a size over the rescue's budget"),
+      AttachmentError(.tooComplex, "The file has 300 tracks"),
+      AttachmentError(
+        .unsupportedType, "Not rescued: the decoder failed (\(RescueFallback.workerDied) 11: SEGV)."),
+      AttachmentError(.unsupportedType, "Not rescued: \(RescueFallback.cpuExhausted) (killed)."),
+      AttachmentError(.unsupportedType, "Not rescued: \(RescueFallback.memoryExhausted) (1024 MiB)."),
+    ]
+    for verdict in verdicts {
+      var ending = Self.checking(rescuers: [first, second])
+      _ = ending.checked(.failure(Self.refusedWebP))
+      #expect(ending.rescued(.failure(verdict)) == .fail(verdict), "\(verdict)")
+      #expect(ending.state == .finished)
+    }
   }
 
   @Test("no rescuer, or a refusal none undoes: the refusal is the answer")

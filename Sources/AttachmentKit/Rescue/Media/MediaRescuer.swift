@@ -56,8 +56,28 @@ extension MediaRescuer: Rescuer {
   /// and ``WorkerPool/run(_:as:)`` for what the worker adds: `deadline_exceeded` and
   /// `cancelled` at once, a crash or the memory ceiling as the refusal with why it was not
   /// rescued).
+  ///
+  /// With a ``MediaRescueConfiguration/fallbackReserve``, the rescue runs against the deadline
+  /// less the reserve; stopped there, it fails with the refusal and why, not
+  /// `deadline_exceeded`, so that the next rescuer (the poster) has the reserve.
   public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
-    try WorkerPool.pool(for: configuration.workers, library: .ffmpeg).run(job, as: .media(configuration))
+    let pool = WorkerPool.pool(for: configuration.workers, library: .ffmpeg)
+    let reserve = configuration.fallbackReserve
+    guard reserve > .zero, let deadline = job.deadline else {
+      return try pool.run(job, as: .media(configuration))
+    }
+    var own = job
+    own.deadline = deadline - reserve
+    do {
+      return try pool.run(own, as: .media(configuration))
+    } catch {
+      guard error.code == .deadlineExceeded, ContinuousClock.now < deadline, !job.isCancelled() else {
+        throw error
+      }
+      throw job.refusal.error.notRescued(
+        "it could not be made playable before the last \(reserve.inSeconds) s of its deadline, kept for a poster"
+      )
+    }
   }
 
   /// The worker's side of ``rescue(_:)``: FFmpeg in this process.

@@ -96,6 +96,8 @@ enum WorkerMain {
           rescue: try ImageRescuer(configuration: configuration, limits: limits).convert(rescueJob))
       case .media(let configuration):
         return WorkerReply(rescue: try MediaRescuer(configuration: configuration).transcode(rescueJob))
+      case .poster(let configuration):
+        return WorkerReply(rescue: try PosterMaker(configuration: configuration).make(rescueJob))
       case .selfCheck:
         return WorkerReply(check: selfCheck())
       }
@@ -112,7 +114,7 @@ enum WorkerMain {
         return WorkerReply(
           error: WireError(
             job.refusal.notRescued(
-              "it needed more memory than the rescue allows (\(ceiling >> 20) MiB)")))
+              "\(RescueFallback.memoryExhausted) (\(ceiling >> 20) MiB)")))
       }
       return WorkerReply(error: WireError(error))
     }

@@ -4,6 +4,8 @@ enum WorkerRescuer: Codable, Sendable {
   case image(RescueConfiguration, ValidationLimits)
   /// ``MediaRescuer`` with its settings.
   case media(MediaRescueConfiguration)
+  /// ``PosterRescuer`` with its settings.
+  case poster(PosterConfiguration)
   /// No rescue: the worker reports what its confinement lets it do (``WorkerReply/check``).
   case selfCheck
 
@@ -11,7 +13,7 @@ enum WorkerRescuer: Codable, Sendable {
   var library: WorkerLibrary {
     switch self {
     case .image, .selfCheck: .libvips
-    case .media: .ffmpeg
+    case .media, .poster: .ffmpeg
     }
   }
 
@@ -20,6 +22,7 @@ enum WorkerRescuer: Codable, Sendable {
     switch self {
     case .image: "image"
     case .media: "media file"
+    case .poster: "poster"
     case .selfCheck: "self-check"
     }
   }

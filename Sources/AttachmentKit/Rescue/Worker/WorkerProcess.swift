@@ -244,14 +244,14 @@ struct WorkerDeath: Sendable {
       return "its worker exited\(code.map { " with status \($0)" } ?? "") before it answered"
     }
     let name = String(cString: strsignal(signal))
-    if signal == SIGXCPU { return "the decoder used up its CPU time (its worker was killed: \(name))" }
+    if signal == SIGXCPU { return "\(RescueFallback.cpuExhausted) (its worker was killed: \(name))" }
     // Near the ceiling: the allocation that failed was most likely what killed it (the
     // address space is read every 50 ms, so the last reading trails the fatal one).
     if peakResidentBytes * 4 >= ceiling * 3 || peakAddressSpaceBytes * 10 >= ceiling * 9 {
       return
-        "it needed more memory than the rescue allows (\(ceiling >> 20) MiB; its worker died of signal \(signal): \(name))"
+        "\(RescueFallback.memoryExhausted) (\(ceiling >> 20) MiB; \(RescueFallback.workerDied) \(signal): \(name))"
     }
-    return "the decoder failed (its worker died of signal \(signal): \(name))"
+    return "the decoder failed (\(RescueFallback.workerDied) \(signal): \(name))"
   }
 }
 

@@ -1,0 +1,182 @@
+import CAV
+import Glibc
+
+/// The worker's side of ``PosterRescuer``: FFmpeg in this process decodes the video's frames
+/// from the start (damaged ones skipped: error concealment off), scales each into the poster's
+/// box as full-range YUV 4:2:0, keeps the first whose mean luma is over
+/// ``PosterConfiguration/darkLuma`` (else the brightest of the first
+/// ``PosterConfiguration/maximumDecodedFrames``), and encodes it as a baseline JPEG.
+struct PosterMaker {
+  /// The poster's settings.
+  let configuration: PosterConfiguration
+
+  /// Makes the poster of `job.source` into `job.output`.
+  /// - Throws: `too_large` or `too_long` for a source over the shared source limits; the
+  ///   refusal with why ("it has no video stream", "no frame of its video decodes cleanly");
+  ///   `too_many_pixels`; `deadline_exceeded`.
+  func make(_ job: RescueJob) throws(AttachmentError) -> Rescue {
+    let limits = configuration.source
+    if job.bytes > limits.maximumSourceBytes {
+      throw AttachmentError(
+        .tooLarge,
+        "The source is \(job.bytes) bytes, over the poster's source limit of \(limits.maximumSourceBytes).")
+    }
+    guard let av = Libav.shared else {
+      throw job.refusal.notRescued("FFmpeg's libraries (libavformat59, libavcodec59) are not installed")
+    }
+    let interrupt = MediaInterrupt(deadline: job.deadline)
+    do throws(MediaFailure) {
+      let input = try MediaInput(
+        path: job.source, av: av, interrupt: interrupt, maximumTracks: limits.maximumSourceTracks,
+        maximumFramePixels: limits.maximumSourceFramePixels)
+      let source = input.source(bytes: job.bytes)
+      if source.durationSeconds.isFinite, source.durationSeconds > limits.maximumSourceSeconds {
+        throw MediaFailure.error(
+          AttachmentError(
+            .tooLong,
+            "The source is \(source.durationSeconds) s long, over the poster's source limit of \(limits.maximumSourceSeconds) s."
+          ))
+      }
+      guard let video = source.video, let stream = input.stream(video.index) else {
+        throw MediaFailure.unrescued("it has no video stream")
+      }
+      // The search for a bright frame ends at 60 % of the time left: the rest encodes the best.
+      let searchEnd = job.deadline.map { ContinuousClock.now + (ContinuousClock.now.duration(to: $0) * 0.6) }
+      let still = try pick(
+        from: input, stream: stream, index: video.index, av: av, interrupt: interrupt, searchEnd: searchEnd)
+      try write(still, to: job.output, av: av)
+      return Rescue(
+        rescuer: PosterRescuer.name, from: job.refusal.format ?? MediaType.mp4.mime, actions: [.poster],
+        originalBytes: job.bytes, originalWidth: video.width, originalHeight: video.height,
+        originalDurationSeconds: source.durationSeconds.isFinite ? source.durationSeconds : nil,
+        originalCodecs: source.codecs)
+    } catch {
+      switch error {
+      case .unrescued(let reason):
+        if interrupt.hasFired { throw MediaInterrupt.deadlineError }
+        throw job.refusal.notRescued("no poster either: \(reason)")
+      case .error(let reported): throw reported
+      }
+    }
+  }
+
+  /// The poster's size: the stream's display size (its sample aspect applied) scaled down into
+  /// a square of ``PosterConfiguration/maximumEdge``, in even pixels.
+  static func size(
+    width: Int32, height: Int32, sampleAspect: AVRational, maximumEdge: Int
+  ) -> (width: Int32, height: Int32) {
+    var displayWidth = Double(max(1, width))
+    let displayHeight = Double(max(1, height))
+    if sampleAspect.num > 0, sampleAspect.den > 0 {
+      displayWidth *= Double(sampleAspect.num) / Double(sampleAspect.den)
+    }
+    let edge = Double(max(16, maximumEdge))
+    let scale = min(1, edge / max(displayWidth, displayHeight))
+    func even(_ value: Double) -> Int32 { Int32(max(2, (value * scale / 2).rounded() * 2)) }
+    return (even(displayWidth), even(displayHeight))
+  }
+
+  /// The mean luma (0–255) of a full-range frame, read from every fourth pixel of every fourth
+  /// row.
+  static func meanLuma(_ frame: UnsafeMutablePointer<AVFrame>) -> Int {
+    guard let plane = frame.pointee.data.0 else { return 0 }
+    let stride = Int(frame.pointee.linesize.0)
+    var sum = 0
+    var count = 0
+    for row in Swift.stride(from: 0, to: Int(frame.pointee.height), by: 4) {
+      for column in Swift.stride(from: 0, to: Int(frame.pointee.width), by: 4) {
+        sum += Int(plane[row * stride + column])
+        count += 1
+      }
+    }
+    return count == 0 ? 0 : sum / count
+  }
+
+  /// Decodes frames of stream `index` until one is bright enough, the frame budget is spent, or
+  /// `searchEnd` passes with a frame in hand.
+  private func pick(
+    from input: MediaInput, stream: UnsafeMutablePointer<AVStream>, index: Int, av: Libav,
+    interrupt: MediaInterrupt, searchEnd: ContinuousClock.Instant?
+  ) throws(MediaFailure) -> OwnedFrame {
+    for other in 0..<Int(input.context.pointee.nb_streams) where other != index {
+      input.stream(other)?.pointee.discard = AVDISCARD_ALL
+    }
+    let decoder = try MediaDecoder(
+      stream: stream, threads: 1, maximumPixels: configuration.source.maximumSourceFramePixels, av: av,
+      strict: true)
+    let parameters = stream.pointee.codecpar
+    let size = Self.size(
+      width: parameters?.pointee.width ?? 0, height: parameters?.pointee.height ?? 0,
+      sampleAspect: stream.pointee.sample_aspect_ratio.num > 0
+        ? stream.pointee.sample_aspect_ratio
+        : parameters?.pointee.sample_aspect_ratio ?? AVRational(num: 0, den: 1),
+      maximumEdge: configuration.maximumEdge)
+    let scaler = try FrameScaler(width: size.width, height: size.height, format: AV_PIX_FMT_YUVJ420P, av: av)
+    var current = try scaler.makeFrame()
+    var best: OwnedFrame?
+    var bestLuma = -1
+    var decoded = 0
+    var found = false
+    let packet = try OwnedPacket(av: av)
+    let take = { (frame: UnsafeMutablePointer<AVFrame>) throws(MediaFailure) in
+      guard !found, decoded < configuration.maximumDecodedFrames else { return }
+      decoded += 1
+      try scaler.scale(frame, into: current.pointer)
+      let luma = Self.meanLuma(current.pointer)
+      guard luma > bestLuma else { return }
+      bestLuma = luma
+      let previous = best
+      best = current
+      if let previous { current = previous } else { current = try scaler.makeFrame() }
+      found = luma >= configuration.darkLuma
+    }
+    while !found, decoded < configuration.maximumDecodedFrames {
+      if best != nil, let searchEnd, ContinuousClock.now >= searchEnd { break }
+      try interrupt.checkFailure()
+      guard try input.read(into: packet.pointer) else {
+        try decoder.decode(nil, take)  // the frames the decoder still holds
+        break
+      }
+      defer { av.av_packet_unref(packet.pointer) }
+      guard Int(packet.pointer.pointee.stream_index) == index else { continue }
+      try decoder.decode(packet.pointer, take)
+    }
+    guard let best else { throw .unrescued("no frame of its video decodes cleanly") }
+    return best
+  }
+
+  /// Encodes `still` as a baseline JPEG (FFmpeg's MJPEG encoder, quantizer 3: about libjpeg's
+  /// quality 90) into `path`.
+  private func write(_ still: OwnedFrame, to path: String, av: Libav) throws(MediaFailure) {
+    let encoder = try MediaEncoder(named: "mjpeg", av: av)
+    let context = encoder.context
+    context.pointee.width = still.pointer.pointee.width
+    context.pointee.height = still.pointer.pointee.height
+    context.pointee.pix_fmt = AV_PIX_FMT_YUVJ420P
+    context.pointee.time_base = AVRational(num: 1, den: 25)
+    context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+    context.pointee.flags |= Int32(AV_CODEC_FLAG_QSCALE) | Int32(AV_CODEC_FLAG_BITEXACT)
+    context.pointee.global_quality = 3 * FF_QP2LAMBDA
+    try encoder.open([], globalHeader: false)
+    still.pointer.pointee.quality = context.pointee.global_quality
+    still.pointer.pointee.pts = 0
+    var bytes: [UInt8] = []
+    let collect = { (packet: UnsafeMutablePointer<AVPacket>) throws(MediaFailure) in
+      guard let data = packet.pointee.data, packet.pointee.size > 0 else { return }
+      bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
+    }
+    try encoder.encode(still.pointer, collect)
+    try encoder.encode(nil, collect)
+    guard !bytes.isEmpty else { throw .unrescued("its poster does not encode") }
+    let file = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+    guard file >= 0 else { throw .error(AttachmentError(.ioError, "Cannot write the poster.")) }
+    defer { close(file) }
+    var offset = 0
+    while offset < bytes.count {
+      let wrote = bytes[offset...].withUnsafeBytes { Glibc.write(file, $0.baseAddress, $0.count) }
+      if wrote < 0, errno == EINTR { continue }
+      guard wrote > 0 else { throw .error(AttachmentError(.ioError, "Cannot write the poster.")) }
+      offset += wrote
+    }
+  }
+}
