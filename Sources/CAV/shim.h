@@ -11,6 +11,7 @@
 #include <libavutil/audio_fifo.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/dict.h>
+#include <libavutil/display.h>
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
 #include <libavutil/log.h>
@@ -43,6 +44,9 @@ AK_AV_FUNCTION(av_audio_fifo_write)
 AK_AV_FUNCTION(av_audio_fifo_read)
 AK_AV_FUNCTION(av_audio_fifo_size)
 AK_AV_FUNCTION(av_rescale_q)
+AK_AV_FUNCTION(av_display_rotation_get)
+AK_AV_FUNCTION(av_stream_get_side_data)
+AK_AV_FUNCTION(av_stream_new_side_data)
 AK_AV_FUNCTION(avformat_alloc_context)
 AK_AV_FUNCTION(avformat_open_input)
 AK_AV_FUNCTION(avformat_find_stream_info)

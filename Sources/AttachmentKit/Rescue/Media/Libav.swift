@@ -33,6 +33,9 @@ struct Libav: @unchecked Sendable {
   let av_audio_fifo_read: ak_av_audio_fifo_read_fn
   let av_audio_fifo_size: ak_av_audio_fifo_size_fn
   let av_rescale_q: ak_av_rescale_q_fn
+  let av_display_rotation_get: ak_av_display_rotation_get_fn
+  let av_stream_get_side_data: ak_av_stream_get_side_data_fn
+  let av_stream_new_side_data: ak_av_stream_new_side_data_fn
   let avformat_alloc_context: ak_avformat_alloc_context_fn
   let avformat_open_input: ak_avformat_open_input_fn
   let avformat_find_stream_info: ak_avformat_find_stream_info_fn
@@ -109,6 +112,9 @@ struct Libav: @unchecked Sendable {
       av_audio_fifo_read = try resolve("av_audio_fifo_read")
       av_audio_fifo_size = try resolve("av_audio_fifo_size")
       av_rescale_q = try resolve("av_rescale_q")
+      av_display_rotation_get = try resolve("av_display_rotation_get")
+      av_stream_get_side_data = try resolve("av_stream_get_side_data")
+      av_stream_new_side_data = try resolve("av_stream_new_side_data")
       avformat_alloc_context = try resolve("avformat_alloc_context")
       avformat_open_input = try resolve("avformat_open_input")
       avformat_find_stream_info = try resolve("avformat_find_stream_info")

@@ -182,9 +182,10 @@ struct MediaEngine {
   ) throws(MediaFailure) -> Route {
     switch step {
     case .copy:
+      let output = try writer.addCopy(of: stream.pointee.codecpar, timeBase: stream.pointee.time_base)
+      try writer.keepOrientation(of: stream, on: output)
       return .copy(
-        output: try writer.addCopy(of: stream.pointee.codecpar, timeBase: stream.pointee.time_base),
-        timeBase: stream.pointee.time_base, isVideo: true,
+        output: output, timeBase: stream.pointee.time_base, isVideo: true,
         check: try CopyCheck(
           stream: stream, isVideo: true, threads: configuration.threads,
           maximumPixels: configuration.maximumSourceFramePixels, av: av))

@@ -58,6 +58,21 @@ final class MediaWriter {
     return stream.pointee.index
   }
 
+  /// Gives output stream `index` the display matrix of input `stream`, if it has one: a phone's
+  /// portrait video is stored landscape with a 90° rotation, which a copy or a transcode keeps
+  /// (the frames are not turned), so without it the delivered video would play sideways.
+  /// - Throws: "out of memory".
+  func keepOrientation(of stream: UnsafeMutablePointer<AVStream>, on index: Int32) throws(MediaFailure) {
+    var size = 0
+    guard let matrix = av.av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36,
+      index >= 0, index < Int32(context.pointee.nb_streams), let output = context.pointee.streams[Int(index)]
+    else { return }
+    guard let copy = av.av_stream_new_side_data(output, AV_PKT_DATA_DISPLAYMATRIX, size) else {
+      throw .unrescued("out of memory")
+    }
+    copy.update(from: matrix, count: size)
+  }
+
   /// Opens the file and writes the header (MP4: `moov` moved to the front at the end).
   func start() throws(MediaFailure) {
     let code = av.avio_open2(

@@ -58,6 +58,7 @@ final class VideoTranscoder: StreamTranscoder {
     }
     try encoder.open(options, globalHeader: writer.wantsGlobalHeader)
     encoder.streamIndex = try writer.addEncoded(by: context)
+    try writer.keepOrientation(of: stream, on: encoder.streamIndex)
     let frameRate = context.pointee.framerate
     encoder.packetDuration = av.av_rescale_q(1, AVRational(num: frameRate.den, den: frameRate.num), timeBase)
   }
