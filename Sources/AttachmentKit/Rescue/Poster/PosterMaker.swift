@@ -5,7 +5,8 @@ import Glibc
 /// from the start (damaged ones skipped: error concealment off), scales each into the poster's
 /// box as full-range YUV 4:2:0, keeps the first whose mean luma is over
 /// ``PosterConfiguration/darkLuma`` (else the brightest of the first
-/// ``PosterConfiguration/maximumDecodedFrames``), and encodes it as a baseline JPEG.
+/// ``PosterConfiguration/maximumDecodedFrames``), turns it upright (``PosterOrientation``), and
+/// encodes it as a baseline JPEG.
 struct PosterMaker {
   /// The poster's settings.
   let configuration: PosterConfiguration
@@ -44,7 +45,7 @@ struct PosterMaker {
       let searchEnd = job.deadline.map { ContinuousClock.now + (ContinuousClock.now.duration(to: $0) * 0.6) }
       let still = try pick(
         from: input, stream: stream, index: video.index, av: av, interrupt: interrupt, searchEnd: searchEnd)
-      try write(still, to: job.output, av: av)
+      try write(PosterOrientation(of: stream, av: av).apply(to: still, av: av), to: job.output, av: av)
       return Rescue(
         rescuer: PosterRescuer.name, from: job.refusal.format ?? MediaType.mp4.mime, actions: [.poster],
         originalBytes: job.bytes, originalWidth: video.width, originalHeight: video.height,

@@ -124,4 +124,57 @@ struct PosterRescuerTests {
     #expect(StandardRescuers.make().map(\.name) == ["image", "media", "poster"])
     #expect(StandardRescuers.make(poster: nil).map(\.name) == ["image", "media"])
   }
+
+  @Test(
+    "a video turned by its display matrix gets an upright poster, as the ffmpeg command's autorotate shows its first frame",
+    arguments: [90, 180, 270])
+  func posterUpright(rotate: Int) async throws {
+    let scratch = try ScratchDirectory("poster-rotated")
+    defer { scratch.remove() }
+    let plain = scratch.path + "/plain.mp4"
+    try await MediaOpenGOPTests.ffmpeg([
+      "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "2", "-c:v", "libvpx-vp9", "-deadline",
+      "realtime", "-cpu-used", "8", plain,
+    ])
+    let source = scratch.path + "/rotated.mp4"
+    try await MediaOpenGOPTests.ffmpeg([
+      "-i", plain, "-c", "copy", "-metadata:s:v", "rotate=\(rotate)", source,
+    ])
+    let theirs = scratch.path + "/theirs.jpg"
+    try await MediaOpenGOPTests.ffmpeg(["-i", source, "-frames:v", "1", "-q:v", "3", theirs])
+    let output = scratch.path + "/poster.jpg"
+    var poster = PosterConfiguration()
+    poster.darkLuma = 0  // the first frame, as ffmpeg's
+    let (result, _) = await Self.rescue(
+      source, into: output, rescuers: [PosterRescuer(configuration: poster)], seconds: 10)
+    let validation = try result.get()
+    let portrait = rotate != 180
+    #expect(validation.width == (portrait ? 240 : 320) && validation.height == (portrait ? 320 : 240))
+    let psnr = try await Self.psnr(output, theirs, in: scratch.path)
+    #expect(psnr > 30, "the poster matches ffmpeg's upright first frame: \(psnr) dB")
+  }
+
+  /// The mean PSNR (dB) of two images of one size, by the ffmpeg command's `psnr` filter.
+  static func psnr(_ first: String, _ second: String, in directory: String) async throws -> Double {
+    let log = directory + "/psnr.log"
+    try await MediaOpenGOPTests.ffmpeg([
+      "-i", first, "-i", second, "-lavfi", "psnr=stats_file=\(log)", "-f", "null", "-",
+    ])
+    let text = try String(contentsOfFile: log, encoding: .utf8)
+    let field = text.split(separator: " ").first { $0.hasPrefix("psnr_avg:") }
+    let value = field.flatMap { Double($0.dropFirst("psnr_avg:".count)) }
+    return value ?? (text.contains("psnr_avg:inf") ? .infinity : 0)
+  }
+
+  @Test("display-matrix angles become quarter turns clockwise; others are left as they are")
+  func quarterTurns() {
+    #expect(PosterOrientation(counterclockwiseDegrees: 0).quarterTurns == 0)
+    #expect(PosterOrientation(counterclockwiseDegrees: -90).quarterTurns == 1)
+    #expect(PosterOrientation(counterclockwiseDegrees: 180).quarterTurns == 2)
+    #expect(PosterOrientation(counterclockwiseDegrees: -180).quarterTurns == 2)
+    #expect(PosterOrientation(counterclockwiseDegrees: 90).quarterTurns == 3)
+    #expect(PosterOrientation(counterclockwiseDegrees: 90.4).quarterTurns == 3)
+    #expect(PosterOrientation(counterclockwiseDegrees: 45).quarterTurns == 0)
+    #expect(PosterOrientation(counterclockwiseDegrees: .nan).quarterTurns == 0)
+  }
 }
