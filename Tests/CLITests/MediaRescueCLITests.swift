@@ -114,4 +114,44 @@ struct MediaRescueCLITests {
     #expect(a.sha256 != nil && a.sha256 == b.sha256, "\(file): \(local.stdout) / \(fetched.stdout)")
     #expect(a.actions != nil && a.actions == b.actions, "\(file)")
   }
+
+  @Test(
+    "fetch --rescue shrinks a 20 s, 60 MB 1080p H.264 + AAC video to fit the 50 MB video limit (issue #42's case)",
+    .cpuBound)
+  func shrinksSixtyMegabytes() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let source = scratch.path + "/big.mp4"
+    let made = await CleanSpawn.run([
+      "/usr/bin/ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+      "testsrc2=size=1920x1080:rate=30,noise=alls=12:allf=t", "-f", "lavfi", "-i",
+      "sine=frequency=440:sample_rate=48000", "-t", "20", "-c:v", "libx264", "-preset", "ultrafast", "-b:v",
+      "24M", "-maxrate", "24M", "-bufsize", "24M", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k",
+      "-movflags", "+faststart", source,
+    ])
+    try #require(made == 0, "ffmpeg could not make the source")
+    let bytes = try #require(try FileManager.default.attributesOfItem(atPath: source)[.size] as? Int)
+    try #require(bytes > 55_000_000, "the source is \(bytes) bytes, not about 60 MB")
+    server.serveFile("/big.mp4", file: source, contentType: "video/mp4")
+
+    // A deadline long enough for a loaded machine: the shrink takes about 13 s on two idle cores.
+    let result = try await CLI.run([
+      "fetch", "--json", "--rescue", "--deadline", "120", "--cache-dir", scratch.path + "/c",
+      server.url("/big.mp4"),
+    ])
+    #expect(result.status == 0, "\(result.stdout)")
+    let line = result.stdout.split(separator: "\n").first.map(String.init) ?? ""
+    let record = try #require(
+      try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(result.stdout)")
+    #expect(record["type"] as? String == "mp4")
+    let delivered = try #require(record["bytes"] as? Int)
+    #expect(delivered <= 50_000_000 && delivered > 30_000_000, "\(delivered) bytes")
+    #expect(record["width"] as? Int == 1280 && record["height"] as? Int == 720)
+    #expect(abs((record["durationSeconds"] as? Double ?? 0) - 20) < 0.1)
+    let rescued = try #require(record["rescued"] as? [String: Any], "\(result.stdout)")
+    #expect(rescued["actions"] as? [String] == ["shrunk"])
+    #expect(rescued["originalBytes"] as? Int == bytes)
+  }
 }

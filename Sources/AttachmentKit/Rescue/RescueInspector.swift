@@ -45,14 +45,33 @@ final class RescueInspector: ResponseInspector {
     if let deferred { return Self.checkSource(end: max(end, declared ?? 0), limit: deferred.sourceLimit) }
     let verdict = sniffer.inspect(body: chunk, at: offset)
     guard case .reject(let error) = verdict else { return verdict }
-    let refusal = Refusal(error, sniffed: sniffer.verdict, bytes: end)
-    guard let rescuer = rescuers.first(where: { $0.canRescue(refusal) }) else { return verdict }
+    guard let (rescuer, refusal) = taker(of: Refusal(error, sniffed: sniffer.verdict, bytes: end)) else {
+      return verdict
+    }
     let limit = rescuer.maximumSourceBytes
     if case .reject(let tooLarge) = Self.checkSource(end: max(end, declared ?? 0), limit: limit) {
       return .reject(tooLarge)
     }
     state.withLock { $0.deferred = (refusal, limit) }
     return .more
+  }
+
+  /// The first rescuer that undoes `refusal`, with the refusal it undoes. A refusal of unknown
+  /// category (an ISO BMFF body over every limit before its tracks show whether it is video or
+  /// audio) is offered as each category its format may be.
+  private func taker(of refusal: Refusal) -> (any Rescuer, Refusal)? {
+    var offers = [refusal]
+    if refusal.category == nil {
+      offers += (sniffer.verdict?.format.categories ?? []).map { category in
+        var offer = refusal
+        offer.category = category
+        return offer
+      }
+    }
+    for offer in offers {
+      if let rescuer = rescuers.first(where: { $0.canRescue(offer) }) { return (rescuer, offer) }
+    }
+    return nil
   }
 
   private static func checkSource(end: Int64, limit: Int64) -> InspectorVerdict {

@@ -49,6 +49,13 @@ enum ProbedFormat: Sendable, Equatable, Hashable, CaseIterable {
     let magicNames: [String]
   }
 
+  /// The categories a file of this format may be: its media type's, or, for ISO BMFF, video and
+  /// audio (an MP4 or MOV, or an M4A: its tracks decide, which its first bytes may not show).
+  var categories: [MediaType.Category] {
+    if let type = row.mediaType { return [type.category] }
+    return self == .isoBMFF ? [.video, .audio] : []
+  }
+
   /// This format's row.
   var row: Row {
     switch self {
