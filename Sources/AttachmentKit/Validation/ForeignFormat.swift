@@ -56,7 +56,8 @@ enum ForeignFormat: CaseIterable, Sendable {
     let mime: String
     var isoBrands: [String] = []
     var vipsLoader: VipsLoader? = nil
-    /// The category a media rescue delivers it as, for the video and audio formats.
+    /// The category a media rescue delivers it as, for the video and audio formats; `.image`
+    /// for an image sequence FFmpeg reads (its poster is delivered).
     var category: MediaType.Category? = nil
     /// The FFmpeg demuxer that reads it (its short name, as `format_whitelist` takes it).
     var demuxer: String? = nil
@@ -68,13 +69,23 @@ enum ForeignFormat: CaseIterable, Sendable {
     case .heif: return Row(mime: "image/heif", isoBrands: ["mif1"], vipsLoader: heifLoader)
     case .heic:
       return Row(mime: "image/heic", isoBrands: ["heic", "heix", "heim", "heis"], vipsLoader: heifLoader)
-    case .avif: return Row(mime: "image/avif", isoBrands: ["avif", "avis", "avio"], vipsLoader: heifLoader)
+    case .avif:
+      // A still is libheif's (libvips' loader); a sequence (`avis`), which libheif 1.15 does not
+      // read, is an AV1 track FFmpeg's mov demuxer reads: its first frame is the poster.
+      return Row(
+        mime: "image/avif", isoBrands: ["avif", "avis", "avio"], vipsLoader: heifLoader, category: .image,
+        demuxer: "mov")
     case .webp:
       return Row(
         mime: "image/webp", isoBrands: [],
         vipsLoader: VipsLoader(className: "VipsForeignLoadWebpFile", readsAnimation: true))
-    case .heifSequence: return Row(mime: "image/heif-sequence", isoBrands: ["msf1"], vipsLoader: nil)
-    case .heicSequence: return Row(mime: "image/heic-sequence", isoBrands: ["hevc", "hevx"], vipsLoader: nil)
+    case .heifSequence:
+      return Row(
+        mime: "image/heif-sequence", isoBrands: ["msf1"], vipsLoader: nil, category: .image, demuxer: "mov")
+    case .heicSequence:
+      return Row(
+        mime: "image/heic-sequence", isoBrands: ["hevc", "hevx"], vipsLoader: nil, category: .image,
+        demuxer: "mov")
     case .threeGPP:
       return Row(
         mime: "video/3gpp", isoBrands: ["3gp4", "3gp5", "3gp6", "3gp7", "3gs7"], category: .video,

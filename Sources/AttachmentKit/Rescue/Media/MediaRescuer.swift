@@ -39,7 +39,8 @@ extension MediaRescuer: Rescuer {
     switch refusal.reason {
     case .tooLong, .unsupportedCodec, .silentAudio: refusal.category != .image
     case .tooLarge: refusal.category == .video || refusal.category == .audio
-    case .unsupportedFormat: refusal.format.flatMap(ForeignFormat.named)?.demuxer != nil
+    case .unsupportedFormat:
+      refusal.format.flatMap(ForeignFormat.named).map { $0.demuxer != nil && $0.category != .image } ?? false
     default: false
     }
   }

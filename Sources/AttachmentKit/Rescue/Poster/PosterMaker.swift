@@ -49,7 +49,8 @@ struct PosterMaker {
       return Rescue(
         rescuer: PosterRescuer.name, from: job.refusal.format ?? MediaType.mp4.mime, actions: [.poster],
         originalBytes: job.bytes, originalWidth: video.width, originalHeight: video.height,
-        originalDurationSeconds: source.durationSeconds.isFinite ? source.durationSeconds : nil,
+        originalDurationSeconds: source.durationSeconds.isFinite && source.durationSeconds > 0
+          ? source.durationSeconds : nil,
         originalCodecs: source.codecs)
     } catch {
       switch error {

@@ -35,12 +35,15 @@ extension PosterRescuer: Rescuer {
 
   /// A video refusal the media rescue would try: too long, too large, a codec iOS does not
   /// decode, or a foreign video container FFmpeg reads (WebM, Matroska, AVI, MPEG-TS, FLV,
-  /// ASF, 3GPP).
+  /// ASF, 3GPP); and an image sequence FFmpeg reads (an AVIF or HEIF sequence, which libheif
+  /// does not: the image rescue fails first), whose first frame is delivered.
   public func canRescue(_ refusal: Refusal) -> Bool {
     switch refusal.reason {
     case .tooLong, .unsupportedCodec, .tooLarge: refusal.category == .video
     case .unsupportedFormat:
-      refusal.format.flatMap(ForeignFormat.named).map { $0.demuxer != nil && $0.category == .video } ?? false
+      refusal.format.flatMap(ForeignFormat.named).map {
+        $0.demuxer != nil && ($0.category == .video || $0.category == .image)
+      } ?? false
     default: false
     }
   }
