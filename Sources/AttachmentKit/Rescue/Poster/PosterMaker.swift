@@ -94,8 +94,8 @@ struct PosterMaker {
     return count == 0 ? 0 : sum / count
   }
 
-  /// Decodes frames of stream `index` until one is bright enough, the frame budget is spent, or
-  /// `searchEnd` passes with a frame in hand.
+  /// Decodes frames of stream `index` until one is bright enough, the frame budget (or twice as
+  /// many packets) is spent, or `searchEnd` passes with a frame in hand.
   private func pick(
     from input: MediaInput, stream: UnsafeMutablePointer<AVStream>, index: Int, av: Libav,
     interrupt: MediaInterrupt, searchEnd: ContinuousClock.Instant?
@@ -119,6 +119,8 @@ struct PosterMaker {
     var bestLuma = -1
     var decoded = 0
     var found = false
+    // Packets read, bounded too: a stream whose every packet is damaged gives no frame.
+    var fed = 0
     let packet = try OwnedPacket(av: av)
     let take = { (frame: UnsafeMutablePointer<AVFrame>) throws(MediaFailure) in
       guard !found, decoded < configuration.maximumDecodedFrames else { return }
@@ -141,6 +143,8 @@ struct PosterMaker {
       }
       defer { av.av_packet_unref(packet.pointer) }
       guard Int(packet.pointer.pointee.stream_index) == index else { continue }
+      fed += 1
+      if fed > 2 * configuration.maximumDecodedFrames { break }
       try decoder.decode(packet.pointer, take)
     }
     guard let best else { throw .unrescued("no frame of its video decodes cleanly") }

@@ -195,4 +195,25 @@ struct PosterRescuerTests {
       !MediaRescuer().canRescue(
         try #require(MediaRescuerTests.refusal(of: Samples.path("avif-sequence.avif")))))
   }
+
+  @Test(
+    "the poster's own budget running out before the job's deadline keeps the refusal, not deadline_exceeded")
+  func ownBudgetIsNotTheDeadline() async throws {
+    let scratch = try ScratchDirectory("poster-budget")
+    defer { scratch.remove() }
+    var poster = PosterConfiguration()
+    poster.maximumSeconds = 0  // spent before it starts
+    let output = scratch.path + "/still.jpg"
+    let (result, elapsed) = await Self.rescue(
+      Samples.path("webm-vp9.webm"), into: output, rescuers: [PosterRescuer(configuration: poster)],
+      seconds: 10)
+    guard case .failure(let error) = result else {
+      Issue.record("a poster was made in no time: \(result)")
+      return
+    }
+    #expect(error.code == .unsupportedType, "\(error)")
+    #expect(error.message.contains("no poster either: no clean frame within the poster's 0.0 s"), "\(error)")
+    #expect(elapsed < 5, "\(elapsed) s")
+    #expect(!FileManager.default.fileExists(atPath: output))
+  }
 }
