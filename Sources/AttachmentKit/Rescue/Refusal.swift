@@ -106,6 +106,12 @@ public struct MediaFacts: Sendable, Equatable, Codable {
 }
 
 extension Refusal {
+  /// Whether the refused file is a video: by its category, or by the foreign format it was named
+  /// (a WebM, an AVI: refused before any category was measured).
+  var isOfVideo: Bool {
+    category == .video || format.flatMap(ForeignFormat.named)?.category == .video
+  }
+
   /// An accepted file (`validation`) refused under other limits with `error` (a hit over this
   /// caller's limits, an improvement).
   init(_ error: AttachmentError, reason: Reason? = nil, validation: Validation) {

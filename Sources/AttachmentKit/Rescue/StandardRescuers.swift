@@ -3,12 +3,11 @@
 /// ``ImageRescuer`` (libvips), ``MediaRescuer`` (FFmpeg), then ``PosterRescuer``, which a video
 /// the media rescue cannot make playable in the time left falls back to.
 public enum StandardRescuers {
-  /// The list, in order. With a poster (`poster` not `nil`, the default), the media rescue
-  /// keeps the poster's time at the end of each deadline
+  /// The list, in order. With a poster (`poster` not `nil`, the default), the media rescue of
+  /// a video keeps the poster's time at the end of each deadline
   /// (``MediaRescueConfiguration/fallbackReserve``) and starts a transcode only when its
-  /// estimate fits the rest (``MediaTranscodeAdmission/whenEstimateFits(reserve:)``, when it
-  /// was ``MediaTranscodeAdmission/always``), so that a video too slow to transcode still gets
-  /// a poster. `poster: nil` turns posters off.
+  /// estimate fits the rest, so that a video too slow to transcode still gets a poster.
+  /// `poster: nil` turns posters off.
   /// - Parameters:
   ///   - image: the image rescue's settings.
   ///   - limits: what the image rescue's outputs must meet.
@@ -25,7 +24,6 @@ public enum StandardRescuers {
     var media = media
     let reserve = Duration.nanoseconds(Int64((max(0, poster.maximumSeconds) * 1e9).rounded()))
     media.fallbackReserve = max(media.fallbackReserve, reserve)
-    if media.transcodeAdmission == .always { media.transcodeAdmission = .whenEstimateFits(reserve: .zero) }
     var source = media
     source.fallbackReserve = .zero
     poster.source = source

@@ -61,11 +61,13 @@ public struct MediaRescueConfiguration: Sendable, Equatable, Codable {
   /// as the reserve).
   public var transcodeAdmission: MediaTranscodeAdmission = .always
 
-  /// Time kept at the end of a job's deadline for the rescuer tried after this one (a
-  /// ``PosterRescuer``): the media rescue plans, admits and runs against the deadline less this,
-  /// and when it is stopped there it fails as "not rescued" rather than `deadline_exceeded`,
-  /// so that the next rescuer still runs. Default: zero (``StandardRescuers`` sets it to the
-  /// poster's ``PosterConfiguration/maximumSeconds`` when a poster follows).
+  /// Time kept at the end of a video's deadline for the rescuer tried after this one (a
+  /// ``PosterRescuer``): the media rescue plans, admits and runs against the deadline less this
+  /// (a transcode starting only when its estimate fits, if ``transcodeAdmission`` is
+  /// `.always`), and when it is stopped there it fails as "not rescued" rather than
+  /// `deadline_exceeded`, so that the next rescuer still runs. Audio keeps the whole deadline.
+  /// Default: zero (``StandardRescuers`` sets it to the poster's
+  /// ``PosterConfiguration/maximumSeconds`` when a poster follows).
   public var fallbackReserve: Duration = .zero
 
   /// The cost constants of a transcode's estimate (see ``MediaTranscodeCost``). Default: those

@@ -58,19 +58,25 @@ extension MediaRescuer: Rescuer {
   /// `cancelled` at once, a crash or the memory ceiling as the refusal with why it was not
   /// rescued).
   ///
-  /// With a ``MediaRescueConfiguration/fallbackReserve``, the rescue runs against the deadline
-  /// less the reserve; stopped there, it fails with the refusal and why, not
-  /// `deadline_exceeded`, so that the next rescuer (the poster) has the reserve.
+  /// With a ``MediaRescueConfiguration/fallbackReserve``, a video's rescue runs against the
+  /// deadline less the reserve, and starts a transcode only when its estimate fits (when the
+  /// admission was ``MediaTranscodeAdmission/always``); stopped there, it fails with the refusal
+  /// and why, not `deadline_exceeded`, so that the next rescuer (the poster) has the reserve.
+  /// Audio has no poster: its rescue keeps the whole deadline and its admission.
   public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
     let pool = WorkerPool.pool(for: configuration.workers, library: .ffmpeg)
     let reserve = configuration.fallbackReserve
-    guard reserve > .zero, let deadline = job.deadline else {
+    guard reserve > .zero, job.refusal.isOfVideo, let deadline = job.deadline else {
       return try pool.run(job, as: .media(configuration))
+    }
+    var settings = configuration
+    if settings.transcodeAdmission == .always {
+      settings.transcodeAdmission = .whenEstimateFits(reserve: .zero)
     }
     var own = job
     own.deadline = deadline - reserve
     do {
-      return try pool.run(own, as: .media(configuration))
+      return try pool.run(own, as: .media(settings))
     } catch {
       guard error.code == .deadlineExceeded, ContinuousClock.now < deadline, !job.isCancelled() else {
         throw error

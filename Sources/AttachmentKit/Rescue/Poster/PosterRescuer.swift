@@ -39,7 +39,7 @@ extension PosterRescuer: Rescuer {
   /// does not: the image rescue fails first), whose first frame is delivered.
   public func canRescue(_ refusal: Refusal) -> Bool {
     switch refusal.reason {
-    case .tooLong, .unsupportedCodec, .tooLarge: refusal.category == .video
+    case .tooLong, .unsupportedCodec, .tooLarge: refusal.isOfVideo
     case .unsupportedFormat:
       refusal.format.flatMap(ForeignFormat.named).map {
         $0.demuxer != nil && ($0.category == .video || $0.category == .image)

@@ -216,4 +216,16 @@ struct PosterRescuerTests {
     #expect(elapsed < 5, "\(elapsed) s")
     #expect(!FileManager.default.fileExists(atPath: output))
   }
+
+  @Test("audio has no poster, so its rescue keeps the whole deadline: a FLAC under 2 s is transcoded")
+  func audioKeepsItsDeadline() async throws {
+    let scratch = try ScratchDirectory("poster-audio")
+    defer { scratch.remove() }
+    let output = scratch.path + "/out.m4a"
+    let (result, _) = await Self.rescue(
+      Samples.path("flac-audio.flac"), into: output, rescuers: StandardRescuers.make(), seconds: 2)
+    let validation = try result.get()
+    #expect(validation.type == .m4a)
+    #expect(validation.rescued?.actions == [.transcoded])
+  }
 }
