@@ -33,6 +33,7 @@ media_transcode_720p_ratio_ffmpeg      1.5     1.0     720p transcode / ffmpeg, 
 media_transcode_720p_rss_ratio_ffmpeg  1.8     1.2     same, peak RSS (0.92)
 media_trim_copy_ratio_ffmpeg           2.0     1.0     stream-copy trim / ffmpeg, wall, median of 7 (1.51-1.59 with the copy check on its own threads; 1.63-2.02 before: it decodes the first GOP and all audio, which ffmpeg does not)
 media_poster_ratio_ffmpeg              1.5     1.0     JPEG poster of a 720p VP9 WebM / ffmpeg -frames:v 1, wall (0.71-0.72)
+media_rewrap_ts_ratio_ffmpeg           -       1.0     28 s H.264+AAC MPEG-TS re-wrapped in MP4 / ffmpeg -c copy (new in #42: no limit until its range is known)
 refuse_html_bytes                      98304   65536   body bytes read before an HTML page is refused (16384)
 serve_fanin_upstream_requests          1       1       200 concurrent requests of one URL reach the origin once
 hit_p50_us                             20      10      in-process hit p50 over 3 rounds (9.5-14 after #41; 28-51 before: the limit stops a doubling)

@@ -9,8 +9,9 @@ import Glibc
 /// peak RSS (through GNU time) of each, and their ratios. The sources are generated here with
 /// `ffmpeg` (about 15 s): a 45 s 1280×720 30 fps VP9 + Opus WebM (transcoded to 30 s of H.264
 /// `veryfast` CRF 23 + AAC-LC 128 kb/s, moov first) and a 45 s H.264 + AAC MP4 with a keyframe
-/// every 2 s (cut to 30 s by stream copy); the poster of the WebM under a deadline too short to
-/// transcode it, against `ffmpeg -frames:v 1` writing its first frame as a JPEG.
+/// every 2 s (cut to 30 s by stream copy); its first 28 s as MPEG-TS, re-wrapped in MP4; the
+/// poster of the WebM under a deadline too short to transcode it, against `ffmpeg -frames:v 1`
+/// writing its first frame as a JPEG.
 enum MediaRescueScenario {
   /// The report section.
   static let section = "12 media rescue (vs ffmpeg)"
@@ -48,6 +49,9 @@ enum MediaRescueScenario {
         "aac",
         "-movflags", "+faststart",
       ])
+    // An MPEG-TS of the MP4's first 28 s (under the duration limit): a re-wrap by stream copy.
+    let ts = directory + "/h264-aac-28s.ts"
+    try generate(ts, ["-i", mp4, "-t", "28", "-c", "copy", "-f", "mpegts"])
     let quiet = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y"]
     let transcode =
       quiet + [
@@ -57,6 +61,7 @@ enum MediaRescueScenario {
       ]
     let trim =
       quiet + ["-i", mp4, "-t", "30", "-c", "copy", "-movflags", "+faststart", directory + "/theirs.mp4"]
+    let rewrap = quiet + ["-i", ts, "-c", "copy", "-movflags", "+faststart", directory + "/theirs.mp4"]
     // The poster: a deadline of 4 s leaves the transcode's estimate (about 14 s) no room, so the
     // rescue falls back to a JPEG of the first frame that is not nearly black (here the first).
     let poster = quiet + ["-i", webm, "-frames:v", "1", "-q:v", "3", directory + "/theirs.jpg"]
@@ -69,6 +74,10 @@ enum MediaRescueScenario {
         (
           "media_trim_copy", "45 s H.264 MP4 → 30 s by stream copy", mp4, [], trim,
           context.count(full: 9, quick: 7)
+        ),
+        (
+          "media_rewrap_ts", "28 s H.264+AAC MPEG-TS → MP4 by stream copy", ts, [], rewrap,
+          context.count(full: 9, quick: 5)
         ),
         (
           "media_poster", "45 s 720p VP9 → JPEG poster (deadline 4 s)", webm, ["--deadline", "4"], poster,
