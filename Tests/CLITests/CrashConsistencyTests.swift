@@ -241,9 +241,14 @@ struct CrashConsistencyTests {
         ])
       // (A run with fewer such calls than N finishes whole: its commits are all there.)
       let lines = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n") ?? []
+      // The call the kill entered: with several threads traced, strace may print it as
+      // "<unfinished ...>" and its end as "<... resumed>) = ?", a line without the file's name.
+      let entered = lines.last {
+        $0.contains("/v3/records>") && ($0.hasSuffix("= ?") || $0.hasSuffix("<unfinished ...>"))
+      }
       let killed =
         lines.contains { $0.contains("killed by SIGKILL") }
-        ? lines.last { $0.hasSuffix("= ?") }.map(String.init) ?? "" : ""
+        ? (entered ?? lines.last { $0.hasSuffix("= ?") }).map(String.init) ?? "" : ""
       if !killed.isEmpty { insideCommit.runs += 1 }
       let commits = lines.filter {
         $0.contains("/v3/records>") && $0.contains(", 120, ") && $0.hasSuffix("= 120")
