@@ -304,6 +304,9 @@ ff -f lavfi -i "$(TONE 48000)" -c:a ac3 -b:a 64k -ac 1 "${BX[@]}" -f ac3 "$OUT/a
 row ac3-raw.ac3 unsupported_type audio/vnd.dolby.dd-raw "1.0 s, raw AC-3, 48 kHz mono 64k"
 py amr "$OUT/amr-nb.amr" 20261204 50
 row amr-nb.amr unsupported_type audio/amr "1.0 s, raw AMR-NB 12.2 kb/s, 50 frames of pseudo-random speech bits"
+# AMR inside 3GPP: Debian's ffmpeg has no AMR encoder, so the raw AMR above is copied in
+ff "${VQCIF[@]}" -i "$OUT/amr-nb.amr" -c:v h263 -b:v 48k -g 15 -c:a copy "${BX[@]}" -f 3gp "$OUT/3gp-h263-amr.3gp"
+row 3gp-h263-amr.3gp unsupported_type video/3gpp "128x96, 1.0 s, H.263 + AMR-NB (amr-nb.amr copied) in 3GPP, as feature phones sent"
 printf 'GIF89a is the version of the Graphics Interchange Format that added animation.\nThis is plain text, not an image.\n' \
   >"$OUT/text-starting-gif89a.txt"
 row text-starting-gif89a.txt unsupported_type image/gif "plain ASCII text that begins with GIF89a (libmagic says image/gif)"

@@ -26,6 +26,7 @@ struct MediaRescuerTests {
       ("m2ts-h264-ac3.mts", .mp4, ["rewrapped"]),
       ("mpegts-204.ts", .mp4, ["rewrapped"]),
       ("3gp-h263-aac.3gp", .mp4, ["transcoded"]),
+      ("3gp-h263-amr.3gp", .mp4, ["transcoded"]),
       ("flv-sorenson.flv", .mp4, ["transcoded"]),
       ("asf-wmv2.wmv", .mp4, ["transcoded"]),
       ("avi-msmpeg4v2.avi", .mp4, ["transcoded"]),
