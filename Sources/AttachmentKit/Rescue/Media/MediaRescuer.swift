@@ -73,18 +73,11 @@ extension MediaRescuer: Rescuer {
     if settings.transcodeAdmission == .always {
       settings.transcodeAdmission = .whenEstimateFits(reserve: .zero)
     }
-    var own = job
-    own.deadline = deadline - reserve
-    do {
-      return try pool.run(own, as: .media(settings))
-    } catch {
-      guard error.code == .deadlineExceeded, ContinuousClock.now < deadline, !job.isCancelled() else {
-        throw error
-      }
-      throw job.refusal.error.notRescued(
+    return try pool.run(
+      job, as: .media(settings), stoppingAt: deadline - reserve,
+      because:
         "it could not be made playable before the last \(reserve.inSeconds) s of its deadline, kept for a poster"
-      )
-    }
+    )
   }
 
   /// The worker's side of ``rescue(_:)``: FFmpeg in this process.

@@ -56,18 +56,10 @@ extension PosterRescuer: Rescuer {
   ///   The poster's own budget running out before the job's deadline is not a stop: the
   ///   refusal stands, with why.
   public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
-    var own = job
     let budget = ContinuousClock.now + .nanoseconds(Int64(max(0, configuration.maximumSeconds) * 1e9))
-    own.deadline = job.deadline.map { min($0, budget) } ?? budget
-    do {
-      return try WorkerPool.pool(for: configuration.source.workers, library: .ffmpeg).run(
-        own, as: .poster(configuration))
-    } catch {
-      let ownBudgetOnly = job.deadline.map { ContinuousClock.now < $0 } ?? true
-      guard error.code == .deadlineExceeded, ownBudgetOnly, !job.isCancelled() else { throw error }
-      throw job.refusal.error.notRescued(
-        "no poster either: no clean frame within the poster's \(configuration.maximumSeconds) s")
-    }
+    return try WorkerPool.pool(for: configuration.source.workers, library: .ffmpeg).run(
+      job, as: .poster(configuration), stoppingAt: budget,
+      because: "no poster either: no clean frame within the poster's \(configuration.maximumSeconds) s")
   }
 
   /// The media rescue's: `too_large` or `too_long` for a cached poster whose source is over

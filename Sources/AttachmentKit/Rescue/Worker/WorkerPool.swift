@@ -70,6 +70,26 @@ final class WorkerPool: Sendable {
     surplus?.stop()
   }
 
+  /// Runs `job` with `rescuer` in a worker as ``run(_:as:)`` does, but stops it at `earlier`,
+  /// an instant before the job's own deadline that the rescuer keeps for itself or for the next
+  /// rescuer: stopped there, with the job's deadline still ahead and its caller still waiting,
+  /// it fails with the job's refusal and `reason` ("… Not rescued: `reason`."), not
+  /// `deadline_exceeded`, so that the caller's miss goes on.
+  func run(
+    _ job: RescueJob, as rescuer: WorkerRescuer, stoppingAt earlier: ContinuousClock.Instant,
+    because reason: String
+  ) throws(AttachmentError) -> Rescue {
+    var own = job
+    own.deadline = job.deadline.map { min($0, earlier) } ?? earlier
+    do {
+      return try run(own, as: rescuer)
+    } catch {
+      let deadlineAhead = job.deadline.map { ContinuousClock.now < $0 } ?? true
+      guard error.code == .deadlineExceeded, deadlineAhead, !job.isCancelled() else { throw error }
+      throw job.refusal.error.notRescued(reason)
+    }
+  }
+
   /// Runs `job` with `rescuer` in a worker, blocking the calling (check) thread until it
   /// answers, the job's deadline passes or its caller cancels.
   /// - Returns: the rescue's provenance.
