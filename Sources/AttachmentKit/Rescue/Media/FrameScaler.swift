@@ -28,12 +28,7 @@ final class FrameScaler {
   /// A frame of the output's size and format, its buffers allocated.
   /// - Throws: "out of memory".
   func makeFrame() throws(MediaFailure) -> OwnedFrame {
-    let owned = try OwnedFrame(av: av)
-    owned.pointer.pointee.width = width
-    owned.pointer.pointee.height = height
-    owned.pointer.pointee.format = format.rawValue
-    guard av.av_frame_get_buffer(owned.pointer, 0) >= 0 else { throw .unrescued("out of memory") }
-    return owned
+    try OwnedFrame(width: width, height: height, format: format, av: av)
   }
 
   /// Whether `frame` is already of the output's size and format (no scaling needed).

@@ -19,6 +19,16 @@ final class OwnedFrame {
     self.pointer = pointer
   }
 
+  /// Allocates a frame of `width` × `height` in `format`, its buffers allocated.
+  /// - Throws: "out of memory".
+  convenience init(width: Int32, height: Int32, format: AVPixelFormat, av: Libav) throws(MediaFailure) {
+    try self.init(av: av)
+    pointer.pointee.width = width
+    pointer.pointee.height = height
+    pointer.pointee.format = format.rawValue
+    guard av.av_frame_get_buffer(pointer, 0) >= 0 else { throw .unrescued("out of memory") }
+  }
+
   deinit {
     var frame: UnsafeMutablePointer<AVFrame>? = pointer
     av.av_frame_free(&frame)

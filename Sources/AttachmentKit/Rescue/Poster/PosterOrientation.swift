@@ -41,8 +41,7 @@ struct PosterOrientation: Equatable {
     let source = frame.pointer
     let (width, height) = (source.pointee.width, source.pointee.height)
     let turned = quarterTurns == 2 ? (width, height) : (height, width)
-    let scaler = try FrameScaler(width: turned.0, height: turned.1, format: AV_PIX_FMT_YUVJ420P, av: av)
-    let output = try scaler.makeFrame()
+    let output = try OwnedFrame(width: turned.0, height: turned.1, format: AV_PIX_FMT_YUVJ420P, av: av)
     let target = output.pointer
     for plane in 0..<3 {
       let shift = plane == 0 ? 0 : 1
