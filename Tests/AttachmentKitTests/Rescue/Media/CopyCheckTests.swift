@@ -86,12 +86,25 @@ struct CopyCheckTests {
         try checks[Int(owned.pointer.pointee.stream_index)]?.feed(owned.pointer)
         av.av_packet_unref(owned.pointer)
       }
-      let during = Self.checkThreads()
+      // Each thread names itself once it runs: on a loaded machine that can be a while after
+      // the check is made, so its name is awaited (here, on a thread of the test's own).
+      let during = Self.checkThreads(reaching: checks.count, within: 30)
       checks.removeAll()
       return [during, Self.checkThreads()]
     }
     #expect(alive[0] == 2, "a thread per copied stream while the copy runs")
     #expect(alive[1] == 0, "no check thread is left once the checks are released")
+  }
+
+  /// The threads named as a copy check's once `count` are, or when `seconds` have passed.
+  static func checkThreads(reaching count: Int, within seconds: Double) -> Int {
+    let end = Date().addingTimeInterval(seconds)
+    var seen = checkThreads()
+    while seen < count, Date() < end {
+      usleep(2_000)
+      seen = checkThreads()
+    }
+    return seen
   }
 
   /// The threads of this process named as a copy check's thread.
