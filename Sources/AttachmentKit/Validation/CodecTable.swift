@@ -163,6 +163,77 @@ enum CodecTable {
     "subp": Row(name: "DVD subpictures", support: .notPlayed),
   ]
 
+  /// A codec a rescue worker may decode, by FFmpeg's names, tied to its row above.
+  struct Decoded: Sendable {
+    /// FFmpeg's codec name (`avcodec_get_name`: `h264`, `aac`, `wmv3`).
+    let codec: String
+    /// The FFmpeg decoders allowed to read it (a codec may have several: `mp3float`, `mp3`).
+    let decoders: [String]
+    /// Its codecs string once written to MP4 or M4A (the key of its row above), or nil when it
+    /// has none there: iOS does not decode it, and a rescue re-encodes it.
+    let codecs: String?
+    /// Whether a rescue copies it into MP4 or M4A unchanged when its row says every device
+    /// decodes it (else it is re-encoded: MPEG-4 Part 2 decodes on iOS only in its Simple
+    /// profile, which its parameters do not say).
+    let copied: Bool
+
+    init(_ codec: String, decoders: [String]? = nil, codecs: String? = nil, copied: Bool = false) {
+      self.codec = codec
+      self.decoders = decoders ?? [codec]
+      self.codecs = codecs
+      self.copied = copied
+    }
+  }
+
+  /// The codecs FFmpeg decodes in a rescue worker: the decoder allowlist (nothing else is ever
+  /// opened on untrusted input) and what a rescue copies. Every decoder runs under the same
+  /// budget, read before a frame is decoded (see `MediaInput`): the declared duration, frame
+  /// size and frame count, then `max_pixels` at every keyframe; audio under the duration.
+  static let decoded: [Decoded] = [
+    // Video: the modern codecs, then what phones, cameras and old sites sent (3GPP's H.263,
+    // Flash's Sorenson H.263, Windows Media, AVI's Microsoft MPEG-4 and Motion JPEG).
+    Decoded("h264", codecs: "avc1", copied: true), Decoded("hevc", codecs: "hvc1", copied: true),
+    Decoded("vp8", codecs: "vp08"), Decoded("vp9", codecs: "vp09"),
+    Decoded("av1", decoders: ["libdav1d", "av1"], codecs: "av01"), Decoded("mpeg4", codecs: "mp4v.20"),
+    Decoded("mpeg1video", codecs: "mp4v.6A"), Decoded("mpeg2video", codecs: "mp4v.61"),
+    Decoded("h263"), Decoded("h263i"), Decoded("h263p"), Decoded("flv1", decoders: ["flv"]),
+    Decoded("msmpeg4v1"), Decoded("msmpeg4v2"), Decoded("msmpeg4v3", decoders: ["msmpeg4"]),
+    Decoded("wmv1"), Decoded("wmv2"), Decoded("wmv3"), Decoded("vc1"), Decoded("mjpeg", codecs: "jpeg"),
+    // Audio that a rescue copies into MP4 or M4A: AAC; AC-3 and E-AC-3 from cameras and
+    // broadcasts; MP3.
+    Decoded("aac", decoders: ["aac", "aac_fixed"], codecs: "mp4a.40.2", copied: true),
+    Decoded("ac3", codecs: "ac-3", copied: true), Decoded("eac3", codecs: "ec-3", copied: true),
+    Decoded("mp3", decoders: ["mp3float", "mp3"], codecs: "mp4a.6B", copied: true),
+    // Audio re-encoded as AAC.
+    Decoded("mp2", decoders: ["mp2float", "mp2"], codecs: "mp2"),
+    Decoded("mp1", decoders: ["mp1float", "mp1"], codecs: "mp1"), Decoded("flac", codecs: "flac"),
+    Decoded("vorbis"), Decoded("opus", decoders: ["opus", "libopus"], codecs: "opus"),
+    Decoded("alac", codecs: "alac"), Decoded("dts", decoders: ["dca"], codecs: "dtsc"),
+    Decoded("truehd", codecs: "mlpa"), Decoded("mlp"),
+    Decoded("pcm_s16le", codecs: "1"), Decoded("pcm_s16be", codecs: "twos"),
+    Decoded("pcm_s24le", codecs: "1"),
+    Decoded("pcm_s24be", codecs: "in24"), Decoded("pcm_s32le", codecs: "1"),
+    Decoded("pcm_s32be", codecs: "in32"),
+    Decoded("pcm_f32le", codecs: "3"), Decoded("pcm_f32be", codecs: "fl32"),
+    Decoded("pcm_f64le", codecs: "3"),
+    Decoded("pcm_f64be", codecs: "fl64"), Decoded("pcm_u8", codecs: "1"), Decoded("pcm_s8", codecs: "twos"),
+    Decoded("pcm_alaw", codecs: "alaw"), Decoded("pcm_mulaw", codecs: "ulaw"),
+    Decoded("adpcm_ms", codecs: "2"),
+    Decoded("adpcm_ima_wav", codecs: "17"), Decoded("adpcm_ima_qt", codecs: "ima4"),
+    Decoded("amr_nb", decoders: ["amrnb"]), Decoded("amr_wb", decoders: ["amrwb"]), Decoded("speex"),
+    Decoded("wmav1"), Decoded("wmav2"), Decoded("wmapro"), Decoded("adpcm_swf"), Decoded("nellymoser"),
+  ]
+
+  /// The FFmpeg decoders a rescue worker may run (``decoded``'s).
+  static let allowedDecoders: Set<String> = Set(decoded.flatMap(\.decoders))
+
+  /// FFmpeg's names of the codecs a rescue copies into MP4 or M4A as they are: ``decoded``'s
+  /// copied rows whose row above says every device decodes them.
+  static let copiedCodecs: Set<String> = Set(
+    decoded.compactMap { entry in
+      entry.copied && entry.codecs.flatMap(row(for:))?.support == .decodes ? entry.codec : nil
+    })
+
   /// Rows a longer codecs string never falls back to: `mp4a.DD` (Vorbis) is not `mp4a`.
   private static let exactOnly: Set<String> = ["mp4a", "mp4v"]
 

@@ -57,16 +57,9 @@ struct MediaPlan: Sendable, Equatable {
     return audioPlan(source, audio: audio, limits: limits, configuration: configuration)
   }
 
-  /// Codecs an MP4 carries to iOS as they are.
-  private static let playableVideo: Set<String> = ["h264", "hevc"]
-  /// Audio an MP4 or M4A carries to iOS as it is: FFmpeg's name for each codec the MP4 muxer
-  /// writes, with the codecs string it writes it as, kept when ``CodecTable`` says every iOS
-  /// device decodes it (AAC; AC-3 and E-AC-3 from cameras and broadcasts; MP3).
-  private static let playableAudio: Set<String> = Set(
-    [("aac", "mp4a.40.2"), ("ac3", "ac-3"), ("eac3", "ec-3"), ("mp3", "mp4a.6B")].compactMap {
-      codec, codecs in
-      CodecTable.row(for: codecs)?.support == .decodes ? codec : nil
-    })
+  /// Codecs an MP4 or M4A carries to iOS as they are, by FFmpeg's names: H.264 and HEVC
+  /// video; AAC, AC-3, E-AC-3 and MP3 audio (``CodecTable/copiedCodecs``).
+  private static var copied: Set<String> { CodecTable.copiedCodecs }
   /// Copied video up to 1080p plays everywhere iOS runs.
   private static let largestCopiedPixels = 1920 * 1088
 
@@ -74,18 +67,18 @@ struct MediaPlan: Sendable, Equatable {
     _ source: MediaSource, video: MediaSource.Stream, refusal: Refusal, limits: ValidationLimits,
     configuration: MediaRescueConfiguration
   ) -> Result<MediaPlan, MediaFailure> {
-    guard video.decodable || playableVideo.contains(video.codec) else {
+    guard video.decodable || copied.contains(video.codec) else {
       return .failure(.unrescued("no allowed decoder reads its \(video.codec) video"))
     }
     let limit = limits.maximumVideoSeconds
     let end = source.durationSeconds > limit ? limit : nil
     let overBytes = refusal.reason == .tooLarge || source.bytes > limits.maximumVideoBytes
     let copies =
-      playableVideo.contains(video.codec) && video.width * video.height <= largestCopiedPixels && !overBytes
+      copied.contains(video.codec) && video.width * video.height <= largestCopiedPixels && !overBytes
     var audioStep: Audio?
     var audioBitrate = 0
     if let audio = source.audio {
-      if playableAudio.contains(audio.codec) {
+      if copied.contains(audio.codec) {
         audioStep = .copy
         audioBitrate = audio.bitrate > 0 ? audio.bitrate : configuration.audioBitrate
       } else if audio.decodable {
@@ -105,7 +98,7 @@ struct MediaPlan: Sendable, Equatable {
       videoStep = .transcode(
         width: width, height: height,
         bitrate: overBytes ? max(minimumVideoBitrate, total - audioBitrate) : nil)
-      actions.append(overBytes && playableVideo.contains(video.codec) ? .shrunk : .transcoded)
+      actions.append(overBytes && copied.contains(video.codec) ? .shrunk : .transcoded)
     }
     if end != nil { actions.insert(.trimmed, at: 0) }
     if case .transcode = audioStep, !actions.contains(.transcoded) { actions.append(.transcoded) }
@@ -126,7 +119,7 @@ struct MediaPlan: Sendable, Equatable {
       return .success(
         MediaPlan(output: .caf, video: nil, audio: .copy, endSeconds: nil, actions: [.rewrapped]))
     }
-    if playableAudio.contains(audio.codec), fits {
+    if copied.contains(audio.codec), fits {
       return .success(
         MediaPlan(output: .m4a, video: nil, audio: .copy, endSeconds: nil, actions: [.rewrapped]))
     }

@@ -52,20 +52,7 @@ enum MediaAllowlist {
       .joined(separator: ",")
   }()
 
-  /// The decoders, by FFmpeg's decoder names (flat table). Every one runs in a rescue worker
-  /// under the same budget, read before a frame is decoded: the declared duration, frame size
-  /// and frame count, then `max_pixels` at every keyframe (see ``MediaInput``).
-  static let decoders: Set<String> = [
-    // Video: the modern codecs, then what phones, cameras and old sites sent (3GPP's H.263,
-    // Flash's Sorenson H.263, Windows Media, AVI's Microsoft MPEG-4 and Motion JPEG).
-    "h264", "hevc", "vp8", "vp9", "libdav1d", "av1", "mpeg4", "mpeg1video", "mpeg2video",
-    "h263", "h263i", "h263p", "flv", "msmpeg4v1", "msmpeg4v2", "msmpeg4", "wmv1", "wmv2", "wmv3", "vc1",
-    "mjpeg",
-    // Audio.
-    "aac", "aac_fixed", "mp3float", "mp3", "mp2float", "mp2", "mp1float", "mp1", "flac", "vorbis", "opus",
-    "libopus", "alac", "ac3", "eac3", "dca", "truehd", "mlp", "pcm_s16le", "pcm_s16be", "pcm_s24le",
-    "pcm_s24be", "pcm_s32le", "pcm_s32be", "pcm_f32le", "pcm_f32be", "pcm_f64le", "pcm_f64be", "pcm_u8",
-    "pcm_s8", "pcm_alaw", "pcm_mulaw", "adpcm_ms", "adpcm_ima_wav", "adpcm_ima_qt", "amrnb", "amrwb", "speex",
-    "wmav1", "wmav2", "wmapro", "adpcm_swf", "nellymoser",
-  ]
+  /// The decoders, by FFmpeg's decoder names: ``CodecTable/allowedDecoders``, each under the
+  /// budget that table states.
+  static var decoders: Set<String> { CodecTable.allowedDecoders }
 }
