@@ -202,6 +202,24 @@ def cmd_mp3_pad(a):
     write(a.dst, b"\x00" * a.zeros + data)
 
 
+def cmd_mpeg_rate(a):
+    """Set the frame rate code of every MPEG-1/2 video sequence header (00 00 01 B3): a code of
+    9 to 15 is reserved, which ffmpeg decodes anyway (as some encoders wrote it)."""
+    data = bytearray(read(a.src))
+    start = 0
+    edits = 0
+    while True:
+        at = data.find(b"\x00\x00\x01\xb3", start)
+        if at < 0:
+            break
+        data[at + 7] = (data[at + 7] & 0xF0) | (a.code & 0x0F)
+        edits += 1
+        start = at + 4
+    if edits == 0:
+        die("no sequence header")
+    write(a.dst, bytes(data))
+
+
 def cmd_mp3_trail(a):
     """Append seeded random bytes after the last frame, with no 0xFF byte (no false sync)."""
     rng = random.Random(a.seed)
@@ -428,6 +446,7 @@ def main():
     add("png-cut", cmd_png_cut, "src", "dst")
     add("id3v1", cmd_id3v1, "src", "dst", "title")
     add("mp3-pad", cmd_mp3_pad, "src", "dst", ("zeros", {"type": int}))
+    add("mpeg-rate", cmd_mpeg_rate, "src", "dst", ("code", {"type": int}))
     add("mp3-trail", cmd_mp3_trail, "src", "dst", ("seed", {"type": int}), ("size", {"type": int}))
     add("jpeg-short-app0", cmd_jpeg_short_app0, "src", "dst")
     add("gif-cut", cmd_gif_cut, "src", "dst")

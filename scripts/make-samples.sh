@@ -154,6 +154,9 @@ ff "${VID2_25[@]}" -f lavfi -i "$(TONE 48000 2)" -c:v mpeg2video -b:v 64k -g 12 
 row mpeg2-ps.mpg accepted mpeg "160x120, 2.0 s, 25 fps, 50 frames, MPEG-2 program stream (VOB), MPEG-2 video + MP2"
 ff "${VID2_25[@]}" -c:v mpeg2video -b:v 64k -g 12 "${BX[@]}" -f mpeg2video "$OUT/mpeg2-video-es.m2v"
 row mpeg2-video-es.m2v accepted mpeg "160x120, 2.0 s, 25 fps, 50 frames, MPEG-2 video elementary stream (no container, no time stamps)"
+ff "${VID2_25[@]}" -c:v mpeg1video -b:v 64k -g 12 "${BX[@]}" -f mpeg1video mpeg1-es.m1v
+py mpeg-rate mpeg1-es.m1v "$OUT/mpeg1-reserved-rate.m1v" 9
+row mpeg1-reserved-rate.m1v unsupported_type video/mpeg "160x120, 2.0 s, MPEG-1 video elementary stream whose frame rate code is 9 (reserved; ffmpeg reads it as 15 fps, after Xing): not valid MPEG, transcoded with rescue on"
 
 # ================================================================ audio
 IM -seed 5 -size 240x180 xc:gray50 +noise Gaussian "${STRIP[@]}" -quality 95 cover.jpg
@@ -210,6 +213,10 @@ IM src.png "${STRIP[@]}" jp2:"$OUT/jpeg2000.jp2"
 row jpeg2000.jp2 unsupported_type image/jp2 "64x48, JPEG 2000 (jp2 brand), OpenJPEG"
 VIPS_CONCURRENCY=1 vips copy src.png "$OUT/jpegxl.jxl"
 row jpegxl.jxl unsupported_type image/jxl "64x48, JPEG XL codestream (libjxl, written by libvips)"
+IM src.png "${STRIP[@]}" j2k:"$OUT/jpeg2000-codestream.j2k"
+row jpeg2000-codestream.j2k unsupported_type image/x-jp2-codestream "64x48, a bare JPEG 2000 codestream (no JP2 boxes), OpenJPEG"
+VIPS_CONCURRENCY=1 vips copy src.png "$OUT/bigtiff.tif[bigtiff]"
+row bigtiff.tif unsupported_type image/tiff "64x48, BigTIFF (version 43, 64-bit offsets): not a classic TIFF, converted with rescue on"
 # Rescue near-misses (issue 15): converted with rescue on, refused without.
 IM src.png "${STRIP[@]}" -alpha set -channel A -evaluate set 50% +channel PNG32:alpha.png
 cwebp -quiet -lossless -metadata none alpha.png -o "$OUT/webp-alpha.webp"

@@ -8,10 +8,12 @@ extension ImageRescuer: Rescuer {
   public var maximumSourceBytes: Int64 { configuration.maximumSourceBytes }
 
   /// A type libvips converts (``convertibleTypes``) refused as not an accepted format, an
-  /// image over its decoded-pixel limit, or an image over its byte limit.
+  /// accepted image type whose structure is not valid (``reencodedTypes``), an image over its
+  /// decoded-pixel limit, or an image over its byte limit.
   public func canRescue(_ refusal: Refusal) -> Bool {
     switch refusal.reason {
-    case .unsupportedFormat: refusal.format.map(Self.convertibleTypes.contains) ?? false
+    case .unsupportedFormat:
+      refusal.format.map { Self.convertibleTypes.contains($0) || Self.reencodedTypes.contains($0) } ?? false
     case .tooManyPixels: true
     case .tooLarge: refusal.category == .image
     default: false

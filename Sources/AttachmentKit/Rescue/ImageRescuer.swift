@@ -32,6 +32,14 @@ public struct ImageRescuer: Sendable {
   public static let convertibleTypes: Set<String> = Set(
     ForeignFormat.allCases.filter { $0.vipsLoader != nil }.map(\.mime))
 
+  /// The accepted image types (JPEG, PNG, GIF, TIFF) re-encoded when a file of one is refused
+  /// as `unsupported_type` because its structure is not valid (a BigTIFF, a GIF whose LZW code
+  /// size is out of range, a TIFF whose IFD chain loops): libvips' own loader for the type
+  /// reads what it can, and what it delivers is validated again. A file cut short is refused
+  /// `truncated`, which no rescue takes.
+  public static let reencodedTypes: Set<String> = Set(
+    MediaType.allCases.filter { $0.vipsLoader != nil }.map(\.mime))
+
   /// libvips loaders a rescue may use, by class name, with the MIME type each reads: the
   /// loaders ``MediaType`` and ``ForeignFormat`` name (the first row naming a loader names
   /// what it reads).

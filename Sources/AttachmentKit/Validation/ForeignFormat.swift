@@ -29,6 +29,9 @@ enum ForeignFormat: CaseIterable, Sendable {
   case jpeg2000
   /// JPEG 2000 part 2 (`jpx `).
   case jpx
+  /// A bare JPEG 2000 codestream (`.j2k`, `.j2c`: `FF 4F FF 51`), as cameras and DICOM tools
+  /// write it without the JP2 boxes.
+  case jpeg2000Codestream
   /// JPEG XL (a bare codestream, `FF 0A`, or its ISO container).
   case jpegXL
   /// WebM (Matroska with VP8/VP9/AV1 and Vorbis/Opus).
@@ -104,7 +107,15 @@ enum ForeignFormat: CaseIterable, Sendable {
       return Row(
         mime: "image/jp2", isoBrands: ["jp2 "],
         vipsLoader: VipsLoader(className: "VipsForeignLoadJp2kFile", isUntrusted: true, shrinksOnLoad: false))
-    case .jpx: return Row(mime: "image/jpx", isoBrands: ["jpx "], vipsLoader: nil)
+    case .jpx:
+      // OpenJPEG reads a JPX's codestream (its part 2 extensions it does not decode refuse it).
+      return Row(
+        mime: "image/jpx", isoBrands: ["jpx "],
+        vipsLoader: VipsLoader(className: "VipsForeignLoadJp2kFile", isUntrusted: true, shrinksOnLoad: false))
+    case .jpeg2000Codestream:
+      return Row(
+        mime: "image/x-jp2-codestream",
+        vipsLoader: VipsLoader(className: "VipsForeignLoadJp2kFile", isUntrusted: true, shrinksOnLoad: false))
     case .jpegXL:
       // libjxl, in libvips' JPEG XL module, which libvips marks untrusted.
       return Row(

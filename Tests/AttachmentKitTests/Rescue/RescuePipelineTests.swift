@@ -39,6 +39,9 @@ struct RescuePipelineTests {
     Case(file: "avif-still.avif", type: .jpeg, from: "image/avif"),
     Case(file: "jpeg2000.jp2", type: .jpeg, from: "image/jp2"),
     Case(file: "jpegxl.jxl", type: .jpeg, from: "image/jxl"),
+    Case(file: "jpeg2000-codestream.j2k", type: .jpeg, from: "image/x-jp2-codestream"),
+    // An accepted type whose structure is not valid: re-encoded from what libvips reads.
+    Case(file: "bigtiff.tif", type: .jpeg, from: "image/tiff"),
   ]
 
   @Test(

@@ -89,8 +89,10 @@ struct FormatTableTests {
     }
     #expect(
       ImageRescuer.convertibleTypes == [
-        "image/webp", "image/heic", "image/heif", "image/avif", "image/jp2", "image/jxl",
+        "image/webp", "image/heic", "image/heif", "image/avif", "image/jp2", "image/jpx",
+        "image/x-jp2-codestream", "image/jxl",
       ])
+    #expect(ImageRescuer.reencodedTypes == ["image/jpeg", "image/png", "image/gif", "image/tiff"])
     #expect(ImageRescuer.loaders.count == 8)
     // JPEG 2000's and JPEG XL's loaders are the untrusted loaders allowed (libvips blocks the rest)
     #expect(ImageRescuer.untrustedLoaders == ["VipsForeignLoadJp2kFile", "VipsForeignLoadJxlFile"])

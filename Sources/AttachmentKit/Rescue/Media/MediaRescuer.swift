@@ -40,9 +40,21 @@ extension MediaRescuer: Rescuer {
     case .tooLong, .unsupportedCodec, .silentAudio: refusal.category != .image
     case .tooLarge: refusal.category == .video || refusal.category == .audio
     case .unsupportedFormat:
-      refusal.format.flatMap(ForeignFormat.named).map { $0.demuxer != nil && $0.category != .image } ?? false
+      refusal.format.map(Self.readsRefused) ?? false
     default: false
     }
+  }
+
+  /// Whether a file refused as `unsupported_type` with MIME type `format` is one FFmpeg reads:
+  /// a foreign container with a demuxer (not an image sequence, the poster's), or an accepted
+  /// video or audio type whose structure is not valid (an MPEG-1 stream with a reserved frame
+  /// rate code, an MP4 whose boxes do not add up): re-wrapped or transcoded from what FFmpeg
+  /// decodes, and validated again.
+  static func readsRefused(_ format: String) -> Bool {
+    if let foreign = ForeignFormat.named(format) {
+      return foreign.demuxer != nil && foreign.category != .image
+    }
+    return MediaType.allCases.contains { $0.mime == format && $0.demuxer != nil && $0.category != .image }
   }
 
   /// Starts a rescue worker loading FFmpeg's libraries (``RescueWorkers``), for a refusal the
