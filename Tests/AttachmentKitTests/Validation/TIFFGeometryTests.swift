@@ -30,6 +30,17 @@ struct TIFFGeometryTests {
     #expect(try fits.get().type == .tiff)
   }
 
+  @Test("a first image without PhotometricInterpretation is refused, as libvips refuses it")
+  func photometricRequired() throws {
+    // libvips 8.14: "tiff2vips: required field 262 missing" (Pillow's 10ct_32bit_128.tiff).
+    let missing = ProbeFixtures.tiff(photometric: false)
+    let error = try #require(try Self.refusal(missing, as: "no-photometric.tiff"))
+    #expect(error.code == .unsupportedType)
+    #expect(error.message.contains("no PhotometricInterpretation (tag 262)"), "\(error.message)")
+    let present = try DurationTests.validate(ProbeFixtures.tiff(), as: "photometric.tiff")
+    #expect(try present.get().type == .tiff)
+  }
+
   @Test("fewer strips than the rows need is refused")
   func tooFewStrips() throws {
     // 8 rows of 2 need 4 strips; the IFD lists 1. libvips refuses the file; ImageMagick warns

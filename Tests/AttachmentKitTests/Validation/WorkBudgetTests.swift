@@ -10,33 +10,33 @@ import Testing
 /// On the worker thread for CPU-bound tests (`.cpuBound`): the bombs keep a processor busy for up to a second each.
 @Suite("Work budgets, deadlines and cancellation in the probes", .cpuBound)
 struct WorkBudgetTests {
-  /// Writes the TIFF: one table of 4.88 million SHORTs (all 1: strip offset 1, one
+  /// Writes the TIFF: one table of 4.85 million SHORTs (all 1: strip offset 1, one
   /// byte) and 4,096 IFDs whose StripOffsets and StripByteCounts both point at it; with
   /// `long`, 2.4 million LONGs instead (SHORT tables in a file over 128 KiB cannot point past
   /// its end, so they are not read; LONG ones are); with `shift`, IFD k points at the table +
   /// 2k instead (overlapping, never the same twice). About 10 MB.
   static func writeBomb(to path: String, long: Bool = false, shift: Bool) throws {
-    let entries = long ? 2_400_000 : 4_880_000  // under the 10 MB image limit
+    let entries = long ? 2_400_000 : 4_850_000  // under the 10 MB image limit
     let unit = long ? 4 : 2
     let tableAt = 8
     let firstIFD = tableAt + unit * entries + 2 * 4_096  // room for the shifted tables' tails
     var bytes = [UInt8]()
-    bytes.reserveCapacity(firstIFD + 4_096 * 54)
+    bytes.reserveCapacity(firstIFD + 4_096 * 66)
     bytes += [0x49, 0x49, 0x2A, 0x00] + ProbeFixtures.le32(firstIFD)
     let one: [UInt8] = long ? [0x01, 0x00, 0x00, 0x00] : [0x01, 0x00]
     for _ in 0..<entries { bytes += one }
     bytes += [UInt8](repeating: 0x01, count: firstIFD - bytes.count)
     for index in 0..<4_096 {
-      let here = firstIFD + index * 54
+      let here = firstIFD + index * 66
       let table = tableAt + (shift ? 2 * index : 0)
       func entry(_ tag: Int, _ type: Int, _ count: Int, _ value: Int) -> [UInt8] {
         ProbeFixtures.le16(tag) + ProbeFixtures.le16(type) + ProbeFixtures.le32(count)
           + ProbeFixtures.le32(value)
       }
-      bytes += ProbeFixtures.le16(4)
-      bytes += entry(256, 3, 1, 64) + entry(257, 3, 1, 48)
+      bytes += ProbeFixtures.le16(5)
+      bytes += entry(256, 3, 1, 64) + entry(257, 3, 1, 48) + entry(262, 3, 1, 1)
       bytes += entry(273, long ? 4 : 3, entries, table) + entry(279, long ? 4 : 3, entries, table)
-      bytes += ProbeFixtures.le32(index == 4_095 ? 0 : here + 54)
+      bytes += ProbeFixtures.le32(index == 4_095 ? 0 : here + 66)
     }
     try writeTestFile(Data(bytes), to: path)
   }

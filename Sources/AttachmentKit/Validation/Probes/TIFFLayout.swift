@@ -2,7 +2,7 @@
 /// from them (libtiff 4.5's `TIFFNumberOfStrips`, `TIFFNumberOfTiles`, `ByteCountLooksBad`).
 struct TIFFLayout {
   /// The IFD tags the probe keeps: size, compression, strips, tiles and sample layout.
-  static let tags: Set<UInt16> = [256, 257, 258, 259, 273, 277, 278, 279, 284, 322, 323, 324, 325]
+  static let tags: Set<UInt16> = [256, 257, 258, 259, 262, 273, 277, 278, 279, 284, 322, 323, 324, 325]
 
   /// ImageWidth and ImageLength, in pixels (both positive).
   let width: Int

@@ -123,6 +123,13 @@ enum TIFFProbe {
       width > 0, height > 0
     else { return .failure(.malformed("TIFF IFD at offset \(offset) has no width or height")) }
     if report.width == nil {
+      // The image shown must say how its samples are colours: TIFF 6.0 requires the tag, and
+      // without it neither libtiff-based decoders nor libvips show the image.
+      guard fields[262] != nil else {
+        return .failure(
+          .malformed(
+            "TIFF IFD at offset \(offset) has no PhotometricInterpretation (tag 262), which TIFF requires"))
+      }
       report.width = width
       report.height = height
       let compression = fields[259]?.scalar(reader) ?? 1
