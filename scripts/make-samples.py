@@ -307,6 +307,23 @@ def cmd_ftyp_brands(a):
     write(a.dst, bytes(data))
 
 
+def cmd_hdlr_pict(a):
+    """Turn the video track's handler 'vide' into 'pict', as HEIF image sequences declare
+    their track (ISO/IEC 23008-12); the one 'hdlr' box whose handler type is 'vide'."""
+    data = bytearray(read(a.src))
+    at = data.find(b"hdlr")
+    edits = 0
+    while at >= 0:
+        handler = at + 4 + 4 + 4  # 'hdlr', version and flags, pre_defined
+        if data[handler : handler + 4] == b"vide":
+            data[handler : handler + 4] = b"pict"
+            edits += 1
+        at = data.find(b"hdlr", at + 4)
+    if edits != 1:
+        die(f"expected one video handler, found {edits}")
+    write(a.dst, bytes(data))
+
+
 def cmd_moov_first(a):
     """ftyp,moov,... -> moov,free(size of ftyp),...: absolute offsets unchanged."""
     data = read(a.src)
@@ -452,6 +469,7 @@ def main():
     add("gif-cut", cmd_gif_cut, "src", "dst")
     add("tiff-bad-ifd", cmd_tiff_bad_ifd, "src", "dst")
     add("ftyp-brands", cmd_ftyp_brands, "src", "dst", "major", ("--compat", {}))
+    add("hdlr-pict", cmd_hdlr_pict, "src", "dst")
     add("moov-first", cmd_moov_first, "src", "dst")
     add("ftyp-to-wide", cmd_ftyp_to_wide, "src", "dst")
     add("mdat-cut", cmd_mdat_cut, "src", "dst")

@@ -209,6 +209,14 @@ row avif-still.avif unsupported_type image/avif "64x48, ftyp avif (avif mif1 mia
 ff -f lavfi -i "testsrc=size=64x48:rate=10:duration=0.5" -c:v libaom-av1 -cpu-used 8 -row-mt 0 "${BX[@]}" \
   -f avif "$OUT/avif-sequence.avif"
 row avif-sequence.avif unsupported_type image/avif "64x48, 5 frames at 10 fps, an AVIF image sequence (avis brand: libheif 1.15 does not read it, FFmpeg's mov demuxer does)"
+# HEIF and HEIC image sequences: HEVC in a 'pict' track under the msf1 / hevc brands (what
+# libheif 1.15 does not read and FFmpeg's mov demuxer does); FFmpeg writes the track as video.
+ff -f lavfi -i "testsrc=size=64x48:rate=10:duration=0.5" -c:v libx265 -x265-params log-level=error:pools=1:frame-threads=1 \
+  -tag:v hvc1 "${BX[@]}" -brand msf1 -f mp4 hevc-seq.mp4
+py hdlr-pict hevc-seq.mp4 "$OUT/heif-sequence.heifs"
+row heif-sequence.heifs unsupported_type image/heif-sequence "64x48, 5 frames at 10 fps, an HEIF image sequence (msf1 brand, pict track, HEVC)"
+py ftyp-brands "$OUT/heif-sequence.heifs" "$OUT/heic-sequence.heics" hevc
+row heic-sequence.heics unsupported_type image/heic-sequence "64x48, 5 frames at 10 fps, an HEIC image sequence (hevc brand, pict track, HEVC)"
 IM src.png "${STRIP[@]}" jp2:"$OUT/jpeg2000.jp2"
 row jpeg2000.jp2 unsupported_type image/jp2 "64x48, JPEG 2000 (jp2 brand), OpenJPEG"
 VIPS_CONCURRENCY=1 vips copy src.png "$OUT/jpegxl.jxl"

@@ -12,6 +12,8 @@ struct MediaPlan: Sendable, Equatable {
     case m4a
     /// Core Audio Format, for PCM samples re-wrapped as they are.
     case caf
+    /// An animated GIF (an image sequence's, ``SequenceAnimation``).
+    case gif
 
     /// FFmpeg's muxer name.
     var muxer: String { self == .m4a ? "ipod" : rawValue }

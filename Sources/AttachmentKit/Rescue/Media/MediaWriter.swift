@@ -44,7 +44,8 @@ final class MediaWriter {
     // The muxer picks the tag of its own container (Matroska's and AVI's mean nothing in MP4);
     // HEVC gets `hvc1`, the tag iOS plays.
     stream.pointee.codecpar.pointee.codec_tag =
-      parameters.pointee.codec_id == AV_CODEC_ID_HEVC && output != .caf ? Self.tag("hvc1") : 0
+      parameters.pointee.codec_id == AV_CODEC_ID_HEVC && (output == .mp4 || output == .m4a)
+      ? Self.tag("hvc1") : 0
     stream.pointee.time_base = timeBase
     return stream.pointee.index
   }
@@ -81,7 +82,7 @@ final class MediaWriter {
     opened = true
     var options: OpaquePointer?
     defer { av.av_dict_free(&options) }
-    if output != .caf { _ = av.av_dict_set(&options, "movflags", "+faststart", 0) }
+    if output == .mp4 || output == .m4a { _ = av.av_dict_set(&options, "movflags", "+faststart", 0) }
     let written = av.avformat_write_header(context, &options)
     guard written >= 0 else { throw .unrescued("FFmpeg cannot write the header (\(av.message(written)))") }
   }

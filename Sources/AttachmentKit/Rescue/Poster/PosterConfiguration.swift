@@ -19,6 +19,19 @@ public struct PosterConfiguration: Sendable, Equatable, Codable {
   /// The most time a poster takes, in seconds, within the job's deadline. Default: 3.
   public var maximumSeconds: Double = 3
 
+  /// The most frames of an image sequence (an AVIF or HEIF sequence) made into an animated
+  /// GIF; a longer sequence gets a still of its first frame. Default: 300.
+  public var maximumAnimationFrames: Int = 300
+
+  /// The most pixels an image sequence's animated GIF holds, every frame together: the frames
+  /// are scaled down to fit, as the image rescue's animations are
+  /// (``RescueConfiguration/maximumAnimationPixels``). Default: 8 megapixels.
+  public var maximumAnimationPixels: Int64 = 8_000_000
+
+  /// The most time, in seconds, an image sequence's animation takes within the job's deadline,
+  /// before ``maximumSeconds`` for the still it falls back to. Default: 6.
+  public var maximumAnimationSeconds: Double = 6
+
   /// The source limits it shares with the media rescue (bytes, duration, frame pixels,
   /// tracks) and the worker processes it runs in: a poster decodes untrusted video too.
   public var source = MediaRescueConfiguration()

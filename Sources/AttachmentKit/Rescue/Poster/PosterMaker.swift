@@ -6,7 +6,9 @@ import Glibc
 /// box as full-range YUV 4:2:0, keeps the first whose mean luma is over
 /// ``PosterConfiguration/darkLuma`` (else the brightest of the first
 /// ``PosterConfiguration/maximumDecodedFrames``), turns it upright (``PosterOrientation``), and
-/// encodes it as a baseline JPEG.
+/// encodes it as a baseline JPEG. An image sequence (an AVIF or HEIF sequence) is first made
+/// into an animated GIF (``SequenceAnimation``), within its own budget; the still is what it
+/// falls back to.
 struct PosterMaker {
   /// The poster's settings.
   let configuration: PosterConfiguration
@@ -38,16 +40,36 @@ struct PosterMaker {
             "The source is \(source.durationSeconds) s long, over the poster's source limit of \(limits.maximumSourceSeconds) s."
           ))
       }
-      guard let video = source.video, let stream = input.stream(video.index) else {
+      guard let video = source.video, var stream = input.stream(video.index) else {
         throw MediaFailure.unrescued("it has no video stream")
       }
-      // The search for a bright frame ends at 60 % of the time left: the rest encodes the best.
-      let searchEnd = job.deadline.map { ContinuousClock.now + (ContinuousClock.now.duration(to: $0) * 0.6) }
-      let still = try pick(
-        from: input, stream: stream, index: video.index, av: av, interrupt: interrupt, searchEnd: searchEnd)
-      try write(PosterOrientation(of: stream, av: av).apply(to: still, av: av), to: job.output, av: av)
+      var actions: [Rescue.Action] = [.poster]
+      var still = input
+      if job.refusal.isImageSequence {
+        if try animate(input, stream: stream, index: video.index, job: job, av: av, interrupt: interrupt) {
+          actions = [.converted]
+        } else {
+          // Declined part-way: the still starts again from the first packet.
+          still = try MediaInput(
+            path: job.source, av: av, interrupt: interrupt, maximumTracks: limits.maximumSourceTracks,
+            maximumFramePixels: limits.maximumSourceFramePixels)
+          guard let again = still.stream(video.index) else {
+            throw MediaFailure.unrescued("it has no video stream")
+          }
+          stream = again
+        }
+      }
+      if actions == [.poster] {
+        // The search for a bright frame ends at 60 % of the time left: the rest encodes the best.
+        let searchEnd = job.deadline.map {
+          ContinuousClock.now + (ContinuousClock.now.duration(to: $0) * 0.6)
+        }
+        let frame = try pick(
+          from: still, stream: stream, index: video.index, av: av, interrupt: interrupt, searchEnd: searchEnd)
+        try write(PosterOrientation(of: stream, av: av).apply(to: frame, av: av), to: job.output, av: av)
+      }
       return Rescue(
-        rescuer: PosterRescuer.name, from: job.refusal.format ?? MediaType.mp4.mime, actions: [.poster],
+        rescuer: PosterRescuer.name, from: job.refusal.format ?? MediaType.mp4.mime, actions: actions,
         originalBytes: job.bytes, originalWidth: video.width, originalHeight: video.height,
         originalDurationSeconds: source.durationSeconds.isFinite && source.durationSeconds > 0
           ? source.durationSeconds : nil,
@@ -60,6 +82,23 @@ struct PosterMaker {
       case .error(let reported): throw reported
       }
     }
+  }
+
+  /// Tries an image sequence's animated GIF (``SequenceAnimation``) into `job.output`, until
+  /// ``PosterConfiguration/maximumSeconds`` (or 40 %) before the deadline, which the still it
+  /// falls back to keeps. Returns whether the animation was written.
+  private func animate(
+    _ input: MediaInput, stream: UnsafeMutablePointer<AVStream>, index: Int, job: RescueJob, av: Libav,
+    interrupt: MediaInterrupt
+  ) throws(MediaFailure) -> Bool {
+    let end = job.deadline.map { deadline in
+      let left = ContinuousClock.now.duration(to: deadline)
+      let forStill = min(left * 0.4, .nanoseconds(Int64(max(0, configuration.maximumSeconds) * 1e9)))
+      return deadline - forStill
+    }
+    let frames = try SequenceAnimation(configuration: configuration).make(
+      from: input, stream: stream, index: index, av: av, interrupt: interrupt, until: end, to: job.output)
+    return frames != nil
   }
 
   /// The poster's size: the stream's display size (its sample aspect applied) scaled down into

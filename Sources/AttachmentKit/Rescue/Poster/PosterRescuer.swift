@@ -35,8 +35,9 @@ extension PosterRescuer: Rescuer {
 
   /// A video refusal the media rescue would try: too long, too large, a codec iOS does not
   /// decode, or a foreign video container FFmpeg reads (WebM, Matroska, AVI, MPEG-TS, FLV,
-  /// ASF, 3GPP); and an image sequence FFmpeg reads (an AVIF or HEIF sequence, which libheif
-  /// does not: the image rescue fails first), whose first frame is delivered.
+  /// ASF, 3GPP); and an image sequence FFmpeg reads (an AVIF, HEIF or HEIC sequence, which
+  /// libheif does not: the image rescue fails first), delivered as an animated GIF
+  /// (``SequenceAnimation``) or, past its budget, a still of its first frame.
   public func canRescue(_ refusal: Refusal) -> Bool {
     switch refusal.reason {
     case .tooLong, .unsupportedCodec, .tooLarge: refusal.isOfVideo
@@ -49,14 +50,19 @@ extension PosterRescuer: Rescuer {
   }
 
   /// Makes the poster in a rescue worker (see ``WorkerPool/run(_:as:)``), by the job's
-  /// deadline or within ``PosterConfiguration/maximumSeconds``, whichever comes first.
+  /// deadline or within ``PosterConfiguration/maximumSeconds`` (plus
+  /// ``PosterConfiguration/maximumAnimationSeconds`` for an image sequence), whichever comes
+  /// first.
   /// - Throws: the refusal with why no poster was made (no video stream, no frame decodes);
   ///   `too_large`, `too_long` or `too_many_pixels` for a source over the limits it shares
   ///   with the media rescue; `deadline_exceeded`; `cancelled`.
   ///   The poster's own budget running out before the job's deadline is not a stop: the
   ///   refusal stands, with why.
   public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {
-    let budget = ContinuousClock.now + .nanoseconds(Int64(max(0, configuration.maximumSeconds) * 1e9))
+    // An image sequence's animation has its own time before the still's.
+    let animation = job.refusal.isImageSequence ? max(0, configuration.maximumAnimationSeconds) : 0
+    let seconds = max(0, configuration.maximumSeconds) + animation
+    let budget = ContinuousClock.now + .nanoseconds(Int64(seconds * 1e9))
     return try WorkerPool.pool(for: configuration.source.workers, library: .ffmpeg).run(
       job, as: .poster(configuration), stoppingAt: budget,
       because: "no poster either: no clean frame within the poster's \(configuration.maximumSeconds) s")
@@ -66,5 +72,13 @@ extension PosterRescuer: Rescuer {
   /// this caller's source limits.
   public func sourceRefusal(of provenance: Rescue) -> AttachmentError? {
     MediaRescuer(configuration: configuration.source).sourceRefusal(of: provenance)
+  }
+}
+
+extension Refusal {
+  /// Whether the refused file is an image sequence FFmpeg reads (a ``ForeignFormat`` of category
+  /// image with a demuxer: an AVIF or HEIF sequence), which the poster rescuer animates.
+  var isImageSequence: Bool {
+    format.flatMap(ForeignFormat.named).map { $0.demuxer != nil && $0.category == .image } ?? false
   }
 }

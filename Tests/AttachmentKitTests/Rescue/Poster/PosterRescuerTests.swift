@@ -178,24 +178,6 @@ struct PosterRescuerTests {
     #expect(PosterOrientation(counterclockwiseDegrees: .nan).quarterTurns == 0)
   }
 
-  @Test("an AVIF image sequence, which libheif does not read, gets its first frame as a JPEG still")
-  func imageSequence() async throws {
-    let scratch = try ScratchDirectory("poster-sequence")
-    defer { scratch.remove() }
-    let output = scratch.path + "/still.jpg"
-    let (result, _) = await Self.rescue(
-      Samples.path("avif-sequence.avif"), into: output, rescuers: StandardRescuers.make(), seconds: 10)
-    let validation = try result.get()
-    #expect(validation.type == .jpeg && validation.width == 64 && validation.height == 48)
-    let rescued = try #require(validation.rescued)
-    #expect(rescued.rescuer == "poster" && rescued.actions == [.poster] && rescued.from == "image/avif")
-    #expect(rescued.originalCodecs == ["av1"])
-    // The image rescue was tried first and could not read it; the media rescue is not a candidate.
-    #expect(
-      !MediaRescuer().canRescue(
-        try #require(MediaRescuerTests.refusal(of: Samples.path("avif-sequence.avif")))))
-  }
-
   @Test(
     "the poster's own budget running out before the job's deadline keeps the refusal, not deadline_exceeded")
   func ownBudgetIsNotTheDeadline() async throws {
