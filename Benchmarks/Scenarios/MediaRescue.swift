@@ -11,7 +11,9 @@ import Glibc
 /// `veryfast` CRF 23 + AAC-LC 128 kb/s, moov first) and a 45 s H.264 + AAC MP4 with a keyframe
 /// every 2 s (cut to 30 s by stream copy); its first 28 s as MPEG-TS, re-wrapped in MP4; the
 /// poster of the WebM under a deadline too short to transcode it, against `ffmpeg -frames:v 1`
-/// writing its first frame as a JPEG.
+/// writing its first frame as a JPEG; and issue 42's kinds, each transcoded as the `ffmpeg`
+/// command does with the same settings: 20 s CIF FLV (Sorenson H.263 + Flash ADPCM), ASF (WMV 8
+/// + WMA 2) and 3GP (H.263 + AAC), and 60 s of stereo FLAC to AAC in M4A.
 enum MediaRescueScenario {
   /// The report section.
   static let section = "12 media rescue (vs ffmpeg)"
@@ -52,7 +54,38 @@ enum MediaRescueScenario {
     // An MPEG-TS of the MP4's first 28 s (under the duration limit): a re-wrap by stream copy.
     let ts = directory + "/h264-aac-28s.ts"
     try generate(ts, ["-i", mp4, "-t", "28", "-c", "copy", "-f", "mpegts"])
+    // Issue 42's transcoded kinds, 20 s each, as phones, Flash and Windows Media wrote them,
+    // and a minute of FLAC audio: each decoded through its own allowed decoder.
+    let kinds = directory + "/kinds"
+    try Files.makeDirectory(kinds)
+    let flv = kinds + "/sorenson-adpcm-20s.flv"
+    let wmv = kinds + "/wmv2-wma2-20s.wmv"
+    let threeGP = kinds + "/h263-aac-20s.3gp"
+    let flac = kinds + "/stereo-60s.flac"
+    let picture = [
+      "-f", "lavfi", "-i", "testsrc2=size=352x288:rate=25", "-f", "lavfi", "-i", "sine=frequency=440",
+    ]
+    try generate(
+      flv, picture + ["-t", "20", "-c:v", "flv", "-b:v", "600k", "-c:a", "adpcm_swf", "-ar", "22050"])
+    try generate(wmv, picture + ["-t", "20", "-c:v", "wmv2", "-b:v", "600k", "-c:a", "wmav2", "-b:a", "64k"])
+    try generate(
+      threeGP, picture + ["-t", "20", "-c:v", "h263", "-b:v", "600k", "-c:a", "aac", "-ar", "16000"])
+    try generate(
+      flac,
+      ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100", "-ac", "2", "-t", "60", "-c:a", "flac"])
     let quiet = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y"]
+    /// The ffmpeg command doing a transcode of `source` with the rescue's settings.
+    func transcoded(_ source: String) -> [String] {
+      quiet + [
+        "-i", source, "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-pix_fmt", "yuv420p",
+        "-profile:v", "high", "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart",
+        directory + "/theirs.mp4",
+      ]
+    }
+    let audio =
+      quiet + [
+        "-i", flac, "-c:a", "aac", "-b:a", "128k", "-movflags", "+faststart", directory + "/theirs.m4a",
+      ]
     let transcode =
       quiet + [
         "-i", webm, "-t", "30", "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-pix_fmt", "yuv420p",
@@ -82,6 +115,22 @@ enum MediaRescueScenario {
         (
           "media_poster", "45 s 720p VP9 → JPEG poster (deadline 4 s)", webm, ["--deadline", "4"], poster,
           context.count(full: 9, quick: 5)
+        ),
+        (
+          "media_transcode_flv", "20 s CIF FLV (Sorenson H.263 + Flash ADPCM) → H.264+AAC", flv, [],
+          transcoded(flv), context.count(full: 5, quick: 3)
+        ),
+        (
+          "media_transcode_wmv", "20 s CIF ASF (WMV 8 + WMA 2) → H.264+AAC", wmv, [], transcoded(wmv),
+          context.count(full: 5, quick: 3)
+        ),
+        (
+          "media_transcode_3gp", "20 s CIF 3GP (H.263 + AAC) → H.264+AAC", threeGP, [], transcoded(threeGP),
+          context.count(full: 5, quick: 3)
+        ),
+        (
+          "media_transcode_flac", "60 s stereo FLAC → AAC-LC in M4A", flac, [], audio,
+          context.count(full: 5, quick: 3)
         ),
       ]
     for item in cases {

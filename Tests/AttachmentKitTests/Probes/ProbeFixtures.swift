@@ -81,7 +81,7 @@ enum ProbeFixtures {
   /// the RowsPerStrip written (as a LONG; the height as a SHORT by default).
   static func tiff(
     littleEndian: Bool = true, width: Int = 16, height: Int = 8, pages: Int = 1, stripBytes: Int? = nil,
-    rowsPerStrip: Int? = nil, photometric: Bool = true
+    rowsPerStrip: Int? = nil, photometric: Bool = true, photometricValue: Int = 1
   ) -> [UInt8] {
     let u16 = littleEndian ? le16 : be16
     let u32 = littleEndian ? le32 : be32
@@ -101,7 +101,7 @@ enum ProbeFixtures {
       bytes += entry(256, 3, width) + entry(257, 3, height) + entry(258, 3, 8) + entry(259, 3, 1)
       // Without PhotometricInterpretation, Threshholding (263) keeps the count and the order.
       bytes +=
-        entry(photometric ? 262 : 263, 3, 1) + entry(273, 4, dataAt) + entry(277, 3, 1)
+        entry(photometric ? 262 : 263, 3, photometricValue) + entry(273, 4, dataAt) + entry(277, 3, 1)
         + entry(278, rowsPerStrip == nil ? 3 : 4, rowsPerStrip ?? height)
       bytes += entry(279, 4, stripBytes ?? pixels)
       bytes += u32(page + 1 < pages ? dataAt + pixels : 0)

@@ -30,7 +30,9 @@ struct TIFFGeometryTests {
     #expect(try fits.get().type == .tiff)
   }
 
-  @Test("a first image without PhotometricInterpretation is refused, as libvips refuses it")
+  @Test(
+    "a first image without PhotometricInterpretation, or RGB/YCbCr with one sample, is refused, as libvips refuses it"
+  )
   func photometricRequired() throws {
     // libvips 8.14: "tiff2vips: required field 262 missing" (Pillow's 10ct_32bit_128.tiff).
     let missing = ProbeFixtures.tiff(photometric: false)
@@ -39,6 +41,12 @@ struct TIFFGeometryTests {
     #expect(error.message.contains("no PhotometricInterpretation (tag 262)"), "\(error.message)")
     let present = try DurationTests.validate(ProbeFixtures.tiff(), as: "photometric.tiff")
     #expect(try present.get().type == .tiff)
+    // YCbCr with one sample a pixel (Pillow's old-style-jpeg-compression-no-samplesperpixel.tif:
+    // SamplesPerPixel left out): libvips fails on every tile.
+    let ycbcr = try #require(
+      try Self.refusal(ProbeFixtures.tiff(photometricValue: 6), as: "ycbcr-one-sample.tiff"))
+    #expect(
+      ycbcr.message.contains("YCbCr needs 3 samples a pixel; SamplesPerPixel says 1"), "\(ycbcr.message)")
   }
 
   @Test("fewer strips than the rows need is refused")

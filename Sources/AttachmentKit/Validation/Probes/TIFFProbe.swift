@@ -125,10 +125,19 @@ enum TIFFProbe {
     if report.width == nil {
       // The image shown must say how its samples are colours: TIFF 6.0 requires the tag, and
       // without it neither libtiff-based decoders nor libvips show the image.
-      guard fields[262] != nil else {
+      guard let photometric = fields[262]?.scalar(reader) else {
         return .failure(
           .malformed(
             "TIFF IFD at offset \(offset) has no PhotometricInterpretation (tag 262), which TIFF requires"))
+      }
+      // RGB and YCbCr are three samples a pixel: with fewer (SamplesPerPixel left out, so 1),
+      // libtiff reads the strips as something else and libvips fails on every tile.
+      let samples = fields[277]?.scalar(reader) ?? 1
+      if photometric == 2 || photometric == 6, samples < 3 {
+        return .failure(
+          .malformed(
+            "TIFF's PhotometricInterpretation \(photometric == 2 ? "RGB" : "YCbCr") needs 3 samples a pixel; SamplesPerPixel says \(samples)"
+          ))
       }
       report.width = width
       report.height = height
