@@ -62,20 +62,8 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
     var isoBrands: [String] = []
     /// The libvips loader that reads the type (images only).
     var vipsLoader: VipsLoader? = nil
-  }
-
-  /// The FFmpeg demuxer that reads the type (video and audio), as `format_whitelist` names it.
-  var demuxer: String? {
-    switch self {
-    case .jpeg, .png, .gif, .tiff: nil
-    case .mp4, .mov, .m4a: "mov"
-    case .mpeg: "mpeg,mpegvideo"
-    case .mp3: "mp3"
-    case .aac: "aac"
-    case .wav: "wav"
-    case .caf: "caf"
-    case .aiff: "aiff"
-    }
+    /// The FFmpeg demuxer that reads the type (video and audio), as `format_whitelist` names it.
+    var demuxer: String? = nil
   }
 
   private var row: Row {
@@ -99,35 +87,40 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
         vipsLoader: VipsLoader(className: "VipsForeignLoadTiffFile"))
     case .mp4:
       Row(
-        category: .video, uti: "public.mpeg-4", fileExtension: "mp4", mime: "video/mp4", inApplesTable: true)
+        category: .video, uti: "public.mpeg-4", fileExtension: "mp4", mime: "video/mp4", inApplesTable: true,
+        demuxer: "mov")
     case .mov:
       Row(
         category: .video, uti: "com.apple.quicktime-movie", fileExtension: "mov", mime: "video/quicktime",
-        inApplesTable: false)
+        inApplesTable: false, demuxer: "mov")
     case .mpeg:
-      Row(category: .video, uti: "public.mpeg", fileExtension: "mpg", mime: "video/mpeg", inApplesTable: true)
+      Row(
+        category: .video, uti: "public.mpeg", fileExtension: "mpg", mime: "video/mpeg", inApplesTable: true,
+        demuxer: "mpeg,mpegvideo")
     case .mp3:
-      Row(category: .audio, uti: "public.mp3", fileExtension: "mp3", mime: "audio/mpeg", inApplesTable: true)
+      Row(
+        category: .audio, uti: "public.mp3", fileExtension: "mp3", mime: "audio/mpeg", inApplesTable: true,
+        demuxer: "mp3")
     case .aac:
       Row(
         category: .audio, uti: "public.aac-audio", fileExtension: "aac", mime: "audio/aac",
-        inApplesTable: false)
+        inApplesTable: false, demuxer: "aac")
     case .m4a:
       Row(
         category: .audio, uti: "public.mpeg-4-audio", fileExtension: "m4a", mime: "audio/mp4",
-        inApplesTable: true, isoBrands: ["M4A ", "M4B ", "M4P ", "F4A ", "F4B "])
+        inApplesTable: true, isoBrands: ["M4A ", "M4B ", "M4P ", "F4A ", "F4B "], demuxer: "mov")
     case .wav:
       Row(
         category: .audio, uti: "com.microsoft.waveform-audio", fileExtension: "wav", mime: "audio/wav",
-        inApplesTable: true)
+        inApplesTable: true, demuxer: "wav")
     case .caf:
       Row(
         category: .audio, uti: "com.apple.coreaudio-format", fileExtension: "caf", mime: "audio/x-caf",
-        inApplesTable: false)
+        inApplesTable: false, demuxer: "caf")
     case .aiff:
       Row(
         category: .audio, uti: "public.aiff-audio", fileExtension: "aiff", mime: "audio/aiff",
-        inApplesTable: true)
+        inApplesTable: true, demuxer: "aiff")
     }
   }
 
@@ -146,6 +139,8 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
   var isoBrands: [String] { row.isoBrands }
   /// The libvips loader that reads this type, for a rescue that downscales it.
   var vipsLoader: VipsLoader? { row.vipsLoader }
+  /// The FFmpeg demuxer that reads the type (video and audio), as `format_whitelist` names it.
+  var demuxer: String? { row.demuxer }
   /// The product's name for the type family: `aac` covers both ADTS and M4A.
   public var family: String { self == .m4a ? "aac" : rawValue }
 }
