@@ -199,6 +199,8 @@ enum CodecTable {
     Decoded("h263"), Decoded("h263i"), Decoded("h263p"), Decoded("flv1", decoders: ["flv"]),
     Decoded("msmpeg4v1"), Decoded("msmpeg4v2"), Decoded("msmpeg4v3", decoders: ["msmpeg4"]),
     Decoded("wmv1"), Decoded("wmv2"), Decoded("wmv3"), Decoded("vc1"), Decoded("mjpeg", codecs: "jpeg"),
+    // Still images FFmpeg reads where libvips would need ImageMagick.
+    Decoded("bmp"),
     // Audio that a rescue copies into MP4 or M4A: AAC; AC-3 and E-AC-3 from cameras and
     // broadcasts; MP3.
     Decoded("aac", decoders: ["aac", "aac_fixed"], codecs: "mp4a.40.2", copied: true),

@@ -34,6 +34,9 @@ enum ForeignFormat: CaseIterable, Sendable {
   case jpeg2000Codestream
   /// JPEG XL (a bare codestream, `FF 0A`, or its ISO container).
   case jpegXL
+  /// Windows bitmap (`BM`): libvips 8.14 reads it only through ImageMagick, which a worker does
+  /// not load; FFmpeg's BMP decoder reads it, and the poster rescuer converts its one frame.
+  case bmp
   /// WebM (Matroska with VP8/VP9/AV1 and Vorbis/Opus).
   case webm
   /// Matroska.
@@ -116,6 +119,8 @@ enum ForeignFormat: CaseIterable, Sendable {
       return Row(
         mime: "image/x-jp2-codestream",
         vipsLoader: VipsLoader(className: "VipsForeignLoadJp2kFile", isUntrusted: true, shrinksOnLoad: false))
+    case .bmp:
+      return Row(mime: "image/bmp", vipsLoader: nil, category: .image, demuxer: "bmp_pipe")
     case .jpegXL:
       // libjxl, in libvips' JPEG XL module, which libvips marks untrusted.
       return Row(

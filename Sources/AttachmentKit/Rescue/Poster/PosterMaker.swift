@@ -67,6 +67,12 @@ struct PosterMaker {
         let frame = try pick(
           from: still, stream: stream, index: video.index, av: av, interrupt: interrupt, searchEnd: searchEnd)
         try write(PosterOrientation(of: stream, av: av).apply(to: frame, av: av), to: job.output, av: av)
+        // A still image FFmpeg reads (a BMP) is converted, not a poster of something else.
+        if job.refusal.isImageSequence, stream.pointee.nb_frames <= 1 {
+          let shrunk =
+            Int(frame.pointer.pointee.width) < video.width || Int(frame.pointer.pointee.height) < video.height
+          actions = shrunk ? [.converted, .downscaled] : [.converted]
+        }
       }
       return Rescue(
         rescuer: PosterRescuer.name, from: job.refusal.format ?? MediaType.mp4.mime, actions: actions,

@@ -9,7 +9,7 @@ import Testing
 /// Issue 42, item 3: HEIF and AVIF image sequences (which libheif 1.15 does not read, FFmpeg's
 /// mov demuxer does) become an animated GIF within the animation budget, else a still of the
 /// first frame. Real samples from `scripts/make-samples.sh`, real FFmpeg in a rescue worker.
-@Suite("Poster: an image sequence becomes an animated GIF", .cpuBound)
+@Suite("Poster: image sequences and stills only FFmpeg reads", .cpuBound)
 struct SequenceAnimationTests {
   /// The delays of `path`'s frames, in centiseconds, from its Graphic Control Extensions
   /// (`21 F9 04 <flags> <delay, little-endian>`).
@@ -108,6 +108,28 @@ struct SequenceAnimationTests {
     #expect(
       !MediaRescuer().canRescue(
         try #require(MediaRescuerTests.refusal(of: Samples.path("avif-sequence.avif")))))
+  }
+
+  @Test("a BMP, which libvips reads only through ImageMagick, is converted to JPEG by FFmpeg's decoder")
+  func bitmap() async throws {
+    let scratch = try ScratchDirectory("bmp-still")
+    defer { scratch.remove() }
+    let output = scratch.path + "/still.jpg"
+    let (result, _) = await PosterRescuerTests.rescue(
+      Samples.path("bmp.bmp"), into: output, rescuers: StandardRescuers.make(), seconds: 20)
+    let validation = try result.get()
+    #expect(validation.type == .jpeg && validation.width == 64 && validation.height == 48)
+    let rescued = try #require(validation.rescued)
+    #expect(rescued.rescuer == "poster" && rescued.actions == [.converted] && rescued.from == "image/bmp")
+    #expect(rescued.originalCodecs == ["bmp"])
+    // Without the poster rescuer it keeps its refusal.
+    let (refused, _) = await PosterRescuerTests.rescue(
+      Samples.path("bmp.bmp"), into: output, rescuers: StandardRescuers.make(poster: nil), seconds: 20)
+    guard case .failure(let error) = refused else {
+      Issue.record("a BMP was delivered without the poster rescuer")
+      return
+    }
+    #expect(error.code == .unsupportedType)
   }
 
   @Test("an animation not done by its end declines, and leaves the still to its caller")
