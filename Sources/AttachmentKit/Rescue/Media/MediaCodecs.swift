@@ -10,6 +10,9 @@ final class MediaDecoder {
 
   /// The most pixels a decoded frame may have (FFmpeg's `max_pixels`).
   private let maximumPixels: Int64
+  /// Whether the stream parameters gave a frame size (an image piped through FFmpeg, a BMP,
+  /// gives none until its frame is decoded).
+  private let sizeDeclared: Bool
   /// Packets the decoder refused or frames it could not produce: damage, skipped as players do.
   private(set) var damagedPackets = 0
 
@@ -24,6 +27,8 @@ final class MediaDecoder {
     throws(MediaFailure)
   {
     self.maximumPixels = maximumPixels
+    sizeDeclared =
+      (stream.pointee.codecpar?.pointee.width ?? 0) > 0 && (stream.pointee.codecpar?.pointee.height ?? 0) > 0
     self.av = av
     owned = try OwnedFrame(av: av)
     let parameters = stream.pointee.codecpar
@@ -82,9 +87,10 @@ final class MediaDecoder {
   }
 
   /// After a decoding error: FFmpeg zeroes a video decoder's size when it refuses one over
-  /// `max_pixels` (`ff_set_dimensions`), which no damaged frame of an accepted size does.
+  /// `max_pixels` (`ff_set_dimensions`), which no damaged frame of an accepted size does. A
+  /// stream that declared no size has none to lose: its error is damage, not a refused size.
   private func checkRefusedSize() throws(MediaFailure) {
-    guard context.pointee.codec_type == AVMEDIA_TYPE_VIDEO,
+    guard context.pointee.codec_type == AVMEDIA_TYPE_VIDEO, sizeDeclared,
       context.pointee.width == 0 || context.pointee.height == 0
     else { return }
     throw .error(

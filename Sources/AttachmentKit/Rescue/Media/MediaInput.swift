@@ -48,7 +48,34 @@ final class MediaInput {
         AttachmentError(
           .tooComplex, "The file has \(tracks) tracks, over the media rescue's limit of \(maximumTracks)."))
     }
+    try Self.checkDeclaredSizes(context, maximumFramePixels: maximumFramePixels)
+    // A stream whose container gives no size (an image piped through FFmpeg: a BMP) is sized by
+    // decoding its first frame here: under the same budget, and checked again after.
+    var probing = [OpaquePointer?](repeating: nil, count: tracks)
     for index in 0..<tracks {
+      _ = av.av_dict_set(&probing[index], "max_pixels", String(maximumFramePixels), 0)
+    }
+    let found = probing.withUnsafeMutableBufferPointer {
+      av.avformat_find_stream_info(context, $0.baseAddress)
+    }
+    for index in 0..<tracks { av.av_dict_free(&probing[index]) }
+    try Self.checkDeclaredSizes(context, maximumFramePixels: maximumFramePixels)
+    guard found >= 0 else {
+      try interrupt.checkFailure()
+      throw .unrescued("FFmpeg cannot read its streams (\(av.message(found)))")
+    }
+  }
+
+  deinit {
+    var context: UnsafeMutablePointer<AVFormatContext>? = context
+    av.avformat_close_input(&context)
+  }
+
+  /// Refuses a video stream whose parameters declare frames over `maximumFramePixels`.
+  private static func checkDeclaredSizes(
+    _ context: UnsafeMutablePointer<AVFormatContext>, maximumFramePixels: Int64
+  ) throws(MediaFailure) {
+    for index in 0..<Int(context.pointee.nb_streams) {
       guard let parameters = context.pointee.streams[index]?.pointee.codecpar,
         parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO
       else { continue }
@@ -61,16 +88,6 @@ final class MediaInput {
           ))
       }
     }
-    let found = av.avformat_find_stream_info(context, nil)
-    guard found >= 0 else {
-      try interrupt.checkFailure()
-      throw .unrescued("FFmpeg cannot read its streams (\(av.message(found)))")
-    }
-  }
-
-  deinit {
-    var context: UnsafeMutablePointer<AVFormatContext>? = context
-    av.avformat_close_input(&context)
   }
 
   /// The stream at `index`.

@@ -27,6 +27,15 @@ struct PosterMaker {
     guard let av = Libav.shared else {
       throw job.refusal.notRescued("FFmpeg's libraries (libavformat59, libavcodec59) are not installed")
     }
+    if job.refusal.format == ForeignFormat.bmp.mime, let size = BitmapHeader.size(of: job.source) {
+      let (pixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
+      if overflow || pixels > limits.maximumSourceFramePixels {
+        throw AttachmentError(
+          .tooManyPixels,
+          "The bitmap is \(size.width)×\(size.height), over the rescue's budget of \(limits.maximumSourceFramePixels) pixels: not decoded."
+        )
+      }
+    }
     let interrupt = MediaInterrupt(deadline: job.deadline)
     do throws(MediaFailure) {
       let input = try MediaInput(
@@ -108,7 +117,7 @@ struct PosterMaker {
   }
 
   /// The poster's size: the stream's display size (its sample aspect applied) scaled down into
-  /// a square of ``PosterConfiguration/maximumEdge``, in even pixels.
+  /// a square of ``PosterConfiguration/maximumEdge``, in whole pixels (at least 2).
   static func size(
     width: Int32, height: Int32, sampleAspect: AVRational, maximumEdge: Int
   ) -> (width: Int32, height: Int32) {
@@ -119,8 +128,9 @@ struct PosterMaker {
     }
     let edge = Double(max(16, maximumEdge))
     let scale = min(1, edge / max(displayWidth, displayHeight))
-    func even(_ value: Double) -> Int32 { Int32(max(2, (value * scale / 2).rounded() * 2)) }
-    return (even(displayWidth), even(displayHeight))
+    // Whole pixels, at least 2: a JPEG needs no even size (an odd bitmap keeps its own).
+    func pixels(_ value: Double) -> Int32 { Int32(max(2, (value * scale).rounded())) }
+    return (pixels(displayWidth), pixels(displayHeight))
   }
 
   /// The mean luma (0–255) of a full-range frame, read from every fourth pixel of every fourth
@@ -192,7 +202,16 @@ struct PosterMaker {
       if fed > 2 * configuration.maximumDecodedFrames { break }
       try decoder.decode(packet.pointer, take)
     }
-    guard let best else { throw .unrescued("no frame of its video decodes cleanly") }
+    guard let best else {
+      // An image piped through FFmpeg (a BMP) states its size only in its frame, which the
+      // decoder refuses unallocated when it is over the budget: either may be why.
+      guard (parameters?.pointee.width ?? 0) > 0 else {
+        throw .unrescued(
+          "no frame of it decodes cleanly within the budget of \(configuration.source.maximumSourceFramePixels) pixels a frame"
+        )
+      }
+      throw .unrescued("no frame of its video decodes cleanly")
+    }
     return best
   }
 

@@ -132,6 +132,50 @@ struct SequenceAnimationTests {
     #expect(error.code == .unsupportedType)
   }
 
+  /// A 1-bit BMP of `width` × `height`, all black: BITMAPFILEHEADER, BITMAPINFOHEADER (its
+  /// height negated when `topDown`), a two-colour palette and the rows.
+  static func bitmap(width: Int, height: Int, topDown: Bool = false) -> [UInt8] {
+    func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+    func le16(_ value: Int) -> [UInt8] { (0..<2).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+    let row = ((width + 31) / 32) * 4
+    let offset = 14 + 40 + 8
+    var bytes: [UInt8] = [0x42, 0x4D] + le32(offset + row * height) + le32(0) + le32(offset)
+    bytes += le32(40) + le32(width) + le32(topDown ? -height : height) + le16(1) + le16(1) + le32(0)
+    bytes += le32(row * height) + le32(2835) + le32(2835) + le32(2) + le32(0)
+    bytes += [0, 0, 0, 0, 255, 255, 255, 0]
+    bytes += [UInt8](repeating: 0, count: row * height)
+    return bytes
+  }
+
+  @Test("a bitmap over the frame budget is refused from its header, before FFmpeg opens it")
+  func bitmapOverBudget() async throws {
+    let scratch = try ScratchDirectory("bmp-budget")
+    defer { scratch.remove() }
+    let source = scratch.path + "/big.bmp"
+    try writeTestFile(Data(Self.bitmap(width: 5000, height: 4000)), to: source)  // 20 MP in 2.5 MB
+    let output = scratch.path + "/still.jpg"
+    let (result, _) = await PosterRescuerTests.rescue(
+      source, into: output, rescuers: StandardRescuers.make(), seconds: 20)
+    guard case .failure(let error) = result else {
+      Issue.record("a 20 MP bitmap was delivered: \(result)")
+      return
+    }
+    #expect(error.code == .tooManyPixels, "\(error)")
+    #expect(error.message.contains("5000×4000"), "\(error)")
+    #expect(!FileManager.default.fileExists(atPath: output))
+    // The header's size, either row order; a file that is not a bitmap has none.
+    let small = scratch.path + "/small.bmp"
+    try writeTestFile(Data(Self.bitmap(width: 33, height: 7, topDown: true)), to: small)
+    #expect(BitmapHeader.size(of: small).map { [$0.width, $0.height] } == [33, 7])
+    #expect(BitmapHeader.size(of: Samples.path("bmp.bmp")).map { [$0.width, $0.height] } == [64, 48])
+    #expect(BitmapHeader.size(of: Samples.path("jpeg-baseline.jpg")) == nil)
+    // and FFmpeg decodes the small top-down one: a black 33×7 still.
+    let (still, _) = await PosterRescuerTests.rescue(
+      small, into: output, rescuers: StandardRescuers.make(), seconds: 20)
+    let validation = try still.get()
+    #expect(validation.type == .jpeg && validation.width == 33 && validation.height == 7)
+  }
+
   @Test("an animation not done by its end declines, and leaves the still to its caller")
   func declinesAtItsEnd() async throws {
     let scratch = try ScratchDirectory("sequence-end")
