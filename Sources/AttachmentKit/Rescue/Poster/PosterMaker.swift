@@ -15,7 +15,7 @@ struct PosterMaker {
 
   /// Makes the poster of `job.source` into `job.output`.
   /// - Throws: `too_large` or `too_long` for a source over the shared source limits; the
-  ///   refusal with why ("it has no video stream", "no frame of its video decodes cleanly");
+  ///   refusal with why ("it has no video stream", "no frame of it decodes cleanly");
   ///   `too_many_pixels`; `deadline_exceeded`.
   func make(_ job: RescueJob) throws(AttachmentError) -> Rescue {
     let limits = configuration.source
@@ -210,7 +210,7 @@ struct PosterMaker {
           "no frame of it decodes cleanly within the budget of \(configuration.source.maximumSourceFramePixels) pixels a frame"
         )
       }
-      throw .unrescued("no frame of its video decodes cleanly")
+      throw .unrescued("no frame of it decodes cleanly")
     }
     return best
   }
