@@ -38,6 +38,7 @@ media_transcode_flv_ratio_ffmpeg       -       1.0     20 s CIF FLV (Sorenson + 
 media_transcode_wmv_ratio_ffmpeg       -       1.0     20 s CIF ASF (WMV 8 + WMA 2) → H.264+AAC / ffmpeg (new in #42)
 media_transcode_3gp_ratio_ffmpeg       -       1.0     20 s CIF 3GP (H.263 + AAC) → H.264+AAC / ffmpeg (new in #42)
 media_transcode_flac_ratio_ffmpeg      -       1.0     60 s stereo FLAC → AAC in M4A / ffmpeg (new in #42)
+media_shrink_ratio_ffmpeg              -       1.0     60 MB 20 s 1080p H.264 shrunk under 50 MB at 720p / ffmpeg at the same bitrate (new in #42)
 refuse_html_bytes                      98304   65536   body bytes read before an HTML page is refused (16384)
 serve_fanin_upstream_requests          1       1       200 concurrent requests of one URL reach the origin once
 hit_p50_us                             20      10      in-process hit p50 over 3 rounds (9.5-14 after #41; 28-51 before: the limit stops a doubling)

@@ -13,7 +13,9 @@ import Glibc
 /// poster of the WebM under a deadline too short to transcode it, against `ffmpeg -frames:v 1`
 /// writing its first frame as a JPEG; and issue 42's kinds, each transcoded as the `ffmpeg`
 /// command does with the same settings: 20 s CIF FLV (Sorenson H.263 + Flash ADPCM), ASF (WMV 8
-/// + WMA 2) and 3GP (H.263 + AAC), and 60 s of stereo FLAC to AAC in M4A.
+/// + WMA 2) and 3GP (H.263 + AAC), 60 s of stereo FLAC to AAC in M4A, and the shrink of a
+/// 60 MB 20 s 1080p H.264 video under the 50 MB limit (720p at the bitrate that fits, audio
+/// copied).
 enum MediaRescueScenario {
   /// The report section.
   static let section = "12 media rescue (vs ffmpeg)"
@@ -73,7 +75,26 @@ enum MediaRescueScenario {
     try generate(
       flac,
       ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100", "-ac", "2", "-t", "60", "-c:a", "flac"])
+    // The shrink: 20 s of noisy 1080p H.264 at 24 Mb/s (about 60 MB) over the 50 MB video limit.
+    let big = kinds + "/h264-1080p-24M-20s.mp4"
+    try generate(
+      big,
+      [
+        "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30,noise=alls=12:allf=t", "-f", "lavfi", "-i",
+        "sine=frequency=440:sample_rate=48000", "-t", "20", "-c:v", "libx264", "-preset", "ultrafast", "-b:v",
+        "24M", "-maxrate", "24M", "-bufsize", "24M", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "128k",
+        "-movflags", "+faststart",
+      ])
     let quiet = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y"]
+    // The rescue's shrink bitrate: 92 % of 50 MB over 20 s, less the copied audio's 128 kb/s.
+    let payload: Int = 50_000_000 * 8 * 92 / 100 / 20
+    let shrinkRate = String(payload - 128_000)
+    let shrink =
+      quiet + [
+        "-i", big, "-vf", "scale=1280:720", "-c:v", "libx264", "-preset", "veryfast", "-b:v", shrinkRate,
+        "-maxrate", shrinkRate, "-bufsize", shrinkRate, "-pix_fmt", "yuv420p", "-profile:v", "high", "-c:a",
+        "copy", "-movflags", "+faststart", directory + "/theirs.mp4",
+      ]
     /// The ffmpeg command doing a transcode of `source` with the rescue's settings.
     func transcoded(_ source: String) -> [String] {
       quiet + [
@@ -131,6 +152,11 @@ enum MediaRescueScenario {
         (
           "media_transcode_flac", "60 s stereo FLAC → AAC-LC in M4A", flac, [], audio,
           context.count(full: 5, quick: 3)
+        ),
+        (
+          "media_shrink", "20 s 1080p H.264, 60 MB → under 50 MB at 720p (shrink)", big,
+          ["--deadline", "120"],
+          shrink, context.count(full: 3, quick: 1)
         ),
       ]
     for item in cases {
