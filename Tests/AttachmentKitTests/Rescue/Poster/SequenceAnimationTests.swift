@@ -116,7 +116,7 @@ struct SequenceAnimationTests {
     defer { scratch.remove() }
     let output = scratch.path + "/still.jpg"
     let (result, _) = await PosterRescuerTests.rescue(
-      Samples.path("bmp.bmp"), into: output, rescuers: StandardRescuers.make(), seconds: 20)
+      Samples.path("bmp-24bit.bmp"), into: output, rescuers: StandardRescuers.make(), seconds: 20)
     let validation = try result.get()
     #expect(validation.type == .jpeg && validation.width == 64 && validation.height == 48)
     let rescued = try #require(validation.rescued)
@@ -124,7 +124,7 @@ struct SequenceAnimationTests {
     #expect(rescued.originalCodecs == ["bmp"])
     // Without the poster rescuer it keeps its refusal.
     let (refused, _) = await PosterRescuerTests.rescue(
-      Samples.path("bmp.bmp"), into: output, rescuers: StandardRescuers.make(poster: nil), seconds: 20)
+      Samples.path("bmp-24bit.bmp"), into: output, rescuers: StandardRescuers.make(poster: nil), seconds: 20)
     guard case .failure(let error) = refused else {
       Issue.record("a BMP was delivered without the poster rescuer")
       return
@@ -167,7 +167,7 @@ struct SequenceAnimationTests {
     let small = scratch.path + "/small.bmp"
     try writeTestFile(Data(Self.bitmap(width: 33, height: 7, topDown: true)), to: small)
     #expect(BitmapHeader.size(of: small).map { [$0.width, $0.height] } == [33, 7])
-    #expect(BitmapHeader.size(of: Samples.path("bmp.bmp")).map { [$0.width, $0.height] } == [64, 48])
+    #expect(BitmapHeader.size(of: Samples.path("bmp-24bit.bmp")).map { [$0.width, $0.height] } == [64, 48])
     #expect(BitmapHeader.size(of: Samples.path("jpeg-baseline.jpg")) == nil)
     // and FFmpeg decodes the small top-down one: a black 33×7 still.
     let (still, _) = await PosterRescuerTests.rescue(
