@@ -11,6 +11,17 @@ import Testing
 /// first frame. Real samples from `scripts/make-samples.sh`, real FFmpeg in a rescue worker.
 @Suite("Poster: image sequences and stills only FFmpeg reads", .cpuBound)
 struct SequenceAnimationTests {
+  /// The poster's settings with a minute for its work: what these tests check is what it
+  /// delivers, not its time (its own budget has a test of its own in `PosterRescuerTests`). In a
+  /// full parallel run the wait for a worker, which other tests keep busy, counts against that
+  /// budget: 9 s ran out there once, and the AVIF sequence kept the image rescue's refusal.
+  static func unhurried() -> PosterConfiguration {
+    var poster = PosterConfiguration()
+    poster.maximumSeconds = 60
+    poster.maximumAnimationSeconds = 60
+    return poster
+  }
+
   /// The delays of `path`'s frames, in centiseconds, from its Graphic Control Extensions
   /// (`21 F9 04 <flags> <delay, little-endian>`).
   static func gifDelays(_ path: String) throws -> [Int] {
@@ -34,7 +45,8 @@ struct SequenceAnimationTests {
     defer { scratch.remove() }
     let output = scratch.path + "/animated.gif"
     let (result, _) = await PosterRescuerTests.rescue(
-      Samples.path(file), into: output, rescuers: StandardRescuers.make(), seconds: 20)
+      Samples.path(file), into: output, rescuers: StandardRescuers.make(poster: Self.unhurried()),
+      seconds: 120)
     let validation = try result.get()
     #expect(validation.type == .gif && validation.width == 64 && validation.height == 48)
     #expect(validation.frames == 5)
@@ -73,12 +85,12 @@ struct SequenceAnimationTests {
   func pixelBudget() async throws {
     let scratch = try ScratchDirectory("sequence-gif-budget")
     defer { scratch.remove() }
-    var poster = PosterConfiguration()
+    var poster = Self.unhurried()
     poster.maximumAnimationPixels = 5 * 32 * 24  // half the side of 5 frames of 64×48
     let output = scratch.path + "/animated.gif"
     let (result, _) = await PosterRescuerTests.rescue(
       Samples.path("avif-sequence.avif"), into: output,
-      rescuers: StandardRescuers.make(poster: poster), seconds: 20)
+      rescuers: StandardRescuers.make(poster: poster), seconds: 120)
     let validation = try result.get()
     #expect(validation.type == .gif && validation.width == 32 && validation.height == 24)
     #expect(validation.frames == 5)
@@ -94,12 +106,12 @@ struct SequenceAnimationTests {
   func overTheFrameLimit() async throws {
     let scratch = try ScratchDirectory("sequence-still")
     defer { scratch.remove() }
-    var poster = PosterConfiguration()
+    var poster = Self.unhurried()
     poster.maximumAnimationFrames = 4
     let output = scratch.path + "/still.jpg"
     let (result, _) = await PosterRescuerTests.rescue(
       Samples.path("avif-sequence.avif"), into: output,
-      rescuers: StandardRescuers.make(poster: poster), seconds: 20)
+      rescuers: StandardRescuers.make(poster: poster), seconds: 120)
     let validation = try result.get()
     #expect(validation.type == .jpeg && validation.width == 64 && validation.height == 48)
     let rescued = try #require(validation.rescued)
@@ -116,7 +128,8 @@ struct SequenceAnimationTests {
     defer { scratch.remove() }
     let output = scratch.path + "/still.jpg"
     let (result, _) = await PosterRescuerTests.rescue(
-      Samples.path("bmp-24bit.bmp"), into: output, rescuers: StandardRescuers.make(), seconds: 20)
+      Samples.path("bmp-24bit.bmp"), into: output, rescuers: StandardRescuers.make(poster: Self.unhurried()),
+      seconds: 120)
     let validation = try result.get()
     #expect(validation.type == .jpeg && validation.width == 64 && validation.height == 48)
     let rescued = try #require(validation.rescued)
@@ -124,7 +137,7 @@ struct SequenceAnimationTests {
     #expect(rescued.originalCodecs == ["bmp"])
     // Without the poster rescuer it keeps its refusal.
     let (refused, _) = await PosterRescuerTests.rescue(
-      Samples.path("bmp-24bit.bmp"), into: output, rescuers: StandardRescuers.make(poster: nil), seconds: 20)
+      Samples.path("bmp-24bit.bmp"), into: output, rescuers: StandardRescuers.make(poster: nil), seconds: 120)
     guard case .failure(let error) = refused else {
       Issue.record("a BMP was delivered without the poster rescuer")
       return
@@ -155,7 +168,7 @@ struct SequenceAnimationTests {
     try writeTestFile(Data(Self.bitmap(width: 5000, height: 4000)), to: source)  // 20 MP in 2.5 MB
     let output = scratch.path + "/still.jpg"
     let (result, _) = await PosterRescuerTests.rescue(
-      source, into: output, rescuers: StandardRescuers.make(), seconds: 20)
+      source, into: output, rescuers: StandardRescuers.make(poster: Self.unhurried()), seconds: 120)
     guard case .failure(let error) = result else {
       Issue.record("a 20 MP bitmap was delivered: \(result)")
       return
@@ -171,7 +184,7 @@ struct SequenceAnimationTests {
     #expect(BitmapHeader.size(of: Samples.path("jpeg-baseline.jpg")) == nil)
     // and FFmpeg decodes the small top-down one: a black 33×7 still.
     let (still, _) = await PosterRescuerTests.rescue(
-      small, into: output, rescuers: StandardRescuers.make(), seconds: 20)
+      small, into: output, rescuers: StandardRescuers.make(poster: Self.unhurried()), seconds: 120)
     let validation = try still.get()
     #expect(validation.type == .jpeg && validation.width == 33 && validation.height == 7)
   }
