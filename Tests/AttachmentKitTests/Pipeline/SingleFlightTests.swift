@@ -54,6 +54,37 @@ struct SingleFlightTests {
   }
 }
 
+/// Callers that join a flight as it finishes: each gets the flight's outcome, none waits for
+/// its deadline (the lost wakeup behind one 504 in 200 serve requests for one URL).
+@Suite("Single flight: callers joining as the work finishes")
+struct SingleFlightJoinTests {
+  @Test("2,000 flights whose work ends at once, 8 callers each: every caller gets the outcome")
+  func joinersAtTheFinish() async throws {
+    let flights = SingleFlight<Int, Int>()
+    var late = 0
+    var answered = 0
+    for round in 0..<2_000 {
+      // 2 s: far beyond the microseconds a flight takes here; a lost wakeup waits all of it.
+      let deadline = ContinuousClock.now + .seconds(2)
+      let outcomes = await withTaskGroup(of: Result<Int, AttachmentError>?.self) { group in
+        for _ in 0..<8 {
+          group.addTask {
+            await flights.run(round, deadline: deadline) { .success(round) }
+          }
+        }
+        var outcomes: [Result<Int, AttachmentError>?] = []
+        for await outcome in group { outcomes.append(outcome) }
+        return outcomes
+      }
+      for outcome in outcomes {
+        if case .success(round) = outcome { answered += 1 } else { late += 1 }
+      }
+      if late > 0 { break }
+    }
+    #expect(late == 0, "\(late) callers were not answered by their flight (\(answered) were)")
+  }
+}
+
 /// A count that work closures bump from any thread.
 final class Counter: Sendable {
   private let count = Locked(0)
