@@ -193,7 +193,8 @@ extension AttachmentServer {
     }
     let checked: AttachmentURL
     do {
-      checked = try AttachmentURL(url)
+      // Keyed once, as the pipeline keys it: the memos and admission share the cache's key.
+      checked = pipeline.keyed(try AttachmentURL(url))
     } catch {
       return .failure(
         ImmediateReply(

@@ -71,6 +71,12 @@ public enum PipelineOptions {
     help:
       "Accept that, through --proxy, the private-network guard checks only IP-literal and localhost hosts, not where names resolve."
   )
+  /// `--cache-key-ignore PARAM`: query parameters left out of the cache key (repeatable).
+  public static let cacheKeyIgnore = OptionKey<String>.option(
+    long: "cache-key-ignore", valueName: "PARAM",
+    help:
+      "Leave this query parameter out of the cache key (never out of the request), so presigned URLs of one object share an entry: a name, 'prefix*', or preset:s3, preset:cloudfront, preset:gcs, preset:azure; repeatable, or comma-separated (also $ATTACHKIT_CACHE_KEY_IGNORE). Only for parameters that never select content."
+  )
   /// `--max-image-bytes BYTES`: the largest image accepted.
   public static let maximumImageBytes = OptionKey<Int64>.byteCount(
     long: "max-image-bytes", valueName: "BYTES", bound: .positive, help: "Largest image (default 10MB).")
@@ -91,7 +97,7 @@ public enum PipelineOptions {
   public static let all: [any ArgumentKey] =
     [
       cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue, rescueWorkers,
-      rescueMemory, noPoster, proxy, proxyUnchecked,
+      rescueMemory, noPoster, proxy, proxyUnchecked, cacheKeyIgnore,
     ]
     + limits
 
@@ -115,6 +121,7 @@ public enum PipelineOptions {
       configuration.cache.maximumBytes = bytes
     }
     configuration.cache.durable = arguments[durable]
+    configuration.cache.keyRules = try cacheKeyRules(from: arguments, environment: environment)
     configuration.rescuers = try rescuers(from: arguments)
     configuration.downloader.allowPrivateNetworks = allowsPrivateNetworks(
       from: arguments, environment: environment)
@@ -158,6 +165,23 @@ public enum PipelineOptions {
     media.workers = workers
     return StandardRescuers.make(
       image: image, media: media, poster: arguments[noPoster] ? nil : PosterConfiguration())
+  }
+
+  /// The cache-key rules of `--cache-key-ignore` (each value may list several, comma-separated),
+  /// else of `$ATTACHKIT_CACHE_KEY_IGNORE` (comma- or space-separated), else none.
+  /// - Throws: ``ArgumentParsing/UsageError`` for a rule that is no name, `prefix*` or known
+  ///   preset.
+  public static func cacheKeyRules(
+    from arguments: ParsedArguments, environment: EnvironmentVariables = .process
+  ) throws(UsageError) -> CacheKeyRules {
+    var texts = arguments.values(of: cacheKeyIgnore)
+    if texts.isEmpty, let variable = environment["ATTACHKIT_CACHE_KEY_IGNORE"] { texts = [variable] }
+    let rules = texts.flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }
+    do {
+      return try CacheKeyRules(rules)
+    } catch {
+      throw arguments.usageError(error.message)
+    }
   }
 
   /// `--cache-dir`, else the library's default directory

@@ -43,6 +43,11 @@ public struct CacheConfiguration: Sendable, Equatable {
   /// cache and one command's are private. Default: `false`.
   public var isShared = false
 
+  /// Query parameters left out of a URL's cache key, never out of its request: presigned URLs
+  /// of one object then share one entry (see ``CacheKeyRules`` for when that is safe). The
+  /// record keeps the last URL its content was fetched with. Default: ``CacheKeyRules/none``.
+  public var keyRules = CacheKeyRules.none
+
   /// Whether bodies in flight are anonymous `O_TMPFILE` files (where the file system has
   /// them). `false` forces the named, locked fallback; for tests of that path. Default: `true`.
   var anonymousBodyFiles = true

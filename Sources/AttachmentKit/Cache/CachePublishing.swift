@@ -43,7 +43,7 @@ extension AttachmentCache {
       url: key.normalized, validation: validation, peer: peer, etag: validators.etag,
       lastModified: validators.lastModified, date: validators.date, fetchedAt: now,
       freshUntil: now + freshness.lifetime, lastAccess: now, cacheControl: validators.cacheControl,
-      expires: validators.expires)
+      expires: validators.expires, source: validators.source)
     let digest = recordKey.name(for: key)
     let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
     // Checked before the lock, to keep its hold short: a fan-out directory made once does not
@@ -138,6 +138,7 @@ extension AttachmentCache {
       record.date = validators.date ?? record.date
       record.cacheControl = validators.cacheControl ?? record.cacheControl
       record.expires = validators.expires ?? record.expires
+      record.source = validators.source
       record.fetchedAt = now
       record.freshUntil = now + freshness.lifetime
       record.lastAccess = now

@@ -13,8 +13,11 @@ struct CacheRecord: Equatable, Sendable {
   /// original they would serve to a caller that never asked for a rescue.
   static let rescuedVersion = "2r"
 
-  /// The normalized URL this record answers.
+  /// The normalized URL this record answers: its cache key.
   var url: String
+  /// The last URL the content was fetched or revalidated with, when the key left query
+  /// parameters out of it (``CacheKeyRules``); `nil` when ``url`` is that URL.
+  var source: String?
   /// The validation result of the content (type, size, hash, dimensions, warnings).
   var validation: Validation
   /// The class of the peer address the content was downloaded from (`nil`: libcurl did not
@@ -55,6 +58,7 @@ struct CacheRecord: Equatable, Sendable {
     lines.append("fetched \(fetchedAt)")
     lines.append("fresh \(freshUntil)")
     lines.append("access \(lastAccess)")
+    if let source { lines.append("src \(source)") }
     if let seal { lines.append("\(Self.sealKey) \(seal.recorded)") }
     return lines.map(Self.singleLine).joined(separator: "\n") + "\n"
   }
@@ -83,6 +87,7 @@ struct CacheRecord: Equatable, Sendable {
     date = lines.single["date"].map(String.init)
     cacheControl = lines.single["cc"].map(String.init)
     expires = lines.single["expires"].map(String.init)
+    source = lines.single["src"].map(String.init)
     fetchedAt = fetched
     freshUntil = fresh
     lastAccess = access
@@ -100,9 +105,10 @@ struct CacheRecord: Equatable, Sendable {
   init(
     url: String, validation: Validation, peer: PeerAddressClass?, etag: String?, lastModified: String?,
     date: String?, fetchedAt: Double, freshUntil: Double, lastAccess: Double, seal: ContentSeal? = nil,
-    cacheControl: String? = nil, expires: String? = nil
+    cacheControl: String? = nil, expires: String? = nil, source: String? = nil
   ) {
     self.url = url
+    self.source = source
     self.validation = validation
     self.peer = peer
     self.etag = etag

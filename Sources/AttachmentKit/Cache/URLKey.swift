@@ -9,6 +9,9 @@
 package struct URLKey: Hashable, Sendable {
   /// The normalized URL text.
   package let normalized: String
+  /// Whether ``CacheKeyRules`` left query parameters out of ``normalized``: the URL fetched is
+  /// then not the key, and the record keeps it beside the key.
+  package let droppedParameters: Bool
 
   /// Normalizes `url`, or returns `nil` when it is not an absolute http(s) URL with a host.
   package init?(_ url: String) {
@@ -16,13 +19,15 @@ package struct URLKey: Hashable, Sendable {
     self = checked.key
   }
 
-  /// Normalizes `url`, which ``AttachmentURL`` has checked and split into `authority`.
-  init(checked url: String, authority: URLAuthority) {
+  /// Normalizes `url`, which ``AttachmentURL`` has checked and split into `authority`, leaving
+  /// out the query parameters `rules` ignore.
+  init(checked url: String, authority: URLAuthority, rules: CacheKeyRules = .none) {
     // Byte by byte (every delimiter is ASCII): a hit normalizes its URL on each call.
     let scheme = Self.lowercased(authority.scheme)
     var rest = url[authority.range.upperBound...]
     if let hash = rest.utf8.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
     let rooted = rest.utf8.first.map { $0 == UInt8(ascii: "?") } ?? true
+    (rest, droppedParameters) = rules.filtered(rest)
     let userInfo = authority.userInfo.map { "\($0)@" } ?? ""
     var port = authority.port.map { ":\($0)" } ?? ""
     if (scheme == "http" && port == ":80") || (scheme == "https" && port == ":443") || port == ":" {

@@ -14,6 +14,8 @@ public struct AttachmentURL: Sendable, Hashable, CustomStringConvertible {
   public let redacted: String
   /// The cache key (the normalized URL and its digest).
   package let key: URLKey
+  /// The rules ``key`` was made with (see ``keyed(by:)``).
+  let keyRules: CacheKeyRules
   /// The normalized URL (lower-case scheme and host, default port and fragment dropped): two
   /// spellings of one resource share it, and with it one cache entry and one fetch. The key a
   /// face keys its own per-URL state by (serve's admission and hit memo).
@@ -31,6 +33,23 @@ public struct AttachmentURL: Sendable, Hashable, CustomStringConvertible {
     self.text = text
     redacted = Redaction.redact(text, authority: authority)
     key = URLKey(checked: text, authority: authority)
+    keyRules = .none
+  }
+
+  /// This URL with its cache key made under `rules` (the request is unchanged): `self` when it
+  /// was keyed by them already. The pipeline keys every URL it is given by its configuration's
+  /// ``CacheConfiguration/keyRules``; a face that keys its own per-URL state (serve's memos)
+  /// asks ``AttachmentPipeline/keyed(_:)``.
+  package func keyed(by rules: CacheKeyRules) -> AttachmentURL {
+    guard rules != keyRules, let authority = URLAuthority(text) else { return self }
+    return AttachmentURL(self, key: URLKey(checked: text, authority: authority, rules: rules), rules: rules)
+  }
+
+  private init(_ url: AttachmentURL, key: URLKey, rules: CacheKeyRules) {
+    text = url.text
+    redacted = url.redacted
+    self.key = key
+    keyRules = rules
   }
 
   /// The redacted URL.

@@ -45,7 +45,7 @@ extension AttachmentPipeline {
         guard let fetched = last else {
           return .failure(AttachmentError(.networkError, "No response to refresh from."))
         }
-        let (validators, freshness) = revalidated(entry, by: fetched)
+        let (validators, freshness) = revalidated(entry, of: url, by: fetched)
         action = machine.refreshed(
           Result { () throws(AttachmentError) in
             try tier.refresh(entry, validators: validators, freshness: freshness, now: fetched.now)
@@ -70,8 +70,10 @@ extension AttachmentPipeline {
   /// A `304`'s headers merged into `entry`'s stored ones (RFC 9111 §4.3.4), and the freshness
   /// they give: a `304` that repeats no `Cache-Control` keeps the origin's lifetime instead of
   /// falling to the default.
-  private func revalidated(_ entry: CacheEntry, by fetched: Fetched) -> (StoredValidators, Freshness.Policy) {
-    let merged = StoredValidators(fetched.download.headers).merged(over: entry.record)
+  private func revalidated(
+    _ entry: CacheEntry, of url: AttachmentURL, by fetched: Fetched
+  ) -> (StoredValidators, Freshness.Policy) {
+    let merged = StoredValidators(fetched.download.headers, url: url).merged(over: entry.record)
     let freshness = Freshness.policy(
       cacheControl: merged.cacheControl, expires: merged.expires, date: merged.date,
       lastModified: merged.lastModified, now: fetched.now,
@@ -161,7 +163,7 @@ extension AttachmentPipeline {
         warnAboutTransportSecurity(&validation, url: url, fetched: fetched)
         let file = held
         held = nil  // consumed by publishing, whatever its outcome
-        let result = publish(file, validation: validation, fetched: fetched, key: url.key)
+        let result = publish(file, validation: validation, fetched: fetched, url: url)
         published = try? result.get()
         action = machine.published(result.map { _ in })
       case .answerPublished:
@@ -262,14 +264,14 @@ extension AttachmentPipeline {
 
   /// Publishes a checked file under `key` (or stashes it, for `no-store`); consumes the file.
   private func publish(
-    _ file: CacheBodyFile?, validation: Validation?, fetched: Fetched, key: URLKey
+    _ file: CacheBodyFile?, validation: Validation?, fetched: Fetched, url: AttachmentURL
   ) -> Result<Published, AttachmentError> {
     guard let file, let validation else {
       file?.discard()
       return .failure(AttachmentError(.ioError, "No checked file to publish."))
     }
     return Result { () throws(AttachmentError) in
-      try publish(file, validation: validation, fetched: fetched, key: key)
+      try publish(file, validation: validation, fetched: fetched, url: url)
     }
   }
 
@@ -297,7 +299,7 @@ extension AttachmentPipeline {
   }
 
   private func publish(
-    _ file: CacheBodyFile, validation: Validation, fetched: Fetched, key: URLKey
+    _ file: CacheBodyFile, validation: Validation, fetched: Fetched, url: AttachmentURL
   ) throws(AttachmentError) -> Published {
     if fetched.freshness.noStore || fetched.freshness.isPrivateToSharedCache {
       let path = try tier.stash(body: file, validation: validation)
@@ -310,7 +312,8 @@ extension AttachmentPipeline {
     let peer =
       fetched.download.peerAddressClass ?? (configuration.downloader.allowPrivateNetworks ? nil : .public)
     let entry = try tier.publish(
-      body: file, validation: validation, key: key, validators: StoredValidators(fetched.download.headers),
+      body: file, validation: validation, key: url.key,
+      validators: StoredValidators(fetched.download.headers, url: url),
       peer: peer,
       freshness: fetched.freshness, now: fetched.now)
     return Published(path: entry.path, freshUntil: entry.record.freshUntil)

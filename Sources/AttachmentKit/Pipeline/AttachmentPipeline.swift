@@ -101,6 +101,7 @@ public final class AttachmentPipeline: Sendable {
   /// - Returns: a hit or a refusal (the answer already), a stale copy to revalidate, or a miss.
   public func lookup(_ url: AttachmentURL, reload: Bool = false) -> Lookup {
     let start = ContinuousClock.now
+    let url = keyed(url)
     guard !reload, let entry = tier.entry(for: url.key) else { return .miss }
     // A shared cache serves no private answer, even one a private user of the same directory
     // (a command's fetch) stored there: it is fetched for this caller, and not kept.
@@ -138,6 +139,7 @@ public final class AttachmentPipeline: Sendable {
     for url: AttachmentURL, after lookup: Lookup, deadline: ContinuousClock.Instant,
     start: ContinuousClock.Instant, lookedUpAt: UInt64? = nil
   ) async throws(AttachmentError) -> Attachment {
+    let url = keyed(url)
     let stale: CacheEntry?
     switch lookup {
     case .hit(let attachment): return attachment
@@ -178,6 +180,11 @@ public final class AttachmentPipeline: Sendable {
       return try outcome.get()
     }
   }
+
+  /// `url` with the cache key this pipeline files it under (its configuration's
+  /// ``CacheConfiguration/keyRules`` applied): what a face keys its own per-URL state by, so
+  /// that it meets the pipeline's. Cheap when there are no rules or the URL was keyed already.
+  public func keyed(_ url: AttachmentURL) -> AttachmentURL { url.keyed(by: configuration.cache.keyRules) }
 
   /// The attachment for `url` if the cache holds a fresh, size-checked copy that this
   /// pipeline's policy accepts, without any network, task or thread: the cheapest possible

@@ -1,0 +1,122 @@
+/// Query parameters left out of a URL's cache key (never out of its request), so that URLs
+/// that differ only in a signature share one cache entry: the presigned URLs of S3, CloudFront,
+/// Google Cloud Storage and Azure, whose signature, date and expiry change on every send.
+///
+/// A rule is an exact parameter name (`X-Amz-Signature`), a prefix pattern ending in `*`
+/// (`X-Amz-*`), or a preset (`preset:s3`, `preset:cloudfront`, `preset:gcs`, `preset:azure`:
+/// their names are in ``presets``). Names are compared as written in the URL (case-sensitive,
+/// not percent-decoded). The parameters kept stay in their order; a query left empty is dropped
+/// with its `?`.
+///
+/// Only a parameter that never selects content may be ignored: two URLs whose keys meet are
+/// one entry, and the second is answered with the first one's bytes. A signature, a credential,
+/// a date or an expiry qualifies; S3's `versionId`, an image width, or `response-content-type`
+/// do not. Off by default (``none``).
+///
+/// ```swift
+/// var configuration = PipelineConfiguration()
+/// configuration.cache.keyRules = try CacheKeyRules(["preset:s3", "utm_*"])
+/// ```
+public struct CacheKeyRules: Sendable, Hashable {
+  /// One rule.
+  public enum Pattern: Sendable, Hashable {
+    /// A parameter with exactly this name.
+    case name(String)
+    /// Every parameter whose name starts with this text.
+    case prefix(String)
+  }
+
+  /// The rules, presets expanded, in the order given.
+  public let patterns: [Pattern]
+
+  /// No rule: the whole URL is the key. The default.
+  public static let none = CacheKeyRules(patterns: [])
+
+  /// The parameters each preset ignores. Each is a signature, a credential, a date or an
+  /// expiry of that service's presigned (or SAS) URLs; none selects content.
+  public static let presets: [String: [String]] = [
+    // SigV4 query authentication, and SigV2's names.
+    "s3": [
+      "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
+      "X-Amz-Signature", "X-Amz-Security-Token", "AWSAccessKeyId", "Signature", "Expires",
+      "x-amz-security-token",
+    ],
+    // Signed URLs with a canned or a custom policy.
+    "cloudfront": ["Expires", "Signature", "Key-Pair-Id", "Policy"],
+    // V4 signing, and the older GoogleAccessId form.
+    "gcs": [
+      "X-Goog-Algorithm", "X-Goog-Credential", "X-Goog-Date", "X-Goog-Expires", "X-Goog-SignedHeaders",
+      "X-Goog-Signature", "GoogleAccessId", "Expires", "Signature",
+    ],
+    // Shared access signatures (service and account SAS, user delegation).
+    "azure": [
+      "sv", "ss", "srt", "sp", "se", "st", "spr", "sig", "sip", "si", "sr", "skoid", "sktid", "skt", "ske",
+      "sks", "skv", "sdd", "ses",
+    ],
+  ]
+
+  /// Rules from their text: each an exact name, a `prefix*` pattern or `preset:NAME`.
+  /// - Throws: `invalid_configuration` for an empty rule, a `*` anywhere but at the end, a lone
+  ///   `*` (it would ignore every parameter, content-selecting ones too), a name holding `&`,
+  ///   `=`, `#` or a space, or an unknown preset.
+  public init(_ rules: [String]) throws(AttachmentError) {
+    var patterns: [Pattern] = []
+    for rule in rules {
+      if rule.hasPrefix("preset:") {
+        let name = String(rule.dropFirst("preset:".count))
+        guard let names = Self.presets[name] else {
+          throw AttachmentError(
+            .invalidConfiguration,
+            "Unknown cache-key preset '\(rule)' (known: "
+              + Self.presets.keys.sorted().map { "preset:" + $0 }.joined(separator: ", ") + ").")
+        }
+        patterns += names.map(Pattern.name)
+        continue
+      }
+      var name = Substring(rule)
+      let isPrefix = name.hasSuffix("*")
+      if isPrefix { name = name.dropLast() }
+      guard !name.isEmpty, !name.contains(where: { "*&=# ?".contains($0) || $0.isNewline }) else {
+        throw AttachmentError(
+          .invalidConfiguration,
+          "'\(rule)' is not a cache-key rule: a parameter name, 'prefix*' or 'preset:NAME' "
+            + "(\(Self.presets.keys.sorted().map { "preset:" + $0 }.joined(separator: ", "))).")
+      }
+      patterns.append(isPrefix ? .prefix(String(name)) : .name(String(name)))
+    }
+    var seen = Set<Pattern>()
+    self.init(patterns: patterns.filter { seen.insert($0).inserted })
+  }
+
+  private init(patterns: [Pattern]) { self.patterns = patterns }
+
+  /// Whether there is no rule.
+  public var isEmpty: Bool { patterns.isEmpty }
+
+  /// Whether the parameter named `name` (as written) is left out of the key.
+  func ignores(_ name: Substring) -> Bool {
+    patterns.contains {
+      switch $0 {
+      case .name(let exact): name.utf8.elementsEqual(exact.utf8)
+      case .prefix(let prefix): name.utf8.starts(with: prefix.utf8)
+      }
+    }
+  }
+
+  /// `pathAndQuery` (a URL's path and query, fragment removed) with the ignored parameters
+  /// removed, and whether any was.
+  func filtered(_ pathAndQuery: Substring) -> (text: Substring, dropped: Bool) {
+    guard !isEmpty, let mark = pathAndQuery.utf8.firstIndex(of: UInt8(ascii: "?")) else {
+      return (pathAndQuery, false)
+    }
+    let query = pathAndQuery[pathAndQuery.utf8.index(after: mark)...]
+    let parameters = query.split(separator: "&", omittingEmptySubsequences: false)
+    let kept = parameters.filter { parameter in
+      let name = parameter.utf8.firstIndex(of: UInt8(ascii: "=")).map { parameter[..<$0] } ?? parameter
+      return !ignores(name)
+    }
+    guard kept.count != parameters.count else { return (pathAndQuery, false) }
+    let path = pathAndQuery[..<mark]
+    return (kept.isEmpty ? path : Substring(String(path) + "?" + kept.joined(separator: "&")), true)
+  }
+}
