@@ -299,6 +299,7 @@ extension AttachmentServer {
   ) -> MHD_Result {
     var headers = reply.headers
     headers.append(("X-Request-Id", state.facts.requestId))
+    for field in configuration.responseHeaders.fields { headers.append((field.name, field.value)) }
     let early = if case .receiving = state.phase { true } else { false }  // before the request was complete
     if isDraining || reply.status == 503 || early { headers.append(("Connection", "close")) }
     let response: OpaquePointer?

@@ -46,6 +46,10 @@ public struct ServerConfiguration: Sendable {
   public var trustedForwarders = TrustedNetworks()
   /// Write a JSON access-log line per request to standard error. Default: `true`.
   public var accessLog = true
+  /// Headers on every answer besides serve's own: `X-Content-Type-Options: nosniff` and
+  /// `Content-Security-Policy: default-src 'none'; sandbox`, then the operator's (`--header`).
+  /// Default: ``ResponseHeaderFields/contentSafety``.
+  public var responseHeaders = ResponseHeaderFields.contentSafety
   /// The version `attachkit_build_info` reports. Default: `unknown`.
   public var version = "unknown"
 

@@ -74,6 +74,11 @@ enum ServeCommand: RunnableCommand {
     Result { () throws(TrustedNetworks.Problem) in try TrustedNetworks(parsing: text) }
       .mapError { OptionProblem("'\(Terminal.safe($0.item))' is neither") }
   }
+  static let header = OptionKey<String>.option(
+    long: "header", valueName: "'NAME: VALUE'",
+    help:
+      "Add this header to every answer (repeatable); one naming X-Content-Type-Options or Content-Security-Policy replaces serve's default (nosniff; default-src 'none'; sandbox)."
+  )
   static let unsigned = FlagKey(
     long: "unsigned",
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
@@ -82,7 +87,7 @@ enum ServeCommand: RunnableCommand {
     [
       listen, keyFile, maximumConnections, maximumFetches, threads, idleTimeout, headTimeout,
       minimumRequestRate,
-      drainTimeout, trustForwardedFrom, unsigned,
+      drainTimeout, trustForwardedFrom, header, unsigned,
     ]
     + PipelineOptions.all
 
@@ -232,7 +237,7 @@ enum ServeCommand: RunnableCommand {
 
   /// The server's settings from `--listen`, `--unsigned`, `--deadline`, `--max-connections`,
   /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate`,
-  /// `--drain-timeout` and `--trust-forwarded-from` (read in that order).
+  /// `--drain-timeout`, `--trust-forwarded-from` and `--header` (read in that order).
   private static func serverConfiguration(_ arguments: ParsedArguments) throws(UsageError)
     -> ServerConfiguration
   {
@@ -251,6 +256,11 @@ enum ServeCommand: RunnableCommand {
     if let bytes = try arguments[minimumRequestRate] { server.minimumRequestBytesPerSecond = Double(bytes) }
     if let seconds = try arguments[drainTimeout] { server.drainSeconds = Double(seconds) }
     if let networks = try arguments[trustForwardedFrom] { server.trustedForwarders = networks }
+    do {
+      server.responseHeaders = try ResponseHeaderFields(addingLines: arguments.values(of: header))
+    } catch {
+      throw arguments.usageError("--header: " + Terminal.safe(error.message))
+    }
     return server
   }
 
