@@ -39,4 +39,53 @@ struct OriginOptionsTests {
     #expect(bad.status == 2)
     #expect(bad.stderr.contains("preset:s3"), "\(bad.stderr)")
   }
+
+  @Test("cache rm while another process hits the same cache: the entry goes, every hit of the other succeeds")
+  func removeWhileHitting() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    for path in ["/gone.jpg", "/kept.gif"] {
+      server.serve(
+        path, body: try Media.bytes(path.hasSuffix("jpg") ? "jpeg-exif.jpg" : "gif-static.gif"),
+        headers: [("Cache-Control", "max-age=600")])
+    }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let cache = scratch.path + "/c"
+    let (gone, kept) = (server.url("/gone.jpg"), server.url("/kept.gif"))
+    let first = try await CLI.run(["fetch", "--json", "--cache-dir", cache, gone, kept])
+    #expect(first.status == 0, "\(first.stderr)")
+
+    // Another process hits both URLs in a loop, a JSON line per answer, until told to stop
+    let log = scratch.path + "/hits.jsonl"
+    let stop = scratch.path + "/stop"
+    let script = """
+      while [ ! -e "$4" ]; do "$1" fetch --json --cache-dir "$2" "$5" "$6" >> "$3" || echo FAILED >> "$3"; done
+      """
+    let hitter = Task {
+      try await CLI.run(
+        program: "/bin/sh", ["-c", script, "sh", CLI.attachkit, cache, log, stop, gone, kept])
+    }
+    // When it has answered from the cache (observed in its log), the entry is removed
+    #expect(
+      await eventually(within: 30) { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").count > 0 })
+    let removed = try await CLI.run([
+      "cache", "rm", "--json", "--cache-dir", cache, gone, server.url("/never"),
+    ])
+    #expect(removed.status == 0, "\(removed.stderr)")
+    #expect(removed.jsonLines.map { $0["outcome"] as? String } == ["removed", "not_cached"])
+    // and the other process keeps answering until it fetched the removed URL again
+    #expect(await eventually(within: 30) { server.requestCount(path: "/gone.jpg") >= 2 })
+    _ = FileManager.default.createFile(atPath: stop, contents: nil)
+    _ = try await hitter.value
+    let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+    #expect(!lines.isEmpty && !lines.contains("FAILED"))
+    for line in lines {
+      let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+      #expect(object?["outcome"] as? String == "accepted", "\(line)")
+    }
+    #expect(server.requestCount(path: "/kept.gif") == 1)
+    let verify = try await CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
+    #expect(verify.jsonLines.first?["corrupt"] as? Int == 0)
+  }
 }

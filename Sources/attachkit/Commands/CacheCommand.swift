@@ -2,7 +2,7 @@ import ArgumentParsing
 import AttachmentKit
 import PipelineOptions
 
-/// `attachkit cache stats|verify|gc|clear`: inspects and maintains the cache.
+/// `attachkit cache stats|verify|gc|clear|rm`: inspects and maintains the cache.
 enum CacheCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     name: "cache",
@@ -10,7 +10,9 @@ enum CacheCommand: ParsableCommand {
     subcommands: commands.map { $0 })
 
   /// The group's commands, in the order help lists them: the one list of them.
-  static let commands: [any RunnableCommand.Type] = [Stats.self, Verify.self, GC.self, Clear.self]
+  static let commands: [any RunnableCommand.Type] = [
+    Stats.self, Verify.self, GC.self, Clear.self, Remove.self,
+  ]
 
   static let common: [any ArgumentKey] = [CommonOptions.json, PipelineOptions.cacheDirectory]
 
@@ -61,6 +63,59 @@ enum CacheCommand: ParsableCommand {
     static let arguments = CacheCommand.common
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
       .finished(CacheCommand.perform(arguments) { cache throws(AttachmentError) in try cache.clear() })
+    }
+  }
+
+  enum Remove: RunnableCommand {
+    static let configuration = CommandConfiguration(
+      name: "rm",
+      abstract: "Remove the entries of these URLs (content another entry uses stays).",
+      discussion: """
+        For an asset replaced at its URL: the next request fetches it again. Each URL is keyed as \
+        fetch keys it, so give the same --cache-key-ignore rules. Safe while other processes use the cache.
+        """,
+      examples: ["attachkit cache rm https://cdn.example.com/push/123.jpg"],
+      sections: [CommonOptions.cacheExitCodes])
+    static let urls = PositionalKey<[String]>.repeating(
+      name: "urls", valueName: "URL", help: "The URLs whose entries go.")
+    static let arguments = CacheCommand.common + [PipelineOptions.cacheKeyIgnore, urls]
+
+    static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
+      let texts = arguments[urls]
+      guard !texts.isEmpty else { throw arguments.usageError("cache rm needs at least one URL") }
+      var checked: [AttachmentURL] = []
+      for text in texts {
+        do {
+          checked.append(try AttachmentURL(text))
+        } catch {
+          throw arguments.usageError(error.message)
+        }
+      }
+      var configuration = CacheConfiguration(directory: PipelineOptions.cacheDirectory(from: arguments))
+      configuration.keyRules = try PipelineOptions.cacheKeyRules(from: arguments)
+      let removal: CacheRemoval
+      do {
+        removal = try AttachmentCache(configuration: configuration).removeEntries(for: checked)
+      } catch {
+        Terminal.error("attachkit: \(Terminal.safe(error.message))\n")
+        return .finished(.cacheUnusable)
+      }
+      if arguments[CommonOptions.json] {
+        for (url, outcome) in removal.outcomes {
+          var object = JSONObject()
+          object.set("url", Terminal.safe(url.redacted))
+          object.set("outcome", outcome.rawValue)
+          Terminal.out(object.value.text + "\n")
+        }
+      } else {
+        for (url, outcome) in removal.outcomes {
+          Terminal.out(
+            "\(outcome == .removed ? "removed   " : "not cached") \(Terminal.safe(url.redacted))\n")
+        }
+        Terminal.out(
+          "\(removal.contentFilesRemoved) content files removed (\(Table.bytes(removal.bytesRemoved)))\n")
+      }
+      return .finished(.success)
     }
   }
 

@@ -1,0 +1,72 @@
+import Glibc
+
+/// What ``AttachmentCache/removeEntries(for:)`` did for each URL.
+public struct CacheRemoval: Sendable, Equatable {
+  /// The outcome of one URL.
+  public enum Outcome: String, Sendable, Equatable {
+    /// Its entry was removed (and its content, unless another entry uses it).
+    case removed
+    /// The cache held no entry for it.
+    case notCached = "not_cached"
+  }
+
+  /// Each URL's outcome, in the order given.
+  public var outcomes: [(url: AttachmentURL, outcome: Outcome)]
+  /// Content files removed because no entry uses them any more.
+  public var contentFilesRemoved: Int
+  /// The bytes those files held.
+  public var bytesRemoved: Int64
+
+  /// Two removals are equal when their URLs, outcomes and counts are.
+  public static func == (lhs: CacheRemoval, rhs: CacheRemoval) -> Bool {
+    lhs.outcomes.map(\.url) == rhs.outcomes.map(\.url)
+      && lhs.outcomes.map(\.outcome) == rhs.outcomes.map(\.outcome)
+      && lhs.contentFilesRemoved == rhs.contentFilesRemoved && lhs.bytesRemoved == rhs.bytesRemoved
+  }
+}
+
+extension AttachmentCache {
+  /// Removes the entries of `urls` (purge: an asset replaced at its URL is fetched again by
+  /// the next request), each keyed by this cache's ``CacheConfiguration/keyRules`` as a
+  /// pipeline on it keys them. A content file goes with its last entry; content another entry
+  /// uses stays. Safe while other processes use the cache: the records and files change under
+  /// the cache's lock, as publishes do; a reader that looked up a removed entry a moment before
+  /// either reads the file it opened or finds it gone (a miss, fetched again).
+  /// - Returns: each URL's outcome, and the content removed.
+  /// - Throws: `io_error` when the cache's lock cannot be taken or the store not written.
+  public func removeEntries(for urls: [AttachmentURL]) throws(AttachmentError) -> CacheRemoval {
+    let keyed = urls.map { $0.keyed(by: configuration.keyRules) }
+    return try lock.withExclusiveLockedFile { (lockFile) throws(AttachmentError) -> CacheRemoval in
+      var removal = CacheRemoval(outcomes: [], contentFilesRemoved: 0, bytesRemoved: 0)
+      var candidates: [String: Int64] = [:]  // content path → its bytes
+      try records.write(sync: configuration.durable) { writer in
+        for url in keyed {
+          let name = recordKey.name(for: url.key)
+          guard case .bytes(let bytes) = writer.read(name), writer.remove(name) else {
+            removal.outcomes.append((url, .notCached))
+            continue
+          }
+          removal.outcomes.append((url, .removed))
+          if let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]) {
+            let path = layout.contentPath(
+              sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
+            candidates[path] = record.validation.bytes
+          }
+        }
+      }
+      guard !candidates.isEmpty else { return removal }
+      // Content another entry still uses stays (publishes take this lock: none is under way).
+      for (_, _, record) in scanRecords().records {
+        let path = layout.contentPath(
+          sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
+        candidates[path] = nil
+      }
+      for (path, bytes) in candidates.sorted(by: { $0.key < $1.key }) where unlink(path) == 0 {
+        removal.contentFilesRemoved += 1
+        removal.bytesRemoved += bytes
+      }
+      if removal.bytesRemoved > 0 { _ = CacheLedger.add(lockFile, -removal.bytesRemoved) }
+      return removal
+    }
+  }
+}
