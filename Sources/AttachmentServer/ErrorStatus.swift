@@ -3,12 +3,12 @@ import AttachmentKit
 /// The HTTP status each error is answered with, read from its kind
 /// (``AttachmentError/Kind``) and, within a kind, from the few codes that differ.
 enum ErrorStatus {
-  /// `400` a malformed request or URL, `403` a signature or address refused, `404`, `405`,
+  /// `400` a malformed request or URL, `403` a signature, address or origin refused, `404`, `405`,
   /// `503` overloaded (the proxy's own refusals); `422` the file refused; `502` the upstream
   /// failed, `504` its deadline passed; `500` this machine failed.
   static func of(_ error: AttachmentError) -> Int {
     switch error.kind {
-    case .request: error.code == .blockedAddress ? 403 : 400
+    case .request: error.code == .blockedAddress || error.code == .originNotAllowed ? 403 : 400
     case .proxy: proxyStatus(error.code)
     case .rejection: 422
     case .fetch: error.code == .deadlineExceeded ? 504 : 502

@@ -77,6 +77,12 @@ public enum PipelineOptions {
     help:
       "Leave this query parameter out of the cache key (never out of the request), so presigned URLs of one object share an entry: a name, 'prefix*', or preset:s3, preset:cloudfront, preset:gcs, preset:azure; repeatable, or comma-separated (also $ATTACHKIT_CACHE_KEY_IGNORE). Only for parameters that never select content."
   )
+  /// `--allow-origin PREFIX`: the hosts and URL prefixes fetches may go to (repeatable).
+  public static let allowOrigin = OptionKey<String>.option(
+    long: "allow-origin", valueName: "PREFIX",
+    help:
+      "Fetch only from this host (media.example.com), these subdomains (*.example.com) or under this URL prefix (https://media.example.com/push/), for the URL and every redirect; else origin_not_allowed. Repeatable, or comma-separated (also $ATTACHKIT_ALLOW_ORIGIN). Default: any origin."
+  )
   /// `--max-image-bytes BYTES`: the largest image accepted.
   public static let maximumImageBytes = OptionKey<Int64>.byteCount(
     long: "max-image-bytes", valueName: "BYTES", bound: .positive, help: "Largest image (default 10MB).")
@@ -97,7 +103,7 @@ public enum PipelineOptions {
   public static let all: [any ArgumentKey] =
     [
       cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue, rescueWorkers,
-      rescueMemory, noPoster, proxy, proxyUnchecked, cacheKeyIgnore,
+      rescueMemory, noPoster, proxy, proxyUnchecked, cacheKeyIgnore, allowOrigin,
     ]
     + limits
 
@@ -125,6 +131,7 @@ public enum PipelineOptions {
     configuration.rescuers = try rescuers(from: arguments)
     configuration.downloader.allowPrivateNetworks = allowsPrivateNetworks(
       from: arguments, environment: environment)
+    configuration.downloader.allowedOrigins = try allowedOrigins(from: arguments, environment: environment)
     if let proxy = arguments[Self.proxy] {
       configuration.downloader.proxy = DownloaderConfiguration.Proxy(
         url: proxy, acceptsUncheckedDestinations: arguments[proxyUnchecked])
@@ -179,6 +186,23 @@ public enum PipelineOptions {
     let rules = texts.flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }
     do {
       return try CacheKeyRules(rules)
+    } catch {
+      throw arguments.usageError(error.message)
+    }
+  }
+
+  /// The allowlist of `--allow-origin` (each value may list several, comma-separated), else of
+  /// `$ATTACHKIT_ALLOW_ORIGIN` (comma- or space-separated), else any origin.
+  /// - Throws: ``ArgumentParsing/UsageError`` for an entry that is no host, `*.` wildcard or
+  ///   http(s) URL prefix.
+  public static func allowedOrigins(
+    from arguments: ParsedArguments, environment: EnvironmentVariables = .process
+  ) throws(UsageError) -> OriginAllowlist {
+    var texts = arguments.values(of: allowOrigin)
+    if texts.isEmpty, let variable = environment["ATTACHKIT_ALLOW_ORIGIN"] { texts = [variable] }
+    do {
+      return try OriginAllowlist(
+        texts.flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) })
     } catch {
       throw arguments.usageError(error.message)
     }

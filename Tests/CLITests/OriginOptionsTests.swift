@@ -88,4 +88,29 @@ struct OriginOptionsTests {
     let verify = try await CLI.run(["cache", "verify", "--json", "--cache-dir", cache])
     #expect(verify.jsonLines.first?["corrupt"] as? Int == 0)
   }
+
+  @Test(
+    "--allow-origin: a URL outside the list is origin_not_allowed (exit 1); a malformed entry is a usage error"
+  )
+  func allowOrigin() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    server.serve("/a.jpg", body: try Media.bytes("jpeg-exif.jpg"))
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let inside = try await CLI.run(
+      [
+        "fetch", "--json", "--cache-dir", scratch.path + "/c", "--allow-origin", "127.0.0.1",
+        server.url("/a.jpg"),
+      ])
+    #expect(inside.status == 0, "\(inside.stderr)")
+    let outside = try await CLI.run(
+      ["fetch", "--json", "--cache-dir", scratch.path + "/c", server.url("/a.jpg")],
+      environment: ["ATTACHKIT_ALLOW_ORIGIN": "https://media.example.com/push/,*.cdn.example.com"])
+    #expect(outside.status == 1)
+    #expect((outside.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "origin_not_allowed")
+    let bad = try await CLI.run(["fetch", "--allow-origin", "ftp://x/", server.url("/a.jpg")])
+    #expect(bad.status == 2)
+    #expect(server.requestCount(path: "/a.jpg") == 1)
+  }
 }

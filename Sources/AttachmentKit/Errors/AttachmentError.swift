@@ -100,6 +100,9 @@ extension AttachmentError.Code {
   /// The URL (or a redirect, or its DNS answer) leads to a loopback, private or link-local
   /// address and private networks are not allowed.
   public static let blockedAddress = Self("blocked_address", kind: .request)
+  /// The URL, or a redirect, leads outside the allowed origins
+  /// (``DownloaderConfiguration/allowedOrigins``).
+  public static let originNotAllowed = Self("origin_not_allowed", kind: .request)
   /// The TLS handshake failed, including an untrusted or invalid certificate.
   public static let tlsFailed = Self("tls_failed", kind: .fetch)
   /// The final response had a status that is not a success (see ``AttachmentError/httpStatus``).

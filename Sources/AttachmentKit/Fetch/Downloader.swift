@@ -39,6 +39,8 @@ public final class Downloader: Sendable {
   ///   `connect_failed`, `tls_failed`, `http_status`, `too_many_redirects`,
   ///   `deadline_exceeded`, `too_slow`, `too_large`, `headers_too_large`, `truncated`, `empty`,
   ///   `io_error`, `cancelled` (task cancellation), `network_error`, `blocked_address`,
+  ///   `origin_not_allowed` (the URL or a redirect outside
+  ///   ``DownloaderConfiguration/allowedOrigins``),
   ///   `invalid_configuration` (a proxy the caller has not accepted; see
   ///   ``DownloaderConfiguration/Proxy``), or whatever the request's
   ///   inspector rejected with. On any failure no file is left behind.
@@ -105,6 +107,9 @@ public final class Downloader: Sendable {
   ) -> Result<CurlEngine, AttachmentError> {
     if request.checkedURL?.text != request.url, let problem = URLCheck.problem(with: request.url) {
       return .failure(problem)
+    }
+    if !configuration.allowedOrigins.allows(request.url) {
+      return .failure(configuration.allowedOrigins.refusal(request.url, redirect: false))
     }
     if let problem = ProxyPolicy.configurationProblem(configuration) { return .failure(problem) }
     if ProxyPolicy.checksHosts(configuration), let refusal = ProxyPolicy.refusal(url: request.url) {

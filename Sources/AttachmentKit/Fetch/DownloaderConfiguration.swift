@@ -45,6 +45,11 @@ public struct DownloaderConfiguration: Sendable, Equatable {
   /// ignored.
   public var allowedAddresses: [String] = []
 
+  /// The hosts and URL prefixes fetches may go to, checked for the URL and for every redirect
+  /// before it is followed; anything else fails with `origin_not_allowed`. Independent of the
+  /// private-network guard (both apply). Default: ``OriginAllowlist/any``.
+  public var allowedOrigins = OriginAllowlist.any
+
   /// A proxy every request goes through, or `nil` (the default) to connect directly.
   ///
   /// Proxy variables in the environment (`http_proxy`, `https_proxy`, `ALL_PROXY`,

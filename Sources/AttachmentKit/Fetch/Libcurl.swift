@@ -34,6 +34,13 @@ struct Libcurl: @unchecked Sendable {
     ) -> CURLMcode
   let multiWakeup: @convention(c) (UnsafeMutableRawPointer?) -> CURLMcode
   let multiStrerror: @convention(c) (CURLMcode) -> UnsafePointer<CChar>?
+  let urlNew: @convention(c) () -> OpaquePointer?
+  let urlCleanup: @convention(c) (OpaquePointer?) -> Void
+  let urlSet: @convention(c) (OpaquePointer?, CURLUPart, UnsafePointer<CChar>?, UInt32) -> CURLUcode
+  let urlGet:
+    @convention(c) (OpaquePointer?, CURLUPart, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, UInt32) ->
+      CURLUcode
+  let free: @convention(c) (UnsafeMutableRawPointer?) -> Void
 
   // flat table: one dlsym lookup per libcurl function the engine calls, then one assignment per
   // stored property, in the order they are declared; nil when the library or any symbol is
@@ -85,7 +92,19 @@ struct Libcurl: @unchecked Sendable {
       let multiWakeup = library.function(
         "curl_multi_wakeup", as: (@convention(c) (UnsafeMutableRawPointer?) -> CURLMcode).self),
       let multiStrerror = library.function(
-        "curl_multi_strerror", as: (@convention(c) (CURLMcode) -> UnsafePointer<CChar>?).self)
+        "curl_multi_strerror", as: (@convention(c) (CURLMcode) -> UnsafePointer<CChar>?).self),
+      let urlNew = library.function("curl_url", as: (@convention(c) () -> OpaquePointer?).self),
+      let urlCleanup = library.function(
+        "curl_url_cleanup", as: (@convention(c) (OpaquePointer?) -> Void).self),
+      let urlSet = library.function(
+        "curl_url_set",
+        as: (@convention(c) (OpaquePointer?, CURLUPart, UnsafePointer<CChar>?, UInt32) -> CURLUcode).self),
+      let urlGet = library.function(
+        "curl_url_get",
+        as: (@convention(c) (
+          OpaquePointer?, CURLUPart, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, UInt32
+        ) -> CURLUcode).self),
+      let free = library.function("curl_free", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self)
     else { return nil }
     self.globalInit = globalInit
     self.easyInit = easyInit
@@ -105,6 +124,11 @@ struct Libcurl: @unchecked Sendable {
     self.multiPoll = multiPoll
     self.multiWakeup = multiWakeup
     self.multiStrerror = multiStrerror
+    self.urlNew = urlNew
+    self.urlCleanup = urlCleanup
+    self.urlSet = urlSet
+    self.urlGet = urlGet
+    self.free = free
   }
 }
 
@@ -133,6 +157,21 @@ func curl_slist_append(
 func curl_slist_free_all(_ list: UnsafeMutablePointer<curl_slist>?) { Libcurl.shared?.slistFreeAll(list) }
 
 func curl_multi_init() -> UnsafeMutableRawPointer? { Libcurl.shared?.multiInit() }
+
+/// `reference` (a redirect's `Location`, absolute or relative) resolved against `base` by
+/// libcurl's URL parser, the one that resolves it when following; `nil` when either does not
+/// parse or libcurl is missing.
+func curlResolve(_ reference: String, against base: String) -> String? {
+  guard let table = Libcurl.shared, let handle = table.urlNew() else { return nil }
+  defer { table.urlCleanup(handle) }
+  guard table.urlSet(handle, CURLUPART_URL, base, 0) == CURLUE_OK,
+    table.urlSet(handle, CURLUPART_URL, reference, 0) == CURLUE_OK
+  else { return nil }
+  var out: UnsafeMutablePointer<CChar>?
+  guard table.urlGet(handle, CURLUPART_URL, &out, 0) == CURLUE_OK, let out else { return nil }
+  defer { table.free(out) }
+  return String(cString: out)
+}
 
 @discardableResult
 func curl_multi_cleanup(_ multi: UnsafeMutableRawPointer?) -> CURLMcode {

@@ -16,12 +16,18 @@ struct ResponseStateMachine {
     /// Whether redirect targets must be checked by host (requests go through a proxy, so the
     /// socket-level address guard cannot see them).
     var checksRedirectHosts: Bool
+    /// Whether each redirect's target goes to the transfer to check (an origin allowlist)
+    /// before libcurl follows it.
+    var checksRedirectTargets = false
   }
 
   /// What to do after a header line.
   enum HeaderAction {
     /// Keep going: more header lines, or a redirect libcurl follows.
     case proceed
+    /// A redirect to `location` (as sent: absolute or relative) that libcurl follows unless
+    /// the transfer's check of its target stops it (``Rules/checksRedirectTargets``).
+    case redirect(location: String)
     /// The final response's head is complete and acceptable; its body comes next.
     case finalHead(ResponseHead)
     /// Stop the transfer with this error.
@@ -68,6 +74,7 @@ struct ResponseStateMachine {
     if (100..<200).contains(status) { return .proceed }
     if [301, 302, 303, 307, 308].contains(status), let location = headers.location {
       if rules.checksRedirectHosts, let refusal = ProxyPolicy.refusal(url: location) { return .fail(refusal) }
+      if rules.checksRedirectTargets { return .redirect(location: location) }
       return .proceed  // libcurl follows it (and counts it against the redirect limit)
     }
     let head = ResponseHead(status: status, headers: headers)

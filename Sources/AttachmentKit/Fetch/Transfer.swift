@@ -55,7 +55,8 @@ final class Transfer: @unchecked Sendable {
       rules: .init(
         maximumBodyBytes: min(request.maximumBodyBytes ?? .max, configuration.maximumBodyBytes),
         maximumHeaderBytes: configuration.maximumHeaderBytes, isConditional: request.isConditional,
-        checksRedirectHosts: ProxyPolicy.checksHosts(configuration)))
+        checksRedirectHosts: ProxyPolicy.checksHosts(configuration),
+        checksRedirectTargets: !configuration.allowedOrigins.isEmpty))
     self.guardedAddresses =
       configuration.allowPrivateNetworks || configuration.proxy != nil
       ? nil : AddressPolicy.addresses(configuration.allowedAddresses)
@@ -110,6 +111,14 @@ final class Transfer: @unchecked Sendable {
     switch response.receive(HeaderLine(bytes), byteCount: bytes.count) {
     case .proceed:
       return true
+    case .redirect(let location):
+      // Resolved as libcurl will resolve it, against the URL this response answered.
+      var current: UnsafeMutablePointer<CChar>?
+      _ = ak_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &current)
+      let base = current.map { String(cString: $0) } ?? request.url
+      let target = curlResolve(location, against: base) ?? location
+      let allowlist = configuration.allowedOrigins
+      return allowlist.allows(target) ? true : abort(allowlist.refusal(target, redirect: true))
     case .fail(let error):
       return abort(error)
     case .finalHead(let head):

@@ -102,6 +102,11 @@ public final class AttachmentPipeline: Sendable {
   public func lookup(_ url: AttachmentURL, reload: Bool = false) -> Lookup {
     let start = ContinuousClock.now
     let url = keyed(url)
+    let origins = configuration.downloader.allowedOrigins
+    // A copy stored before the allowlist changed is not answered for an origin now refused.
+    if !origins.isEmpty, !origins.allows(url.text) {
+      return .refused(origins.refusal(url.text, redirect: false))
+    }
     guard !reload, let entry = tier.entry(for: url.key) else { return .miss }
     // A shared cache serves no private answer, even one a private user of the same directory
     // (a command's fetch) stored there: it is fetched for this caller, and not kept.
