@@ -5,25 +5,25 @@ import Glibc
 /// use reads `openssl.cnf` and initialises providers (about 0.5 ms), so a path that never hashes
 /// content (a cache hit) never loads it. EVP's context and digest types are opaque, so their
 /// pointers are `OpaquePointer` and no header is needed.
-struct Libcrypto: @unchecked Sendable {
+package struct Libcrypto: @unchecked Sendable {
   /// The loaded library, or `nil` when `libcrypto.so.3` is not installed.
-  static let shared: Libcrypto? = Libcrypto()
+  package static let shared: Libcrypto? = Libcrypto()
 
-  let contextNew: @convention(c) () -> OpaquePointer?
-  let contextFree: @convention(c) (OpaquePointer?) -> Void
-  let digestInit: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
-  let digestUpdate: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32
-  let digestFinal:
+  package let contextNew: @convention(c) () -> OpaquePointer?
+  package let contextFree: @convention(c) (OpaquePointer?) -> Void
+  package let digestInit: @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
+  package let digestUpdate: @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32
+  package let digestFinal:
     @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
-  let sha256: @convention(c) () -> OpaquePointer?
+  package let sha256: @convention(c) () -> OpaquePointer?
   /// `HMAC(md, key, keyLength, data, dataLength, out, outLength)`, one shot.
-  let hmac:
+  package let hmac:
     @convention(c) (
       OpaquePointer?, UnsafeRawPointer?, Int32, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?,
       UnsafeMutablePointer<UInt32>?
     ) -> UnsafeMutablePointer<UInt8>?
   /// `CRYPTO_memcmp(a, b, length)`: 0 when equal, in time independent of the contents.
-  let constantTimeCompare: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int) -> Int32
+  package let constantTimeCompare: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int) -> Int32
 
   private init?() {
     guard let library = SharedLibrary(["libcrypto.so.3", "libcrypto.so"]),

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import AttachmentKit
+import AttachmentServer
 
 /// `attachkit sign URL`: prints the signed proxy path of a URL (the full URL with `--base`),
 /// for backends that build push payloads from the shell.

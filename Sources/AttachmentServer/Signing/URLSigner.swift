@@ -1,3 +1,5 @@
+import AttachmentKit
+
 /// Signs and verifies the media proxy's URLs (the camo scheme): the signature is the lowercase
 /// hex of HMAC-SHA256(key, the URL's UTF-8 bytes), and the URL travels in the path as base64url
 /// without padding: `/v1/a/<signature>/<base64url(url)>`. Each route has its own signature:
