@@ -301,7 +301,7 @@ extension AttachmentServer {
   private func queue(
     _ reply: Reply, on connection: OpaquePointer?, state: RequestState, mhd: MicroHTTPD
   ) -> MHD_Result {
-    var headers = reply.headers
+    var headers = ExpiryLifetime.headers(reply.headers, route: state.route, now: Self.unixNow())
     headers.append(("X-Request-Id", state.facts.requestId))
     let early = if case .receiving = state.phase { true } else { false }  // before the request was complete
     if isDraining || reply.status == 503 || early { headers.append(("Connection", "close")) }
