@@ -301,6 +301,7 @@ extension AttachmentServer {
   private func queue(
     _ reply: Reply, on connection: OpaquePointer?, state: RequestState, mhd: MicroHTTPD
   ) -> MHD_Result {
+    let reply = HiddenOrigin.answer(reply, route: state.route)
     var headers = ExpiryLifetime.headers(reply.headers, route: state.route, now: Self.unixNow())
     headers.append(("X-Request-Id", state.facts.requestId))
     let early = if case .receiving = state.phase { true } else { false }  // before the request was complete

@@ -175,6 +175,29 @@ struct ExpiringServeTests {
     #expect(origin.requestCount(path: "/ab.gif") == 1)
   }
 
+  @Test("a hidden path's origin errors keep their code and status but do not name the origin")
+  func hiddenOriginErrorsWithheld() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let signer = try URLSigner(keyFile: workspace.keyFile)
+    // Nothing listens on the discard port: curl's message names the address it tried.
+    let closed = "http://127.0.0.1:9/secret-origin.gif"
+    let signed = try await Curl.get(serve.url(try signer.path(for: closed)))
+    #expect(signed.status == 502 && signed.errorCode == "connect_failed")
+    #expect(String(decoding: signed.body, as: UTF8.self).contains("127.0.0.1"), "the signed answer names it")
+    for url in [closed, origin.url("/missing-origin.gif")] {
+      let hidden = try await Curl.get(serve.url(try signer.path(for: url, route: .hidden)))
+      let text = String(decoding: hidden.body, as: UTF8.self)
+      #expect(hidden.status == 502, "\(url): \(text)")
+      #expect(hidden.errorCode == "connect_failed" || hidden.errorCode == "http_status", "\(text)")
+      #expect(!text.contains("127.0.0.1") && !text.contains("origin.gif"), "\(text)")
+    }
+  }
+
   @Test(
     "a path signed before expiring and hidden paths existed still verifies (its origin is down: 502, not 403)"
   )
