@@ -31,9 +31,10 @@ enum Route: Equatable {
   /// The route of a request target exactly as the client sent it (path and query, before any
   /// percent-decoding). A proxy path (`/v1/…`) has one spelling only, so that a CDN keys one
   /// signed URL once: a query (even an empty `?`) or a `%` anywhere makes it `malformed`; the
-  /// base64url and hex segments then admit no second spelling either (see ``url(_:)`` and
-  /// ``URLSigner/verify(signature:for:route:expires:)``, ``ProxyPath/parse(_:)``). Other paths ignore a query. Splits on bytes, not
-  /// characters: this runs for every request.
+  /// route's row (``ProxyRoute``) then picks the form by its segment count, and the base64url,
+  /// expiry and hex segments admit no second spelling either (``ProxyPath/parse(_:)``,
+  /// ``URLSigner/verify(signature:for:route:expires:)``). Other paths ignore a query. Splits on
+  /// bytes, not characters: this runs for every request.
   init(target: String) {
     var path = Substring(target)
     let isProxyPath = target.utf8.starts(with: "/v1/".utf8)
