@@ -64,7 +64,8 @@ let package = Package(
       name: "attachkit-rescue-worker",
       dependencies: ["AttachmentKit"],
       path: "Sources/RescueWorker"),
-    // The push-media proxy behind `attachkit serve`: signed routes over libmicrohttpd.
+    // The push-media proxy behind `attachkit serve`: signed routes over libmicrohttpd, and the
+    // signing of its paths (Signing/: the route table, URLSigner) that `attachkit sign` uses.
     .target(
       name: "AttachmentServer",
       dependencies: ["AttachmentKit", "CMicroHTTPD", "PosixLock"]),
@@ -101,7 +102,7 @@ let package = Package(
     // The benchmarks: cache hit vs cold download against the 30 s budget, and the alternatives.
     .executableTarget(
       name: "AttachKitBench",
-      dependencies: ["AttachmentKit", "TestSupport"],
+      dependencies: ["AttachmentKit", "AttachmentServer", "TestSupport"],
       path: "Benchmarks",
       exclude: ["README.md", "report.png", "record-stores"]),
     // The Notification Service Extension sample: its logic (tested directly) and the command.

@@ -3,7 +3,8 @@ import AttachmentKit
 /// The HTTP status each error is answered with, read from its kind
 /// (``AttachmentError/Kind``) and, within a kind, from the few codes that differ.
 enum ErrorStatus {
-  /// `400` a malformed request or URL, `403` a signature, address or origin refused, `404`, `405`,
+  /// `400` a malformed request or URL, `403` a signature, sealed URL, address or origin refused, `404`,
+  /// `405`, `410` an expired signed path,
   /// `503` overloaded (the proxy's own refusals); `422` the file refused; `502` the upstream
   /// failed, `504` its deadline passed; `500` this machine failed.
   static func of(_ error: AttachmentError) -> Int {
@@ -18,7 +19,8 @@ enum ErrorStatus {
 
   private static func proxyStatus(_ code: AttachmentError.Code) -> Int {
     switch code {
-    case .badSignature: 403
+    case .badSignature, .badEncryptedURL: 403
+    case .signatureExpired: 410
     case .notFound: 404
     case .methodNotAllowed: 405
     case .overloaded: 503

@@ -1,6 +1,7 @@
 import AttachmentKit
 
-/// What the access log shows of a request: its path with our signature replaced by `-`, and
+/// What the access log shows of a request: its path with our signature (or a hidden route's
+/// sealed URL) replaced by `-`, its expiry kept, and
 /// the origin URL with its credentials redacted (`user:password@` and the values of query
 /// parameters that carry secrets, such as `X-Amz-Signature` or `token`). A proxy path's
 /// encoded URL is the encoding of the redacted URL, so that a line never holds a secret in any
@@ -9,11 +10,17 @@ enum LoggedPath {
   /// The logged path of a request for `target`, routed as `route`.
   static func of(target: String, route: Route) -> String {
     switch route {
-    case .attachment(let url, let signature):
-      let encoded = Base64URL.encode(Array(redact(url).utf8))
-      return signature == nil ? "/v1/u/" + encoded : "/v1/a/-/" + encoded
-    case .info(let url, _):
-      return "/v1/info/-/" + Base64URL.encode(Array(redact(url).utf8))
+    case .proxy(let path):
+      let expiry = path.expiry.map { "\($0)/" } ?? ""
+      switch path.payload {
+      case .url(let url):
+        let encoded = Base64URL.encode(Array(redact(url).utf8))
+        let signature = path.route.protection == .signed ? "-/" : ""
+        return "/v1/\(path.route.name)/\(signature)\(expiry)\(encoded)"
+      case .sealed:
+        // The sealed URL opens the file as a signature does: it is not logged either.
+        return "/v1/\(path.route.name)/\(expiry)-"
+      }
     case .malformed:
       // Up to the route's name: what follows may be a signature, spelled any way.
       let parts = target.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)

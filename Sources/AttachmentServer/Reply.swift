@@ -23,6 +23,9 @@ struct Reply: Sendable {
   /// The URL the request was about, with credentials redacted (``Redaction/redact(_:)``), for
   /// the access log.
   var url: String? = nil
+  /// The error an error answer is made of (``error(_:url:)``), so that its body can be said
+  /// again without the origin's details (``HiddenOrigin``); `nil` for any other answer.
+  var error: AttachmentError? = nil
 
   /// The body's length in bytes.
   var bodyBytes: Int64 {
@@ -53,6 +56,7 @@ struct Reply: Sendable {
       ErrorStatus.of(error), errorJSON(error).text + "\n", contentType: "application/json",
       outcome: error.code.rawValue)
     reply.url = url
+    reply.error = error
     // Overloaded is brief: a client (or a tier) may ask again in a second.
     if reply.status == 503 { reply.headers.append(("Retry-After", "1")) }
     return reply

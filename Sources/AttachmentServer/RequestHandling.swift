@@ -167,18 +167,21 @@ extension AttachmentServer {
       return .failure(ImmediateReply(reply: .error(AttachmentError(.notFound, "No such route."))))
     case .malformed(let message):
       return .failure(ImmediateReply(reply: .error(AttachmentError(.badRequest, message))))
-    case .attachment(let target, let signature):
-      guard verify(signature, for: target) else {
-        return .failure(ImmediateReply(reply: badSignature(signature, url: target)))
+    case .proxy(let path):
+      let kind: Kind = path.route.answer == .file ? .file : .info
+      if path.route.protection == .unsigned && !configuration.acceptsUnsigned {
+        return .failure(ImmediateReply(reply: badSignature(nil, url: path.clearURL ?? "")))
       }
-      return .success((target, .file))
-    case .info(let target, let signature):
-      guard verify(signature, for: target, route: .info) else {
-        return .failure(ImmediateReply(reply: badSignature(signature, url: target)))
+      do {
+        return .success((try signer.url(of: path, now: Self.unixNow()), kind))
+      } catch {
+        return .failure(ImmediateReply(reply: .error(error, url: path.clearURL.map(Redaction.redact))))
       }
-      return .success((target, .info))
     }
   }
+
+  /// The time now in Unix seconds, the clock signed paths expire by.
+  static func unixNow() -> Int64 { Int64(time(nil)) }
 
   /// The checked URL and kind of a request whose target is not in the memo: its signature
   /// verified and its URL parsed (then the target is remembered), or the reply that answers it.
@@ -219,6 +222,13 @@ extension AttachmentServer {
     let checked: AttachmentURL
     let kind: Kind
     if let verified = state.verified {
+      // The memo keeps a verified target, not its time: an expiring one is judged again.
+      if case .proxy(let path) = verified.route, let expiry = path.expiry, expiry <= Self.unixNow() {
+        return .reply(
+          .error(
+            AttachmentError(.signatureExpired, "This signed URL expired at \(expiry) (Unix seconds)."),
+            url: verified.url.redacted))
+      }
       (checked, kind) = (verified.url, verified.kind)
     } else {
       switch checkedTarget(state) {
@@ -257,11 +267,6 @@ extension AttachmentServer {
       PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind, conditions: conditions))
   }
 
-  private func verify(_ signature: String?, for url: String, route: URLSigner.Route = .attachment) -> Bool {
-    guard let signature else { return configuration.acceptsUnsigned }
-    return signer.verify(signature: signature, for: url, route: route)
-  }
-
   private func badSignature(_ signature: String?, url: String) -> Reply {
     let message =
       signature == nil
@@ -297,7 +302,8 @@ extension AttachmentServer {
   private func queue(
     _ reply: Reply, on connection: OpaquePointer?, state: RequestState, mhd: MicroHTTPD
   ) -> MHD_Result {
-    var headers = reply.headers
+    let reply = HiddenOrigin.answer(reply, route: state.route)
+    var headers = ExpiryLifetime.headers(reply.headers, route: state.route, now: Self.unixNow())
     headers.append(("X-Request-Id", state.facts.requestId))
     for field in configuration.responseHeaders.fields { headers.append((field.name, field.value)) }
     let early = if case .receiving = state.phase { true } else { false }  // before the request was complete

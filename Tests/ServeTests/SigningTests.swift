@@ -1,4 +1,5 @@
 import AttachmentKit
+import AttachmentServer
 import Foundation
 import TestTraits
 import Testing

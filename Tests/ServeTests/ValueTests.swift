@@ -64,6 +64,8 @@ struct ValueTests {
       ErrorStatus.of(AttachmentError(code, "x", kind: kind))
     }
     #expect(status(.badSignature) == 403)
+    #expect(status(.badEncryptedURL) == 403)
+    #expect(status(.signatureExpired) == 410)
     #expect(status(.badRequest) == 400)
     #expect(status(.notFound) == 404)
     #expect(status(.methodNotAllowed) == 405)

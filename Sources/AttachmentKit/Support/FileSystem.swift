@@ -1,7 +1,7 @@
 import Glibc
 
 /// Small POSIX file helpers that need no Foundation (the hit path avoids loading it).
-enum FileSystem {
+package enum FileSystem {
   /// The names in a directory (without `.` and `..`), or `[]` when it cannot be read.
   static func names(in directory: String) -> [String] {
     guard let handle = opendir(directory) else { return [] }
@@ -29,7 +29,7 @@ enum FileSystem {
   }
 
   /// The whole of a small file (at most `limit` bytes), or `nil`.
-  static func readSmallFile(_ path: String, limit: Int = 64 * 1024) -> [UInt8]? {
+  package static func readSmallFile(_ path: String, limit: Int = 64 * 1024) -> [UInt8]? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }

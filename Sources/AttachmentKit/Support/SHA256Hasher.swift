@@ -71,11 +71,11 @@ final class SHA256Hasher {
 }
 
 /// Lower-case hexadecimal encoding.
-enum Hex {
+package enum Hex {
   private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
   /// The bytes as lower-case hex digits, two per byte.
-  static func encode(_ bytes: some Sequence<UInt8>) -> String {
+  package static func encode(_ bytes: some Sequence<UInt8>) -> String {
     var out: [UInt8] = []
     out.reserveCapacity(64)
     for byte in bytes {

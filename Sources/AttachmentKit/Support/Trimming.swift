@@ -1,7 +1,7 @@
 extension StringProtocol {
   /// The text without leading and trailing characters from `set` (Foundation's
   /// `trimmingCharacters(in:)` without loading Foundation).
-  func trimmingCharacters(in set: String) -> String {
+  package func trimmingCharacters(in set: String) -> String {
     var slice = self[...]
     while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
     while let last = slice.last, set.contains(last) { slice = slice.dropLast() }

@@ -12,7 +12,8 @@ enum ServeCommand: RunnableCommand {
     abstract: "Run the push-media proxy: signed URLs in, validated cached files out.",
     discussion: """
       Routes: GET|HEAD /v1/a/<sig>/<base64url(url)> (the file), GET /v1/info/<sig>/<base64url(url)> \
-      (its JSON record), GET /healthz, GET /readyz (cache usable, keys loaded), GET /metrics (Prometheus). \
+      (its JSON record), each also /v1/a/<sig>/<expiry>/<…> (410 signature_expired after it) and hidden as \
+      /v1/e/[<expiry>/]<sealed url> and /v1/ei/… (AES-256-GCM), GET /healthz, GET /readyz (cache usable, keys loaded), GET /metrics (Prometheus). \
       Sign paths with 'attachkit sign'. \
       Writes one JSON line per request to standard error (client address, RFC 3339 time, bytes \
       really sent; the request id every answer carries in X-Request-Id). Under systemd \

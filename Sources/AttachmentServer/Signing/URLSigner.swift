@@ -1,8 +1,12 @@
+import AttachmentKit
+
 /// Signs and verifies the media proxy's URLs (the camo scheme): the signature is the lowercase
 /// hex of HMAC-SHA256(key, the URL's UTF-8 bytes), and the URL travels in the path as base64url
 /// without padding: `/v1/a/<signature>/<base64url(url)>`. Each route has its own signature:
-/// `/v1/info/…` signs `info`, a line feed and the URL (``message(for:route:)``), so holding a
-/// push's attachment URL does not open its info record.
+/// `/v1/info/…` signs `info`, a line feed and the URL (``message(for:route:expiry:)``), so holding a
+/// push's attachment URL does not open its info record. A path may also expire (its expiry is
+/// signed with it), or hide its origin (AES-256-GCM, `URLSigner+Sealing.swift`); the forms are
+/// the rows of ``ProxyRoute``, built by ``path(for:route:expires:)`` and checked by ``url(of:now:)``.
 ///
 /// Several keys can verify and the first signs, so keys rotate with no downtime: add the new key
 /// second, deploy, move it first, deploy, remove the old one. Signatures are compared in constant
@@ -62,49 +66,42 @@ public struct URLSigner: Sendable {
     try self.init(keyFileText: String(decoding: bytes, as: UTF8.self))
   }
 
-  /// The signature of `url` for `route` with the signing key: 64 lowercase hex digits.
+  /// The signature of `url` for `route` (expiring at `expires`, Unix seconds, when given) with
+  /// the signing key: 64 lowercase hex digits.
   /// - Throws: `invalid_configuration` when libcrypto cannot be loaded or fails.
-  public func signature(for url: String, route: Route = .attachment) throws(AttachmentError) -> String {
-    Hex.encode(try Self.hmac(key: keys[0], message: Self.message(for: url, route: route)))
+  public func signature(
+    for url: String, route: ProxyRoute = .attachment, expires: Int64? = nil
+  ) throws(AttachmentError) -> String {
+    Hex.encode(try Self.hmac(key: keys[0], message: Self.message(for: url, route: route, expiry: expires)))
   }
 
-  /// The bytes a route's signature covers. The file route signs the URL's UTF-8 bytes alone, as
-  /// it always has, so every attachment URL already in a push keeps verifying; every other
-  /// route signs its name, a line feed, then the URL. No URL the proxy accepts holds a line
-  /// feed, so no file-route signature is ever a valid signature for another route (an
-  /// attachment URL does not open `/v1/info/…`).
-  static func message(for url: String, route: Route) -> [UInt8] {
-    switch route {
-    case .attachment: Array(url.utf8)
-    case .info: Array("info\n".utf8) + Array(url.utf8)
-    }
+  /// The bytes a signature covers. Without an expiry, the file route signs the URL's UTF-8
+  /// bytes alone, as it always has, so every attachment URL already in a push keeps verifying,
+  /// and every other route signs its name, a line feed, then the URL (`info\n<url>`). With an
+  /// expiry, every route signs `expires`, its name, the expiry in decimal and the URL, each line
+  /// ended by a line feed. No URL the proxy accepts holds a line feed
+  /// (``ProxyPath/acceptableURL(_:)``), so no message of one form or route is the message of
+  /// another: an attachment URL does not open `/v1/info/…`, and an old path cannot be given an
+  /// expiry or lose one.
+  static func message(for url: String, route: ProxyRoute, expiry: Int64?) -> [UInt8] {
+    if let expiry { return Array("expires\n\(route.name)\n\(expiry)\n".utf8) + Array(url.utf8) }
+    return route.signsURLAlone ? Array(url.utf8) : Array("\(route.name)\n".utf8) + Array(url.utf8)
   }
 
-  /// The proxy's signed routes.
-  public enum Route: String, Sendable {
-    /// `/v1/a/…`: the file itself.
-    case attachment = "a"
-    /// `/v1/info/…`: the JSON record of the file.
-    case info
-  }
-
-  /// The signed proxy path of `url`: `/v1/a/<signature>/<base64url(url)>`, or
-  /// `/v1/info/<signature>/<base64url(url)>` with that route's own signature.
-  /// - Throws: as ``signature(for:route:)``.
-  public func path(for url: String, route: Route = .attachment) throws(AttachmentError) -> String {
-    "/v1/\(route.rawValue)/\(try signature(for: url, route: route))/\(Base64URL.encode(Array(url.utf8)))"
-  }
-
-  /// Whether `signature` (hex, as in a path) is the signature of `url` for `route` under any
-  /// key. Compares in constant time; `false` for anything but 64 lower-case hex digits (the one
-  /// spelling this signer prints, so one signed URL has one spelling), for a signature made for
-  /// another route, and when libcrypto is missing.
-  public func verify(signature: some StringProtocol, for url: String, route: Route = .attachment) -> Bool {
+  /// Whether `signature` (hex, as in a path) is the signature of `url` for `route` (expiring at
+  /// `expires`, when given) under any key. Compares in constant time (`CRYPTO_memcmp`) with every
+  /// key; `false` for anything but 64 lower-case hex digits (the one spelling this signer
+  /// prints, so one signed URL has one spelling), for a signature made for another route or
+  /// expiry, and when libcrypto is missing. Whether the expiry has passed is not its concern
+  /// (``url(of:now:)``).
+  public func verify(
+    signature: some StringProtocol, for url: String, route: ProxyRoute = .attachment, expires: Int64? = nil
+  ) -> Bool {
     guard signature.utf8.count == 64,
       signature.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
       let given = Self.hexBytes(signature)
     else { return false }
-    let message = Self.message(for: url, route: route)
+    let message = Self.message(for: url, route: route, expiry: expires)
     var matched = false
     for key in keys {
       guard let library = Libcrypto.shared, let expected = try? Self.hmac(key: key, message: message) else {
@@ -120,7 +117,9 @@ public struct URLSigner: Sendable {
     return matched
   }
 
-  private static func hmac(key: [UInt8], message: [UInt8]) throws(AttachmentError) -> [UInt8] {
+  /// HMAC-SHA256 of `message` under `key` (32 bytes).
+  /// - Throws: `invalid_configuration` when libcrypto is missing or fails.
+  static func hmac(key: [UInt8], message: [UInt8]) throws(AttachmentError) -> [UInt8] {
     guard let library = Libcrypto.shared else {
       throw AttachmentError(.invalidConfiguration, "libcrypto (libcrypto.so.3) is not installed.")
     }
