@@ -15,8 +15,9 @@ set -euo pipefail
 # media rescue tests make their long sources with it, and it is the media benchmark's peer.
 # zsh, fish: the completion tests load `attachkit completion zsh|fish` in them (a few MB).
 # python3-prometheus-client: the serve metrics test parses /metrics with Prometheus' own parser.
+# python3-cryptography: the signing tests open what `sign --encrypt` seals with its AES-GCM.
 packages=(libseccomp2 liblmdb-dev libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
-  python3 python3-prometheus-client libvips-dev libvips-tools imagemagick time
+  python3 python3-prometheus-client python3-cryptography libvips-dev libvips-tools imagemagick time
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg zsh fish "$@")
 missing=()
 for package in "${packages[@]}"; do
