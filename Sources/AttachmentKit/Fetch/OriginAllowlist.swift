@@ -5,11 +5,8 @@
 /// An entry is one of:
 /// - a host, `media.example.com`: that host, on http or https and any port;
 /// - a wildcard, `*.example.com`: every name under `example.com` (not `example.com` itself);
-/// - a URL prefix, `https://media.example.com/push/`: that scheme, host and port (the default
-///   port when none is written), and a path that starts with the prefix's path at a segment
-///   boundary (`/push` allows `/push` and `/push/a.jpg`, not `/pushover`). A URL with a dot
-///   segment in its path (`/push/../x`, in any spelling, `%2e` included) never matches a
-///   prefix with a path: libcurl and origins resolve those, so they could leave the prefix.
+/// - a URL prefix, `https://media.example.com/push/` (see ``URLPrefix``): that scheme, host and
+///   port, and paths under the prefix's at a segment boundary, never through a dot segment.
 ///
 /// Hosts are compared lower-cased; IPv6 literals are written with their brackets; a host with a
 /// percent escape matches nothing.
@@ -24,8 +21,8 @@ public struct OriginAllowlist: Sendable, Hashable {
     case host(String)
     /// Every host that ends with `.` and this suffix (lower-cased).
     case subdomains(of: String)
-    /// This scheme, host and port, and paths under `path` (empty: any path).
-    case prefix(scheme: String, host: String, port: Int, path: String)
+    /// URLs under this prefix.
+    case prefix(URLPrefix)
   }
 
   /// The entries, in the order given.
@@ -60,14 +57,12 @@ public struct OriginAllowlist: Sendable, Hashable {
   /// Whether `url` (absolute) may be fetched: `true` for every URL when empty.
   public func allows(_ url: String) -> Bool {
     guard !entries.isEmpty else { return true }
-    guard let parts = Self.parts(url) else { return false }
+    guard let parts = URLPrefix.Parts(url) else { return false }
     return entries.contains { entry in
       switch entry {
       case .host(let host): parts.host == host
       case .subdomains(let suffix): parts.host.hasSuffix("." + suffix)
-      case .prefix(let scheme, let host, let port, let path):
-        parts.scheme == scheme && parts.host == host && parts.port == port
-          && (path.isEmpty || (!parts.hasDotSegment && Self.path(parts.path, isUnder: path)))
+      case .prefix(let prefix): prefix.matches(parts)
       }
     }
   }
@@ -84,13 +79,7 @@ public struct OriginAllowlist: Sendable, Hashable {
   private static func entry(_ text: String) -> Entry? {
     let text = text.trimmingCharacters(in: " \t")
     guard !text.isEmpty, !text.contains(where: { $0.isWhitespace || $0.isNewline }) else { return nil }
-    if text.contains("://") {
-      guard let parts = parts(text), !text.contains("?"), !text.contains("#"), !parts.hasDotSegment else {
-        return nil
-      }
-      return .prefix(
-        scheme: parts.scheme, host: parts.host, port: parts.port, path: parts.path == "/" ? "" : parts.path)
-    }
+    if text.contains("://") { return URLPrefix(text).map(Entry.prefix) }
     let host = text.lowercased()
     if host.hasPrefix("*.") {
       let suffix = String(host.dropFirst(2))
@@ -99,49 +88,5 @@ public struct OriginAllowlist: Sendable, Hashable {
     }
     guard !host.contains("*"), !host.contains("/"), !host.contains("@") else { return nil }
     return .host(host)
-  }
-
-  /// A URL's scheme, host (lower-cased), port (the scheme's default when none) and path.
-  private struct Parts {
-    var scheme: String
-    var host: String
-    var port: Int
-    var path: String
-    var hasDotSegment: Bool
-  }
-
-  private static func parts(_ url: String) -> Parts? {
-    // A percent-encoded host is decoded by libcurl, not here: it matches no entry.
-    guard let authority = URLAuthority(url), !authority.host.isEmpty, !authority.host.contains("%") else {
-      return nil
-    }
-    let scheme = authority.scheme.lowercased()
-    guard scheme == "http" || scheme == "https" else { return nil }
-    let defaultPort = scheme == "https" ? 443 : 80
-    let port: Int
-    if let text = authority.port, !text.isEmpty {
-      guard let value = Int(text), (1...65535).contains(value) else { return nil }
-      port = value
-    } else {
-      port = defaultPort
-    }
-    var rest = url[authority.range.upperBound...]
-    if let end = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
-    let path = rest.isEmpty ? "/" : String(rest)
-    let dotSegments: Set<String> = [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
-    let hasDotSegment = path.split(separator: "/", omittingEmptySubsequences: false).contains {
-      dotSegments.contains($0.lowercased())
-    }
-    return Parts(
-      scheme: scheme, host: authority.host.lowercased(), port: port, path: path, hasDotSegment: hasDotSegment)
-  }
-
-  /// Whether `path` is `prefix` or lies under it at a segment boundary.
-  private static func path(_ path: String, isUnder prefix: String) -> Bool {
-    let bytes = Array(path.utf8)
-    guard bytes.starts(with: prefix.utf8) else { return false }
-    let length = prefix.utf8.count
-    return prefix.utf8.last == UInt8(ascii: "/") || bytes.count == length
-      || bytes[length] == UInt8(ascii: "/")
   }
 }
