@@ -12,6 +12,9 @@ public struct ResumableBehaviour: Sendable {
   /// Reset the connection (TCP RST) once this many body bytes of the first response were
   /// handed to the socket; `nil`: never.
   public var resetFirstResponseAfter: Int? = nil
+  /// Whether that cut is a graceful close (FIN: every byte sent arrives, and the client sees a
+  /// body shorter than declared) instead of a reset.
+  public var cutsWithClose = false
   /// Answer a ranged request with `200` and the whole body, as an origin that ignores `Range`
   /// (it still advertises `Accept-Ranges`).
   public var ignoresRange = false
@@ -58,7 +61,7 @@ extension TestHTTPServer {
         guard writer.write(Array(body[position..<end])) else { return }
         position = end
         if let resetAfter, position >= resetAfter {
-          writer.resetConnection()
+          if behaviour.cutsWithClose { writer.closeConnection() } else { writer.resetConnection() }
           return
         }
       }

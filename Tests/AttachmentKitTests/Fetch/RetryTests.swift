@@ -236,4 +236,68 @@ struct RetryTests {
       #expect(download?.bytesReceived == Int64(bytes.count))
     }
   }
+
+  @Test("a body closed short at 90 % resumes from exactly the bytes the origin sent")
+  func closedShortResumedExactly() async throws {
+    // Given an origin that closes the first response (FIN) after 90 % of a 4 MiB body
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("retry-fin")
+    defer { scratch.remove() }
+    let (bytes, expected) = try await Self.body(count: 4 << 20, in: scratch)
+    let cut = bytes.count * 9 / 10
+    var behaviour = ResumableBehaviour()
+    behaviour.etag = nil
+    behaviour.lastModified = "Tue, 01 Dec 2026 10:00:00 GMT"
+    behaviour.resetFirstResponseAfter = cut
+    behaviour.cutsWithClose = true
+    server.serveResumable("/video.mp4", body: bytes, behaviour: behaviour)
+
+    // When it is downloaded
+    let download = try await Self.downloader().download(
+      DownloadRequest(url: server.url("/video.mp4"), directory: scratch.path), timeout: generousTimeout)
+    defer { if let file = download.file { unlink(file) } }
+
+    // Then the one ranged request starts at the cut, validated by Last-Modified
+    let ranged = server.requests(path: "/video.mp4").filter { $0.header("Range") != nil }
+    #expect(ranged.count == 1)
+    #expect(ranged.first?.header("Range") == "bytes=\(cut)-")
+    #expect(ranged.first?.header("If-Range") == "Tue, 01 Dec 2026 10:00:00 GMT")
+    #expect(download.timings.resumedBytes == Int64(cut))
+    #expect(download.sha256 == expected)
+  }
+
+  @Test("a revalidation through a 503 keeps its If-None-Match: the 304 comes on the retry")
+  func conditionalRetried() async throws {
+    // Given an origin that answers 503 once, then 304 to the stale copy's ETag
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("retry-304")
+    defer { scratch.remove() }
+    let served = Flag()
+    server.route("/a.jpg") { request, writer in
+      guard served.isSet else {
+        served.set()
+        writer.respond(status: 503, headers: [("Content-Type", "text/html")], body: Array("busy".utf8))
+        return
+      }
+      if request.header("If-None-Match") == "\"v1\"" {
+        writer.writeHead(status: 304, headers: [("ETag", "\"v1\"")])
+      } else {
+        writer.respond(status: 200, headers: [("ETag", "\"v1\"")], body: Array("body".utf8))
+      }
+    }
+
+    // When the stale copy is revalidated
+    var request = DownloadRequest(url: server.url("/a.jpg"), directory: scratch.path)
+    request.ifNoneMatch = "\"v1\""
+    let download = try await Self.downloader().download(request, timeout: generousTimeout)
+    defer { if let file = download.file { unlink(file) } }
+
+    // Then both requests carried the validator and the retry's 304 is the answer
+    #expect(server.requests(path: "/a.jpg").map { $0.header("If-None-Match") } == ["\"v1\"", "\"v1\""])
+    #expect(download.isNotModified)
+    #expect(download.timings.attempts == 2)
+    #expect(scratch.leftovers().isEmpty)
+  }
 }
