@@ -7,9 +7,12 @@ public struct Download: Sendable {
   public var url: String
   /// The URL of the final response, after redirects.
   public var finalURL: String
-  /// The HTTP status of the final response: 2xx, or 304 for a conditional request.
+  /// The HTTP status of the final response: 2xx, or 304 for a conditional request. For a body
+  /// resumed by a retry (see ``TransferTimings/resumedBytes``), the status of the response its
+  /// first bytes came from (the `200`, not the `206`).
   public var status: Int
-  /// The final response's headers.
+  /// The final response's headers; for a resumed body, those of the response its first bytes
+  /// came from (the `206` only continued it).
   public var headers: ResponseHeaders
   /// The path of the temporary file holding the body (created 0600 in the request's
   /// directory), or `nil` for a `304`.
