@@ -55,6 +55,12 @@ public enum PipelineOptions {
   public static let deadline = OptionKey<Double>.number(
     long: "deadline", valueName: "SECONDS", bound: .positive,
     help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
+  /// `--retries N`: how many times a transient network failure is retried within the deadline.
+  public static let retries = OptionKey<Int>.integer(
+    long: "retries", bound: .nonNegative,
+    help:
+      "Retry a connection failure or reset, or a 502/503/504, this many times within the deadline, resuming a cut body with Range when the origin allows; 0 turns retrying off (default: $ATTACHKIT_RETRIES, else 1)."
+  )
   /// `--allow-private-networks`: let fetches reach loopback, private and link-local addresses.
   public static let allowPrivateNetworks = FlagKey(
     long: "allow-private-networks",
@@ -102,8 +108,8 @@ public enum PipelineOptions {
   /// the same way by each.
   public static let all: [any ArgumentKey] =
     [
-      cacheDirectory, deadline, allowPrivateNetworks, maximumCacheBytes, durable, rescue, rescueWorkers,
-      rescueMemory, noPoster, proxy, proxyUnchecked, cacheKeyIgnore, allowOrigin,
+      cacheDirectory, deadline, retries, allowPrivateNetworks, maximumCacheBytes, durable, rescue,
+      rescueWorkers, rescueMemory, noPoster, proxy, proxyUnchecked, cacheKeyIgnore, allowOrigin,
     ]
     + limits
 
@@ -117,7 +123,8 @@ public enum PipelineOptions {
   /// everything else is the library's default.
   /// - Throws: ``ArgumentParsing/UsageError`` for a malformed value, a bad
   ///   `ATTACHKIT_CACHE_MAX_BYTES`, `--proxy` without `--proxy-unchecked` (unless private
-  ///   networks are allowed), and `--proxy-unchecked` without `--proxy`.
+  ///   networks are allowed), `--proxy-unchecked` without `--proxy`, and a bad
+  ///   `ATTACHKIT_RETRIES`.
   public static func configuration(
     from arguments: ParsedArguments, environment: EnvironmentVariables = .process
   ) throws(UsageError) -> PipelineConfiguration {
@@ -132,6 +139,9 @@ public enum PipelineOptions {
     configuration.downloader.allowPrivateNetworks = allowsPrivateNetworks(
       from: arguments, environment: environment)
     configuration.downloader.allowedOrigins = try allowedOrigins(from: arguments, environment: environment)
+    if let count = try retries(from: arguments, environment: environment) {
+      configuration.downloader.retries = count
+    }
     if let proxy = arguments[Self.proxy] {
       configuration.downloader.proxy = DownloaderConfiguration.Proxy(
         url: proxy, acceptsUncheckedDestinations: arguments[proxyUnchecked])
@@ -230,6 +240,21 @@ public enum PipelineOptions {
   ) throws(UsageError) -> Int64? {
     if let bytes = try arguments[maximumCacheBytes] { return bytes }
     return try environmentCacheBytes(for: arguments, environment: environment)
+  }
+
+  /// How many retries `--retries` asks for, else `$ATTACHKIT_RETRIES`, else `nil` (the
+  /// library's default, 1).
+  /// - Throws: ``ArgumentParsing/UsageError`` when either is no whole number ≥ 0.
+  public static func retries(
+    from arguments: ParsedArguments, environment: EnvironmentVariables = .process
+  ) throws(UsageError) -> Int? {
+    if let count = try arguments[retries] { return count }
+    guard let text = environment["ATTACHKIT_RETRIES"], !text.isEmpty else { return nil }
+    guard let count = Int(text), count >= 0 else {
+      let shown = Redaction.escapeControlCharacters(text)
+      throw arguments.usageError("ATTACHKIT_RETRIES expects a whole number of 0 or more, got '\(shown)'")
+    }
+    return count
   }
 
   /// `$ATTACHKIT_CACHE_MAX_BYTES` as a number of bytes, or `nil` when unset or empty.

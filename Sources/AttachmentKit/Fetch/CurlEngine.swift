@@ -1,4 +1,5 @@
 import CCurl
+import Dispatch
 import Glibc
 import PosixLock
 
@@ -134,7 +135,40 @@ final class CurlEngine: @unchecked Sendable {
         let transfer = transfers[easy]
       else { continue }
       let code = message.pointee.data.result
-      finish(transfer, with: transfer.outcome(code: code, now: ContinuousClock.now))
+      let now = ContinuousClock.now
+      let outcome = transfer.outcome(code: code, now: now)
+      if case .failure = outcome, !transfer.completion.isAnswered,
+        case .retry(let wait, let resume) = transfer.retryDecision(code: code, now: now)
+      {
+        retry(transfer, after: wait, resuming: resume, now: now)
+      } else {
+        finish(transfer, with: outcome)
+      }
+    }
+  }
+
+  /// Performs a ``RetryPolicy`` decision: detaches the transfer, makes its handle ready for the
+  /// next attempt and adds it again, at once or after `wait` (a deadline timer then submits
+  /// it; the transfer's watchdog and cancellation still answer meanwhile, and an answered
+  /// transfer is not added again).
+  private func retry(
+    _ transfer: Transfer, after wait: Duration, resuming resume: RetryPolicy.Resume?,
+    now: ContinuousClock.Instant
+  ) {
+    if let easy = transfer.easy, transfers.removeValue(forKey: easy) != nil {
+      curl_multi_remove_handle(multi, easy)
+    }
+    if let error = transfer.prepareRetry(resume: resume, now: now + wait) {
+      finish(transfer, with: .failure(error))
+      return
+    }
+    guard wait > .zero else {
+      add(transfer)
+      return
+    }
+    let nanoseconds = Int(clamping: wait.wholeNanoseconds)
+    BackgroundWork.deadlines.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+      submit(transfer)
     }
   }
 

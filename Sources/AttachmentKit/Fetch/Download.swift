@@ -7,9 +7,12 @@ public struct Download: Sendable {
   public var url: String
   /// The URL of the final response, after redirects.
   public var finalURL: String
-  /// The HTTP status of the final response: 2xx, or 304 for a conditional request.
+  /// The HTTP status of the final response: 2xx, or 304 for a conditional request. For a body
+  /// resumed by a retry (see ``TransferTimings/resumedBytes``), the status of the response its
+  /// first bytes came from (the `200`, not the `206`).
   public var status: Int
-  /// The final response's headers.
+  /// The final response's headers; for a resumed body, those of the response its first bytes
+  /// came from (the `206` only continued it).
   public var headers: ResponseHeaders
   /// The path of the temporary file holding the body (created 0600 in the request's
   /// directory), or `nil` for a `304`.
@@ -66,7 +69,31 @@ public struct TransferTimings: Sendable, Equatable, Codable {
   public var firstByteMicroseconds: Int64 = 0
   /// The whole transfer, redirects included.
   public var totalMicroseconds: Int64 = 0
+  /// How many attempts the download took (1 unless a transient failure was retried; see
+  /// ``DownloaderConfiguration/retries``). The phase times above are the last attempt's.
+  public var attempts: Int = 1
+  /// How many body bytes the last attempt did not fetch again because it resumed them with a
+  /// ranged request (`206`), in bytes; 0 when the body came whole from one response.
+  public var resumedBytes: Int64 = 0
 
-  /// Makes zeroed timings.
+  /// Makes zeroed timings (of one attempt).
   public init() {}
+
+  private enum CodingKeys: String, CodingKey {
+    case dnsMicroseconds, connectMicroseconds, tlsMicroseconds, firstByteMicroseconds
+    case totalMicroseconds, attempts, resumedBytes
+  }
+
+  /// Decodes timings; `attempts` and `resumedBytes` may be absent (timings stored before
+  /// retries existed), and are then 1 and 0.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    dnsMicroseconds = try container.decode(Int64.self, forKey: .dnsMicroseconds)
+    connectMicroseconds = try container.decode(Int64.self, forKey: .connectMicroseconds)
+    tlsMicroseconds = try container.decode(Int64.self, forKey: .tlsMicroseconds)
+    firstByteMicroseconds = try container.decode(Int64.self, forKey: .firstByteMicroseconds)
+    totalMicroseconds = try container.decode(Int64.self, forKey: .totalMicroseconds)
+    attempts = try container.decodeIfPresent(Int.self, forKey: .attempts) ?? 1
+    resumedBytes = try container.decodeIfPresent(Int64.self, forKey: .resumedBytes) ?? 0
+  }
 }

@@ -33,7 +33,9 @@ public final class Downloader: Sendable {
   ///   - request: what to fetch and where the body's temporary file goes.
   ///   - deadline: the absolute instant by which the answer comes, redirects and connection
   ///     set-up included. The caller is answered at the deadline even if libcurl is stuck
-  ///     (in a hung resolver, say); the transfer is torn down afterwards.
+  ///     (in a hung resolver, say); the transfer is torn down afterwards. It covers every
+  ///     attempt: a transient failure is retried (``DownloaderConfiguration/retries``) only when
+  ///     the retry, and any `Retry-After` wait before it, starts before this instant.
   /// - Returns: the ``Download``; its ``Download/file`` now belongs to the caller.
   /// - Throws: ``AttachmentError`` with `invalid_url`, `unsupported_scheme`, `dns_failed`,
   ///   `connect_failed`, `tls_failed`, `http_status`, `too_many_redirects`,

@@ -21,6 +21,19 @@ public struct DownloaderConfiguration: Sendable, Equatable {
   /// Default: 64 KiB. Over it the transfer fails with `headers_too_large`.
   public var maximumHeaderBytes: Int = 64 * 1024
 
+  /// How many times a transient failure is retried, within the same deadline. Default: 1.
+  /// `0` turns retrying off.
+  ///
+  /// Retried: a connection refused or reset, nothing answered, a body cut short (libcurl 7, 18,
+  /// 52, 55, 56), and `502`, `503` and `504` — after the `Retry-After` wait (seconds or an HTTP
+  /// date) when it ends before the deadline; when it would not, the failure is the answer at
+  /// once. Never retried: any other status, a refusal by an inspector or the validator, the
+  /// deadline, cancellation, a blocked address, TLS. A body cut short resumes with `Range` and
+  /// `If-Range` when its response had a strong ETag or a `Last-Modified` and
+  /// `Accept-Ranges: bytes`; a `200` to that request starts the body over. See
+  /// ``TransferTimings/attempts``.
+  public var retries: Int = 1
+
   /// How many redirects are followed. Default: 5. One more fails with `too_many_redirects`.
   public var maximumRedirects: Int = 5
 

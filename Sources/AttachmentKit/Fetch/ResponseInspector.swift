@@ -11,6 +11,18 @@ public protocol ResponseInspector: Sendable {
 
   /// Called with each chunk of the body as it is written, `offset` bytes into the body.
   func inspect(body chunk: UnsafeRawBufferPointer, at offset: Int64) -> InspectorVerdict
+
+  /// Called when the body starts over: a retried attempt got a whole new body (the origin
+  /// answered a ranged request with `200`, or the first attempt's response could not be
+  /// resumed). Forget every byte and head seen; ``inspect(head:)`` follows for the new body.
+  /// A resumed body (`206`) is not restarted: its chunks continue at their offsets, with no
+  /// second ``inspect(head:)``.
+  func restart()
+}
+
+extension ResponseInspector {
+  /// Does nothing: for an inspector that keeps nothing between calls.
+  public func restart() {}
 }
 
 /// What an inspector wants after a call.

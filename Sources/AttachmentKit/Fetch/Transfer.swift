@@ -23,7 +23,15 @@ final class Transfer: @unchecked Sendable {
   /// networks allowed, or a proxy, whose address the guard cannot judge).
   private let guardedAddresses: Set<[UInt8]>?
   private var fileDescriptor: Int32
-  private let digest: BodyDigest
+  /// Where the body starts in the file: the descriptor's offset when the transfer took it.
+  private let bodyStart: off_t
+  private var digest: BodyDigest
+  /// How many attempts were started, the first included (see ``RetryPolicy``).
+  private(set) var attempts = 1
+  /// The range the current attempt asks for, when it resumes a body.
+  private(set) var resume: RetryPolicy.Resume?
+  /// The body bytes the last ranged attempt did not have to fetch again (0 without one).
+  private var resumedBytes: Int64 = 0
   var headerList: UnsafeMutablePointer<curl_slist>?
   let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
@@ -48,6 +56,7 @@ final class Transfer: @unchecked Sendable {
     self.temporaryFile = temporaryFile
     self.ownsFile = ownsFile
     self.fileDescriptor = fileDescriptor
+    self.bodyStart = max(0, lseek(fileDescriptor, 0, SEEK_CUR))
     self.digest = BodyDigest(
       writer: fileDescriptor, leavingSmallBodyToCaller: request.leavesSmallBodyDigestToCaller)
     self.completion = TransferCompletion(temporaryFile: ownsFile ? temporaryFile : nil)
@@ -121,9 +130,14 @@ final class Transfer: @unchecked Sendable {
       return allowlist.allows(target) ? true : abort(allowlist.refusal(target, redirect: true))
     case .fail(let error):
       return abort(error)
+    case .resumed:
+      // The bytes continue the body the inspector and the digest have been reading.
+      resumedBytes = resume?.offset ?? 0
+      return true
     case .finalHead(let head):
       // The connection is open now (after the transfer libcurl may have closed it).
       if tls == nil { tls = TLSFacts.read(easy) }
+      if response.bodyRestarts, let error = restartBody() { return abort(error) }
       guard inspecting, head.status != 304, let inspector = request.inspector else { return true }
       switch inspector.inspect(head: head) {
       case .more: return true
@@ -162,9 +176,64 @@ final class Transfer: @unchecked Sendable {
     return true
   }
 
+  /// Drops the body of an earlier attempt, so that a new one starts the file, the digest and
+  /// the inspector over from its first byte; returns why it could not.
+  private func restartBody() -> AttachmentError? {
+    guard ftruncate(fileDescriptor, bodyStart) == 0, lseek(fileDescriptor, bodyStart, SEEK_SET) == bodyStart
+    else {
+      let reason = String(cString: strerror(errno))
+      return AttachmentError(.ioError, "Starting the body over failed: \(reason).")
+    }
+    digest = BodyDigest(
+      writer: fileDescriptor, leavingSmallBodyToCaller: request.leavesSmallBodyDigestToCaller)
+    request.inspector?.restart()
+    inspecting = request.inspector != nil
+    resumedBytes = 0
+    return nil
+  }
+
   private func abort(_ error: AttachmentError) -> Bool {
     if abortReason == nil { abortReason = error }
     return false
+  }
+
+  // MARK: - Retrying (engine thread)
+
+  /// What the attempt that libcurl ended with `code` ended with, as ``RetryPolicy`` sees it.
+  func retryCause(code: CURLcode) -> RetryPolicy.Cause {
+    if let abortReason {
+      guard abortReason.code == .httpStatus, let status = abortReason.httpStatus, (502...504).contains(status)
+      else { return .final }
+      return .unavailable(status: status, retryAfter: response.finalHead?.headers["Retry-After"])
+    }
+    if blockedAddress != nil { return .final }
+    switch code {
+    case CURLE_COULDNT_CONNECT, CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR:
+      return .connection
+    default:
+      return .final
+    }
+  }
+
+  /// What ``RetryPolicy`` decides after the attempt that libcurl ended with `code`.
+  func retryDecision(code: CURLcode, now: ContinuousClock.Instant) -> RetryPolicy.Decision {
+    RetryPolicy(retries: configuration.retries).decide(
+      after: retryCause(code: code), attempts: attempts, bodyBytes: response.bodyBytes,
+      bodyHead: response.bodyHead?.headers, now: now, deadline: deadline, wallClock: FileSystem.now())
+  }
+
+  /// Makes the handle ready for another attempt, from the first byte or resuming at `resume`;
+  /// returns the error when libcurl refuses an option. The body file, digest and inspector
+  /// keep what they have: a resumed body continues them, any other restarts them when its
+  /// head arrives.
+  func prepareRetry(resume: RetryPolicy.Resume?, now: ContinuousClock.Instant) -> AttachmentError? {
+    attempts += 1
+    self.resume = resume
+    abortReason = nil
+    blockedAddress = nil
+    errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    response.beginAttempt(resumingAt: resume?.offset)
+    return reconfigureHandle(now: now)
   }
 
   // MARK: - Finishing (engine thread)
@@ -235,6 +304,8 @@ final class Transfer: @unchecked Sendable {
       return Int64(value)
     }
     var timings = TransferTimings()
+    timings.attempts = attempts
+    timings.resumedBytes = resumedBytes
     timings.dnsMicroseconds = read(CURLINFO_NAMELOOKUP_TIME_T)
     timings.connectMicroseconds = read(CURLINFO_CONNECT_TIME_T)
     timings.tlsMicroseconds = read(CURLINFO_APPCONNECT_TIME_T)

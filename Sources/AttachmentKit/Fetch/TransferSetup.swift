@@ -9,6 +9,22 @@ extension Transfer {
       return AttachmentError(.networkError, "libcurl could not create a transfer handle.")
     }
     self.easy = easy
+    return configure(easy, now: now)
+  }
+
+  /// Sets every option of the easy handle again (each replaces its earlier value; the handle
+  /// keeps its connection cache), for the next attempt, with the time left to the deadline as
+  /// of `now` and that attempt's request headers.
+  func reconfigureHandle(now: ContinuousClock.Instant) -> AttachmentError? {
+    guard let easy else { return AttachmentError(.networkError, "The transfer handle is gone.") }
+    if let headerList {
+      curl_slist_free_all(headerList)
+      self.headerList = nil
+    }
+    return configure(easy, now: now)
+  }
+
+  private func configure(_ easy: UnsafeMutableRawPointer, now: ContinuousClock.Instant) -> AttachmentError? {
     let me = Unmanaged.passUnretained(self).toOpaque()
     var refused = RefusedOptions()
     setRequestOptions(easy, me: me, &refused)
@@ -95,8 +111,9 @@ extension Transfer {
     refused.check(ak_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, me))
   }
 
-  /// The request headers: identity encoding, the negotiated types, and the validators of a
-  /// revalidation; a line with CR or LF is left out.
+  /// The request headers: identity encoding, the negotiated types, the validators of a
+  /// revalidation, and the range of a resumed attempt (`If-Range` on the body's validator, so
+  /// a changed entity comes whole); a line with CR or LF is left out.
   private func setHeaderOptions(_ easy: UnsafeMutableRawPointer, _ refused: inout RefusedOptions) {
     // Identity only: no Accept-Encoding from libcurl, so no unbounded decompression.
     var lines = ["Accept-Encoding: identity"]
@@ -104,6 +121,10 @@ extension Transfer {
     lines.append(configuration.accept.isEmpty ? "Accept:" : "Accept: \(configuration.accept)")
     if let etag = request.ifNoneMatch { lines.append("If-None-Match: \(etag)") }
     if let date = request.ifModifiedSince { lines.append("If-Modified-Since: \(date)") }
+    if let resume {
+      lines.append("Range: bytes=\(resume.offset)-")
+      lines.append("If-Range: \(resume.ifRange)")
+    }
     for line in lines where !line.contains("\r") && !line.contains("\n") {
       headerList = curl_slist_append(headerList, line)
     }

@@ -37,6 +37,13 @@ final class RescueInspector: ResponseInspector {
     return verdict
   }
 
+  /// Forgets the body seen so far, and so does the sniffer: a retried attempt's new body is
+  /// judged from its first byte.
+  func restart() {
+    state.withLock { $0 = State() }
+    sniffer.restart()
+  }
+
   /// Sniffs like the sniffer; after a rescuable refusal, only counts bytes against the source
   /// limit of the rescuer that will take it.
   func inspect(body chunk: UnsafeRawBufferPointer, at offset: Int64) -> InspectorVerdict {

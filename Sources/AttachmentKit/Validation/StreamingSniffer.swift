@@ -64,6 +64,11 @@ public final class StreamingSniffer: ResponseInspector {
     return .more
   }
 
+  /// Forgets the body seen so far: a retried attempt's new body is sniffed from its first byte.
+  public func restart() {
+    state.withLock { $0 = State() }
+  }
+
   /// Sniffs the first bytes, then only counts them against the type's size limit.
   public func inspect(body chunk: UnsafeRawBufferPointer, at offset: Int64) -> InspectorVerdict {
     state.withLock { state in

@@ -121,6 +121,8 @@ struct ResultRecord: Sendable {
       times.set("connectMs", Self.milliseconds(timings.connectMicroseconds))
       times.set("tlsMs", Self.milliseconds(timings.tlsMicroseconds))
       times.set("firstByteMs", Self.milliseconds(timings.firstByteMicroseconds))
+      times.set("attempts", timings.attempts)
+      times.set("resumedBytes", timings.resumedBytes)
     }
     object.set("timings", times.value)
     if let error {

@@ -145,3 +145,97 @@ extension Result {
     return nil
   }
 }
+
+/// Resumed attempts: a `206` continues the body, a `200` starts it over.
+@Suite("Response state machine: resumed attempts", .cpuBound)
+struct ResponseStateMachineResumeTests {
+  private static func feed(_ machine: inout ResponseStateMachine, _ lines: [String])
+    -> ResponseStateMachine.HeaderAction
+  {
+    var last = ResponseStateMachine.HeaderAction.proceed
+    for text in lines {
+      let bytes = Array((text + "\r\n").utf8)
+      last = bytes.withUnsafeBytes { machine.receive(HeaderLine($0), byteCount: $0.count) }
+    }
+    return last
+  }
+
+  /// A machine that received 600 of a 1000-byte body with a strong ETag.
+  private static func cutAt600() -> ResponseStateMachine {
+    var machine = ResponseStateMachine(
+      rules: .init(
+        maximumBodyBytes: 5000, maximumHeaderBytes: 64 * 1024, isConditional: false,
+        checksRedirectHosts: false))
+    _ = feed(
+      &machine, ["HTTP/1.1 200 OK", "Content-Length: 1000", "ETag: \"v1\"", "Accept-Ranges: bytes", ""])
+    _ = machine.receiveBody(count: 600)
+    return machine
+  }
+
+  @Test("a 206 from the offset asked for continues the body; completion answers with the first head")
+  func resumed() throws {
+    var machine = Self.cutAt600()
+    machine.beginAttempt(resumingAt: 600)
+    let action = Self.feed(
+      &machine,
+      ["HTTP/1.1 206 Partial Content", "Content-Length: 400", "Content-Range: bytes 600-999/1000", ""])
+    guard case .resumed(let head) = action else {
+      Issue.record("expected .resumed, got \(action)")
+      return
+    }
+    #expect(head.status == 200)
+    #expect(!machine.bodyRestarts)
+    _ = machine.receiveBody(count: 400)
+    #expect(machine.bodyBytes == 1000)
+    #expect(machine.resumedBytes == 600)
+    #expect(try machine.completed().get().status == 200)
+  }
+
+  @Test("a 206 from another offset fails; a short resumed body is truncated")
+  func wrongRange() {
+    var machine = Self.cutAt600()
+    machine.beginAttempt(resumingAt: 600)
+    let action = Self.feed(
+      &machine,
+      ["HTTP/1.1 206 Partial Content", "Content-Length: 500", "Content-Range: bytes 500-999/1000", ""])
+    guard case .fail(let error) = action else {
+      Issue.record("expected .fail, got \(action)")
+      return
+    }
+    #expect(error.code == .networkError)
+
+    var short = Self.cutAt600()
+    short.beginAttempt(resumingAt: 600)
+    _ = Self.feed(
+      &short,
+      ["HTTP/1.1 206 Partial Content", "Content-Length: 400", "Content-Range: bytes 600-999/1000", ""])
+    _ = short.receiveBody(count: 100)
+    #expect(short.completed().failure?.code == .truncated)
+  }
+
+  @Test("a 200 to the ranged attempt starts the body over")
+  func restarted() throws {
+    var machine = Self.cutAt600()
+    machine.beginAttempt(resumingAt: 600)
+    let action = Self.feed(&machine, ["HTTP/1.1 200 OK", "Content-Length: 1000", ""])
+    guard case .finalHead = action else {
+      Issue.record("expected .finalHead, got \(action)")
+      return
+    }
+    #expect(machine.bodyRestarts)
+    #expect(machine.bodyBytes == 0)
+    _ = machine.receiveBody(count: 1000)
+    #expect(machine.resumedBytes == 0)
+    #expect(try machine.completed().get().status == 200)
+  }
+
+  @Test(
+    "Content-Range values",
+    arguments: [
+      ("bytes 0-9/10", true), ("bytes 5-9/*", true), ("bytes 9-5/10", false), ("bytes 0-10/10", false),
+      ("items 0-9/10", false), ("bytes 0-9", false),
+    ])
+  func contentRange(text: String, valid: Bool) {
+    #expect((ContentRange(text) != nil) == valid)
+  }
+}
