@@ -44,10 +44,10 @@ public struct ResponseHeaderFields: Sendable, Equatable {
       }
       let name = String(line[..<colon])
       let value = String(line[line.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" }))
-      guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else {
+      guard HeaderSyntax.isName(name) else {
         throw AttachmentError(.invalidConfiguration, "'\(name)' is not a header name.")
       }
-      guard value.unicodeScalars.allSatisfy({ $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) }) else {
+      guard HeaderSyntax.isValue(value) else {
         throw AttachmentError(.invalidConfiguration, "The value of '\(name)' holds a control character.")
       }
       guard !Self.reserved.contains(name.lowercased()) else {
@@ -57,15 +57,5 @@ public struct ResponseHeaderFields: Sendable, Equatable {
       fields.append(Field(name: name, value: value))
     }
     self.init(fields: fields)
-  }
-
-  /// Whether `byte` may appear in an HTTP token (RFC 9110 §5.6.2).
-  private static func isTokenByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"):
-      true
-    default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
-    }
   }
 }

@@ -89,6 +89,12 @@ public enum PipelineOptions {
     help:
       "Fetch only from this host (media.example.com), these subdomains (*.example.com) or under this URL prefix (https://media.example.com/push/), for the URL and every redirect; else origin_not_allowed. Repeatable, or comma-separated (also $ATTACHKIT_ALLOW_ORIGIN). Default: any origin."
   )
+  /// `--origin-headers FILE`: request headers for the URLs under a prefix (credentials).
+  public static let originHeaders = OptionKey<String>.option(
+    long: "origin-headers", valueName: "FILE",
+    help:
+      "Request headers for private origins, one 'URL-PREFIX Name: value' a line (# comments): sent only to URLs under the prefix, never after a redirect elsewhere, never logged; the file must be mode 600 (also $ATTACHKIT_ORIGIN_HEADERS)."
+  )
   /// `--max-image-bytes BYTES`: the largest image accepted.
   public static let maximumImageBytes = OptionKey<Int64>.byteCount(
     long: "max-image-bytes", valueName: "BYTES", bound: .positive, help: "Largest image (default 10MB).")
@@ -110,6 +116,7 @@ public enum PipelineOptions {
     [
       cacheDirectory, deadline, retries, allowPrivateNetworks, maximumCacheBytes, durable, rescue,
       rescueWorkers, rescueMemory, noPoster, proxy, proxyUnchecked, cacheKeyIgnore, allowOrigin,
+      originHeaders,
     ]
     + limits
 
@@ -139,6 +146,15 @@ public enum PipelineOptions {
     configuration.downloader.allowPrivateNetworks = allowsPrivateNetworks(
       from: arguments, environment: environment)
     configuration.downloader.allowedOrigins = try allowedOrigins(from: arguments, environment: environment)
+    if let path = arguments[originHeaders]
+      ?? environment["ATTACHKIT_ORIGIN_HEADERS"].flatMap({ $0.isEmpty ? nil : $0 })
+    {
+      do {
+        configuration.downloader.originHeaders = try OriginHeaders(file: path)
+      } catch {
+        throw arguments.usageError(error.message)
+      }
+    }
     if let count = try retries(from: arguments, environment: environment) {
       configuration.downloader.retries = count
     }

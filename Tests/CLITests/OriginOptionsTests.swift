@@ -113,4 +113,38 @@ struct OriginOptionsTests {
     #expect(bad.status == 2)
     #expect(server.requestCount(path: "/a.jpg") == 1)
   }
+
+  @Test(
+    "--origin-headers: the private origin answers, the output never shows the value; a file others may read is refused"
+  )
+  func originHeaders() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let jpeg = try Media.bytes("jpeg-exif.jpg")
+    server.route("/p/a.jpg") { request, writer in
+      let allowed = request.header("X-Api-Key") == "k-secret-9"
+      _ = writer.respond(
+        status: allowed ? 200 : 403, headers: [("Content-Type", "image/jpeg")], body: allowed ? jpeg : [])
+    }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let file = scratch.path + "/origin-headers"
+    try writeTestFile("# test\n\(server.url("/p/")) X-Api-Key: k-secret-9\n", to: file)
+    #expect(chmod(file, 0o600) == 0)
+    let fetched = try await CLI.run(
+      [
+        "fetch", "--json", "--cache-dir", scratch.path + "/c", "--origin-headers", file,
+        server.url("/p/a.jpg"),
+      ])
+    #expect(fetched.status == 0, "\(fetched.stdout) \(fetched.stderr)")
+    #expect(!(fetched.stdout + fetched.stderr).contains("k-secret-9"))
+    let viaEnvironment = try await CLI.run(
+      ["fetch", "--json", "--no-cache", "--cache-dir", scratch.path + "/c", server.url("/p/a.jpg")],
+      environment: ["ATTACHKIT_ORIGIN_HEADERS": file])
+    #expect(viaEnvironment.status == 0, "\(viaEnvironment.stderr)")
+    #expect(chmod(file, 0o644) == 0)
+    let open = try await CLI.run(["fetch", "--origin-headers", file, server.url("/p/a.jpg")])
+    #expect(open.status == 2)
+    #expect(open.stderr.contains("chmod 600") && !open.stderr.contains("k-secret-9"))
+  }
 }

@@ -40,4 +40,33 @@ struct AllowedOriginServeTests {
     #expect(answer.status == 403 && answer.errorCode == "origin_not_allowed")
     #expect(other.totalConnections == 0)
   }
+
+  @Test("--origin-headers: the private origin answers serve, and neither answers nor the log show the value")
+  func originHeaders() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let gif = try Media.bytes("gif-static.gif")
+    origin.route("/p/a.gif") { request, writer in
+      let allowed = request.header("Authorization") == "Bearer serve-secret-1"
+      _ = writer.respond(
+        status: allowed ? 200 : 401, headers: [("Content-Type", "image/gif")], body: allowed ? gif : [])
+    }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let file = workspace.path + "/origin-headers"
+    try writeTestFile("\(origin.url("/p/")) Authorization: Bearer serve-secret-1\n", to: file)
+    #expect(chmod(file, 0o600) == 0)
+    let serve = try await ServeProcess(workspace: workspace, ["--origin-headers", file])
+    defer { serve.stop() }
+    let path = try await serve.signed(origin.url("/p/a.gif"), keyFile: workspace.keyFile)
+    let answer = try await Curl.get(serve.url(path))
+    #expect(answer.status == 200)
+    let info = try await Curl.get(
+      serve.url(try await serve.signed(origin.url("/p/a.gif"), keyFile: workspace.keyFile, route: "info")))
+    #expect(!String(decoding: info.body, as: UTF8.self).contains("serve-secret-1"))
+    #expect(await eventually(within: 5) { serve.events.contains { $0["status"] as? Int == 200 } })
+    #expect(
+      !((try? String(contentsOfFile: serve.stderrPath, encoding: .utf8)) ?? "serve-secret-1").contains(
+        "serve-secret-1"))
+  }
 }

@@ -137,7 +137,9 @@ final class CurlEngine: @unchecked Sendable {
       let code = message.pointee.data.result
       let now = ContinuousClock.now
       let outcome = transfer.outcome(code: code, now: now)
-      if case .failure = outcome, !transfer.completion.isAnswered,
+      if transfer.redirectHop != nil, !transfer.completion.isAnswered {
+        hop(transfer, now: now)
+      } else if case .failure = outcome, !transfer.completion.isAnswered,
         case .retry(let wait, let resume) = transfer.retryDecision(code: code, now: now)
       {
         retry(transfer, after: wait, resuming: resume, now: now)
@@ -145,6 +147,19 @@ final class CurlEngine: @unchecked Sendable {
         finish(transfer, with: outcome)
       }
     }
+  }
+
+  /// Follows a redirect the transfer stopped at because it needs other origin headers: the
+  /// same transfer, body file and deadline, a new request to where the redirect led.
+  private func hop(_ transfer: Transfer, now: ContinuousClock.Instant) {
+    if let easy = transfer.easy, transfers.removeValue(forKey: easy) != nil {
+      curl_multi_remove_handle(multi, easy)
+    }
+    if let error = transfer.prepareRedirectHop(now: now) {
+      finish(transfer, with: .failure(error))
+      return
+    }
+    add(transfer)
   }
 
   /// Performs a ``RetryPolicy`` decision: detaches the transfer, makes its handle ready for the

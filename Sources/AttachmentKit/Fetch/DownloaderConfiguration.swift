@@ -63,6 +63,11 @@ public struct DownloaderConfiguration: Sendable, Equatable {
   /// private-network guard (both apply). Default: ``OriginAllowlist/any``.
   public var allowedOrigins = OriginAllowlist.any
 
+  /// Request headers sent only to the URLs under their prefix (credentials of a private
+  /// origin), never on a redirect to a URL that gets other ones, never logged or reported.
+  /// Default: ``OriginHeaders/none``.
+  public var originHeaders = OriginHeaders.none
+
   /// A proxy every request goes through, or `nil` (the default) to connect directly.
   ///
   /// Proxy variables in the environment (`http_proxy`, `https_proxy`, `ALL_PROXY`,

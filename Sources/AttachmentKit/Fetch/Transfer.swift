@@ -32,6 +32,14 @@ final class Transfer: @unchecked Sendable {
   private(set) var resume: RetryPolicy.Resume?
   /// The body bytes the last ranged attempt did not have to fetch again (0 without one).
   private var resumedBytes: Int64 = 0
+  /// The URL the current attempt starts at: the request's, or where a redirect that needs
+  /// other origin headers led (``redirectHop``).
+  private(set) var target: String
+  /// A redirect the transfer follows itself, with the headers of the origin it leads to,
+  /// because libcurl would send it the current origin's (see ``OriginHeaders``).
+  private(set) var redirectHop: String?
+  /// Redirects followed by earlier hops, each hop included.
+  private var hoppedRedirects = 0
   var headerList: UnsafeMutablePointer<curl_slist>?
   let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
@@ -51,6 +59,7 @@ final class Transfer: @unchecked Sendable {
     deadline: ContinuousClock.Instant, temporaryFile: String, fileDescriptor: Int32, ownsFile: Bool = true
   ) {
     self.request = request
+    self.target = request.url
     self.configuration = configuration
     self.deadline = deadline
     self.temporaryFile = temporaryFile
@@ -65,7 +74,7 @@ final class Transfer: @unchecked Sendable {
         maximumBodyBytes: min(request.maximumBodyBytes ?? .max, configuration.maximumBodyBytes),
         maximumHeaderBytes: configuration.maximumHeaderBytes, isConditional: request.isConditional,
         checksRedirectHosts: ProxyPolicy.checksHosts(configuration),
-        checksRedirectTargets: !configuration.allowedOrigins.isEmpty))
+        checksRedirectTargets: !configuration.allowedOrigins.isEmpty || !configuration.originHeaders.isEmpty))
     self.guardedAddresses =
       configuration.allowPrivateNetworks || configuration.proxy != nil
       ? nil : AddressPolicy.addresses(configuration.allowedAddresses)
@@ -125,9 +134,14 @@ final class Transfer: @unchecked Sendable {
       var current: UnsafeMutablePointer<CChar>?
       _ = ak_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &current)
       let base = current.map { String(cString: $0) } ?? request.url
-      let target = curlResolve(location, against: base) ?? location
+      let next = curlResolve(location, against: base) ?? location
       let allowlist = configuration.allowedOrigins
-      return allowlist.allows(target) ? true : abort(allowlist.refusal(target, redirect: true))
+      guard allowlist.allows(next) else { return abort(allowlist.refusal(next, redirect: true)) }
+      let headers = configuration.originHeaders
+      guard headers.lines(for: next) != headers.lines(for: base) else { return true }
+      // libcurl would send this origin's headers to the next: stop, and go there anew.
+      redirectHop = next
+      return abort(AttachmentError(.networkError, "A redirect needs other origin headers."))
     case .fail(let error):
       return abort(error)
     case .resumed:
@@ -236,6 +250,29 @@ final class Transfer: @unchecked Sendable {
     return reconfigureHandle(now: now)
   }
 
+  /// Makes the handle ready to request the pending ``redirectHop`` with its own origin
+  /// headers; returns the error when that passes the redirect limit or libcurl refuses an
+  /// option.
+  func prepareRedirectHop(now: ContinuousClock.Instant) -> AttachmentError? {
+    guard let next = redirectHop else { return nil }
+    var followed = 0
+    _ = ak_easy_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &followed)
+    hoppedRedirects += followed + 1
+    guard hoppedRedirects <= configuration.maximumRedirects else {
+      return AttachmentError(.tooManyRedirects, "Too many redirects (\(hoppedRedirects)).")
+    }
+    target = next
+    redirectHop = nil
+    abortReason = nil
+    blockedAddress = nil
+    errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    response.beginAttempt(resumingAt: nil)
+    return reconfigureHandle(now: now)
+  }
+
+  /// The redirect limit of the current attempt: what earlier hops left of the configured one.
+  var remainingRedirects: Int { max(0, configuration.maximumRedirects - hoppedRedirects) }
+
   // MARK: - Finishing (engine thread)
 
   /// Builds the caller's answer once libcurl reports the transfer done with `code`.
@@ -286,14 +323,14 @@ final class Transfer: @unchecked Sendable {
     return .success(
       Download(
         url: request.url,
-        finalURL: effective.map { String(cString: $0) } ?? request.url,
+        finalURL: effective.map { String(cString: $0) } ?? target,
         status: head.status,
         headers: head.headers,
         file: head.status == 304 ? nil : temporaryFile,
         bytesReceived: response.bodyBytes,
         digest: bodyDigest,
         timings: timings(of: easy),
-        redirectCount: redirects,
+        redirectCount: hoppedRedirects + redirects,
         peerAddressClass: PeerAddressClass.ofPrimaryIP(easy), tls: tls))
   }
 

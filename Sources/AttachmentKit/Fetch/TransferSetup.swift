@@ -54,14 +54,14 @@ extension Transfer {
   private func setRequestOptions(
     _ easy: UnsafeMutableRawPointer, me: UnsafeMutableRawPointer, _ refused: inout RefusedOptions
   ) {
-    refused.check(ak_easy_setopt_string(easy, CURLOPT_URL, request.url))
+    refused.check(ak_easy_setopt_string(easy, CURLOPT_URL, target))
     refused.check(ak_easy_setopt_pointer(easy, CURLOPT_PRIVATE, me))
     refused.check(ak_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
     refused.check(ak_easy_setopt_long(easy, CURLOPT_QUICK_EXIT, 1))
     refused.check(ak_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
     refused.check(ak_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
     refused.check(ak_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1))
-    refused.check(ak_easy_setopt_long(easy, CURLOPT_MAXREDIRS, configuration.maximumRedirects))
+    refused.check(ak_easy_setopt_long(easy, CURLOPT_MAXREDIRS, remainingRedirects))
   }
 
   /// How long and how much at a time: the total and connect timeouts from the deadline as of
@@ -125,6 +125,9 @@ extension Transfer {
       lines.append("Range: bytes=\(resume.offset)-")
       lines.append("If-Range: \(resume.ifRange)")
     }
+    // This origin's own headers (credentials): libcurl sends them on every redirect it follows,
+    // so a redirect to a URL that gets other ones is followed by the transfer (redirectHop).
+    lines += configuration.originHeaders.lines(for: target)
     for line in lines where !line.contains("\r") && !line.contains("\n") {
       headerList = curl_slist_append(headerList, line)
     }
