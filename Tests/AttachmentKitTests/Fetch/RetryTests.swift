@@ -22,7 +22,9 @@ struct RetryTests {
     return Downloader(configuration: configuration)
   }
 
-  @Test("a reset at 90 % of a 40 MB body (the issue's video) is resumed with one ranged request; the bytes are the file's")
+  @Test(
+    "a reset at 90 % of a 40 MB body (the issue's video) is resumed with one ranged request; the bytes are the file's"
+  )
   func resetResumed() async throws {
     // Given an origin with a strong ETag that resets the first response at 90 % of the body
     let server = try TestHTTPServer.start()
