@@ -56,11 +56,14 @@ struct OriginOptionsTests {
     let first = try await CLI.run(["fetch", "--json", "--cache-dir", cache, gone, kept])
     #expect(first.status == 0, "\(first.stderr)")
 
-    // Another process hits both URLs in a loop, a JSON line per answer, until told to stop
+    // Another process hits both URLs in a loop (paced, so it does not load a parallel run), a
+    // JSON line per answer, until told to stop
     let log = scratch.path + "/hits.jsonl"
     let stop = scratch.path + "/stop"
     let script = """
-      while [ ! -e "$4" ]; do "$1" fetch --json --cache-dir "$2" "$5" "$6" >> "$3" || echo FAILED >> "$3"; done
+      while [ ! -e "$4" ]; do
+        "$1" fetch --json --cache-dir "$2" "$5" "$6" >> "$3" || echo FAILED >> "$3"; sleep 0.05
+      done
       """
     let hitter = Task {
       try await CLI.run(

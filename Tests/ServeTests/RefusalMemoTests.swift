@@ -24,12 +24,19 @@ struct RefusalMemoTests {
     }
     let serve = try await ServeProcess(workspace: workspace)
     defer { serve.stop() }
+    var expected = 0
     for (path, status, code, longest) in [
       ("/page.jpg", 422, "unsupported_type", 30), ("/status/500", 502, "http_status", 5),
     ] {
       let url = serve.url(try await serve.signed(origin.url(path), keyFile: workspace.keyFile))
+      // The memo keeps an entry `longest` seconds from the first answer; a request sent after
+      // that (a loaded parallel run can take that long for a few curls) may fetch again.
+      var memoEnds = Date.distantFuture
+      var sentAfterMemo = 0
       for round in 0..<3 {
+        if Date() >= memoEnds { sentAfterMemo += 1 }
         let answer = try await Curl.get(url)
+        if round == 0 { memoEnds = Date().addingTimeInterval(Double(longest) - 0.5) }
         #expect(answer.status == status, "\(path) #\(round)")
         #expect(answer.errorCode == code, "\(path) #\(round)")
         // The tier may keep it for what is left of the memo's entry.
@@ -37,15 +44,21 @@ struct RefusalMemoTests {
         #expect(cacheControl.hasPrefix("public, max-age="), "\(path) #\(round): \(cacheControl)")
         #expect((1...longest).contains(CacheControlTests.seconds("max-age", in: cacheControl) ?? -1))
       }
-      #expect(origin.requestCount(path: path) == 1, "\(path)")
       // The info route answers from the same memo.
+      if Date() >= memoEnds { sentAfterMemo += 1 }
       let info = try await Curl.get(
         serve.url(try await serve.signed(origin.url(path), keyFile: workspace.keyFile, route: "info")))
       #expect(info.status == status)
       #expect(info.header("Cache-Control") == "no-store")
-      #expect(origin.requestCount(path: path) == 1, "\(path)")
+      let fetches = origin.requestCount(path: path)
+      if sentAfterMemo == 0 {
+        #expect(fetches == 1, "\(path)")
+      } else {
+        #expect((2...1 + sentAfterMemo).contains(fetches), "\(path): \(sentAfterMemo) sent after the memo")
+      }
+      expected += fetches
     }
-    #expect(try await serve.metric("attachkit_upstream_requests_total") == 2)
+    #expect(try await serve.metric("attachkit_upstream_requests_total") == Double(expected))
 
     // An answer deadline of the request's own (X-Deadline-Ms) is no refusal: neither
     // remembered nor kept by a tier; the fetch it left goes on and is answered next time.

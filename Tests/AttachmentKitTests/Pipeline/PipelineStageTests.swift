@@ -248,7 +248,7 @@ struct SharedDeadlineTests {
       if index == 1 {
         firstArrived.set()
         var spins = 0
-        while !held.isSet, spins < 1500 {  // at most 15 s
+        while !held.isSet, spins < 3000 {  // at most 30 s
           usleep(10_000)
           spins += 1
         }
@@ -260,12 +260,14 @@ struct SharedDeadlineTests {
     let pipeline = try AttachmentPipeline(configuration: configuration)
     let url = server.url("/shared.png")
 
-    // When a caller with a 6 s deadline starts the fetch, and one with 20 s joins it (6 s: the
+    // When a caller with a 10 s deadline starts the fetch, and one with 30 s joins it (10 s: the
     // first request arrives, and the second caller joins, before it passes even when a full
-    // parallel run holds the fetch's start back for seconds; with 2 s it once never arrived)
-    let early = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(6)) }
-    #expect(await firstArrived.wait(upTo: .seconds(6)))
-    let late = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(20)) }
+    // parallel run holds the fetch's start back for seconds; with 2 s, and once with 6 s, it
+    // never arrived). The early deadline is counted from the early task's own start, so the
+    // wait for its request is bounded only to stop a broken test.
+    let early = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(10)) }
+    #expect(await firstArrived.wait(upTo: .seconds(30)))
+    let late = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(30)) }
     let checked = try AttachmentURL(url)
     #expect(
       await poll(upTo: .seconds(5)) { pipeline.callersWaiting(for: checked) == 2 },
