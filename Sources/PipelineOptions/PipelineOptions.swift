@@ -207,9 +207,7 @@ public enum PipelineOptions {
   public static func cacheKeyRules(
     from arguments: ParsedArguments, environment: EnvironmentVariables = .process
   ) throws(UsageError) -> CacheKeyRules {
-    var texts = arguments.values(of: cacheKeyIgnore)
-    if texts.isEmpty, let variable = environment["ATTACHKIT_CACHE_KEY_IGNORE"] { texts = [variable] }
-    let rules = texts.flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }
+    let rules = list(cacheKeyIgnore, orVariable: "ATTACHKIT_CACHE_KEY_IGNORE", arguments, environment)
     do {
       return try CacheKeyRules(rules)
     } catch {
@@ -224,14 +222,23 @@ public enum PipelineOptions {
   public static func allowedOrigins(
     from arguments: ParsedArguments, environment: EnvironmentVariables = .process
   ) throws(UsageError) -> OriginAllowlist {
-    var texts = arguments.values(of: allowOrigin)
-    if texts.isEmpty, let variable = environment["ATTACHKIT_ALLOW_ORIGIN"] { texts = [variable] }
+    let entries = list(allowOrigin, orVariable: "ATTACHKIT_ALLOW_ORIGIN", arguments, environment)
     do {
-      return try OriginAllowlist(
-        texts.flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) })
+      return try OriginAllowlist(entries)
     } catch {
       throw arguments.usageError(error.message)
     }
+  }
+
+  /// The items of a repeatable list option, each value split at commas and spaces, else of its
+  /// environment variable (one text, split the same way); empty when neither is given.
+  private static func list(
+    _ key: OptionKey<String>, orVariable variable: String, _ arguments: ParsedArguments,
+    _ environment: EnvironmentVariables
+  ) -> [String] {
+    var texts = arguments.values(of: key)
+    if texts.isEmpty, let value = environment[variable] { texts = [value] }
+    return texts.flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init) }
   }
 
   /// `--cache-dir`, else the library's default directory

@@ -121,14 +121,22 @@ struct RescueWorkerServeTests {
     client = nil
     let hungUp = ContinuousClock.now
 
-    // Then the worker is gone (killed, reaped or being reaped) within 0.5 s
+    // Then the worker is gone (killed, reaped or being reaped) within 0.5 s: it is never seen
+    // alive later than that. (Judged by the last look that saw it, taken when that look began:
+    // on a loaded machine the looks themselves can be late, which says nothing of the worker.)
     var gone = false
+    var lastSeenAlive = Duration.zero
     while !gone, ContinuousClock.now - hungUp < .seconds(5) {
+      let looked = ContinuousClock.now - hungUp
       gone = !Self.workers(of: pid, library: "ffmpeg").contains(transcoding)
-      if !gone { try await Task.sleep(for: .milliseconds(5)) }
+      if !gone {
+        lastSeenAlive = looked
+        try await Task.sleep(for: .milliseconds(5))
+      }
     }
-    let took = ContinuousClock.now - hungUp
-    #expect(gone && took < .milliseconds(500), "the transcode ran on \(took) after its client hung up")
+    #expect(
+      gone && lastSeenAlive < .milliseconds(500),
+      "the transcode was seen running \(lastSeenAlive) after its client hung up")
     // and serve answers the next request
     let info = try await Curl.get(serve.url("/healthz"))
     #expect(info.status == 200)
