@@ -249,13 +249,21 @@ struct RescueWorkerTests {
       return
     }
     #expect(error.code == .cancelled)
+    // The worker is never seen running later than 0.5 s after the cancellation (judged by the
+    // start of the last look that saw it: a late look on a loaded machine says nothing of it)
     var gone = false
+    var lastSeenRunning = Duration.zero
     while !gone, ContinuousClock.now - cancelledAt < .seconds(5) {
+      let looked = ContinuousClock.now - cancelledAt
       gone = ProcStat.state(worker).map { $0 == "Z" } ?? true
-      if !gone { try await Task.sleep(for: .milliseconds(5)) }
+      if !gone {
+        lastSeenRunning = looked
+        try await Task.sleep(for: .milliseconds(5))
+      }
     }
-    let took = ContinuousClock.now - cancelledAt
-    #expect(gone && took < .milliseconds(500), "the worker ran on \(took) after its caller cancelled")
+    #expect(
+      gone && lastSeenRunning < .milliseconds(500),
+      "the worker was seen running \(lastSeenRunning) after its caller cancelled")
   }
 
   @Test(
