@@ -277,9 +277,11 @@ public struct ImageRescuer: Sendable {
   /// Refuses an animated WebP of more frames than the rescue allows (`too_complex`), counted
   /// from its RIFF chunks (``WebPFrames``): before any worker starts (``rescue(_:)`` calls it
   /// in the caller's process; it parses chunk headers only) and again in the worker before
-  /// libvips reads a header. Any other file passes.
+  /// libvips reads a header. Any other file passes. `deadline_exceeded` when the job's deadline
+  /// passes during the count.
   func checkWebPFrames(_ job: RescueJob) throws(AttachmentError) {
-    guard let file = try? FileBytes(path: job.source), let frames = WebPFrames.count(in: file),
+    guard let file = try? FileBytes(path: job.source),
+      let frames = try WebPFrames.count(in: file, deadline: job.deadline),
       frames > configuration.maximumFrames
     else { return }
     throw AttachmentError(
