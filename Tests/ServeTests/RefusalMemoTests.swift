@@ -22,7 +22,9 @@ struct RefusalMemoTests {
       guard gate.wait(writer) else { return }
       writer.respond(status: 200, headers: [("Content-Type", "image/gif")], body: gif)
     }
-    let serve = try await ServeProcess(workspace: workspace)
+    // Without retries: this counts origin requests, and a transient failure that a retry would
+    // repeat (a loaded run once gave the 422 file two) is not what the memo is about.
+    let serve = try await ServeProcess(workspace: workspace, ["--retries", "0"])
     defer { serve.stop() }
     var expected = 0
     for (path, status, code, longest) in [
