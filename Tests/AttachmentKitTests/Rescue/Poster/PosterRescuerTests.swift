@@ -199,13 +199,20 @@ struct PosterRescuerTests {
     #expect(!FileManager.default.fileExists(atPath: output))
   }
 
-  @Test("audio has no poster, so its rescue keeps the whole deadline: a FLAC under 2 s is transcoded")
+  @Test(
+    "audio has no poster, so its rescue keeps the whole deadline: a FLAC is transcoded though the poster's share is longer"
+  )
   func audioKeepsItsDeadline() async throws {
     let scratch = try ScratchDirectory("poster-audio")
     defer { scratch.remove() }
     let output = scratch.path + "/out.m4a"
+    // A poster share (60 s) longer than the deadline (30 s): taken from audio's time, it would
+    // leave none; audio keeps all 30 s (2 s once, which a loaded parallel run overran).
+    var poster = PosterConfiguration()
+    poster.maximumSeconds = 60
     let (result, _) = await Self.rescue(
-      Samples.path("flac-audio.flac"), into: output, rescuers: StandardRescuers.make(), seconds: 2)
+      Samples.path("flac-audio.flac"), into: output, rescuers: StandardRescuers.make(poster: poster),
+      seconds: 30)
     let validation = try result.get()
     #expect(validation.type == .m4a)
     #expect(validation.rescued?.actions == [.transcoded])
