@@ -32,9 +32,7 @@ enum AccessLog {
 
   /// Writes the line for one request, stamped with the current time.
   static func write(_ line: Line) {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    var text = self.text(line, time: rfc3339(now))
+    var text = self.text(line, time: LogTime.now())
     text.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
   }
 

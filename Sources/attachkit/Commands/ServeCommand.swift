@@ -289,8 +289,10 @@ enum ServeCommand: RunnableCommand {
     host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
   }
 
-  /// A JSON line on standard error about the server itself (the access log's neighbours).
+  /// A JSON line on standard error about the server itself (the access log's neighbours),
+  /// stamped with the same `time` field as the access log's lines.
   private static func event(_ name: String, _ fields: [(key: String, value: JSON)]) {
-    Terminal.error(JSON.object([("event", .string(name))] + fields).text + "\n")
+    Terminal.error(
+      JSON.object([("time", .string(LogTime.now())), ("event", .string(name))] + fields).text + "\n")
   }
 }
