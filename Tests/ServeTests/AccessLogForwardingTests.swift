@@ -10,7 +10,7 @@ import Testing
 struct AccessLogForwardingTests {
   /// The last access line of `serve` once there are `count`.
   static func line(_ serve: ServeProcess, count: Int) async throws -> [String: Any] {
-    #expect(await eventually(within: 5) { AccessLogTests.lines(serve).count >= count })
+    #expect(await eventually(within: 30) { AccessLogTests.lines(serve).count >= count })
     return try #require(AccessLogTests.lines(serve).dropFirst(count - 1).first)
   }
 

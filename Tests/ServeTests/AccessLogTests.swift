@@ -33,7 +33,7 @@ struct AccessLogTests {
     let id = try #require(answer.header("X-Request-Id"))
     #expect(id.count == 32 && id.allSatisfy(\.isHexDigit))
 
-    #expect(await eventually(within: 5) { Self.lines(serve).count == 1 })
+    #expect(await eventually(within: 30) { Self.lines(serve).count == 1 })
     let line = try #require(Self.lines(serve).first)
     let time = try #require(line["time"] as? String)
     #expect(time.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(time)")
@@ -75,7 +75,7 @@ struct AccessLogTests {
       ("/nowhere?x=1", []), ("/v1/a/zz/%41", []), ("/metrics", ["-A", "Prometheus/2.45.0"]),
     ]
     for (target, options) in requests { _ = try await Curl.get(serve.url(target), options) }
-    #expect(await eventually(within: 5) { Self.lines(serve).count == requests.count })
+    #expect(await eventually(within: 30) { Self.lines(serve).count == requests.count })
     #expect(await serve.terminate() == 0)
 
     let command = try DocsDeploy.goaccessCommand()
@@ -114,7 +114,7 @@ struct AccessLogTests {
     let read = try await Self.readThenClose(port: serve.port, path: path, bytes: 1_000_000)
     #expect(read >= 1_000_000)
 
-    #expect(await eventually(within: 10) { SlowReaderTests.fileLines(serve).count == 2 })
+    #expect(await eventually(within: 30) { SlowReaderTests.fileLines(serve).count == 2 })
     let line = try #require(SlowReaderTests.fileLines(serve).last)
     let logged = try #require(line["bytes"] as? Int)
     #expect(line["completed"] as? Bool == false)

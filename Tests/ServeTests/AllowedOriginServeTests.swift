@@ -64,7 +64,7 @@ struct AllowedOriginServeTests {
     let info = try await Curl.get(
       serve.url(try await serve.signed(origin.url("/p/a.gif"), keyFile: workspace.keyFile, route: "info")))
     #expect(!String(decoding: info.body, as: UTF8.self).contains("serve-secret-1"))
-    #expect(await eventually(within: 5) { serve.events.contains { $0["status"] as? Int == 200 } })
+    #expect(await eventually(within: 30) { serve.events.contains { $0["status"] as? Int == 200 } })
     #expect(
       !((try? String(contentsOfFile: serve.stderrPath, encoding: .utf8)) ?? "serve-secret-1").contains(
         "serve-secret-1"))

@@ -104,7 +104,7 @@ struct CacheControlTests {
     #expect((0...2).contains(Self.seconds("max-age", in: first.header("Cache-Control")) ?? -1))
     // Hits until the two seconds pass; then the copy is revalidated.
     var revalidated: CurlAnswer?
-    _ = try await eventually(within: 10) {
+    _ = try await eventually(within: 30) {
       let answer = try await Curl.get(url)
       if answer.header("X-Attachment-Source") == "revalidated" { revalidated = answer }
       return revalidated != nil

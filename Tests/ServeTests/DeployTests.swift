@@ -154,7 +154,7 @@ final class NginxTier {
     process = try SpawnedProcess(
       [executable, "-p", directory + "/", "-c", directory + "/nginx.conf", "-e", directory + "/error.log"])
     let port = port
-    guard await eventually(within: 10, { RawConnection(port: port) != nil }) else {
+    guard await eventually(within: 30, { RawConnection(port: port) != nil }) else {
       stop()
       throw TierError.didNotListen(
         (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "")

@@ -84,7 +84,7 @@ struct RescueWorkerServeTests {
     let temporary = workspace.cache + "/v3/tmp"
     #expect(((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).isEmpty)
     #expect(
-      await eventually(within: 5) { ProcStat.fields(crashed) == nil }, "the crashed worker was not reaped")
+      await eventually(within: 30) { ProcStat.fields(crashed) == nil }, "the crashed worker was not reaped")
     // and serve answers the next request, whose rescue a new worker does
     #expect(try await Curl.get(serve.url("/healthz")).status == 200)
     let next = try await Curl.get(small)
@@ -247,17 +247,21 @@ struct RescueWorkerServeTests {
     let baseline = try #require(Self.memory(pid, "VmRSS"))
     try? "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
 
-    // When each bomb is asked for, each is refused within 2.5 s
+    // When each bomb is asked for, each is refused within 2.5 s, by serve's own account (its
+    // access line's `ms`, from the request's arrival to the answer's end: curl's start and the
+    // test's reading of the answer are no part of it on a loaded machine)
     for name in ["/tracks.webm", "/pixels.webm"] {
       let path = try await serve.signed(origin.url(name), keyFile: workspace.keyFile)
-      let started = ContinuousClock.now
+      let answered = AccessLogTests.lines(serve).count
       let answer = try await Curl.get(serve.url(path))
-      let took = ContinuousClock.now - started
       #expect(answer.status == 422, "\(name): \(answer.status) \(answer.errorCode ?? "")")
       #expect(
         ["too_complex", "too_many_pixels"].contains(answer.errorCode ?? ""),
         "\(name): \(answer.errorCode ?? "")")
-      #expect(took < .milliseconds(2500), "\(name) answered after \(took)")
+      #expect(await eventually(within: 30) { AccessLogTests.lines(serve).count > answered })
+      let line = AccessLogTests.lines(serve).last { $0["status"] as? Int == 422 }
+      let took = try #require(line?["ms"] as? Double, "no access line for \(name)")
+      #expect(took < 2500, "\(name) answered after \(took) ms")
     }
     // Then serve's own peak memory stayed within 16 MiB of where it was (the decoders ran, if
     // at all, in a worker)

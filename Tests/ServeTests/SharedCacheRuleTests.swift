@@ -33,7 +33,7 @@ struct SharedCacheRuleTests {
     #expect(origin.requestCount(path: "/p.gif") == 2)
     // Neither a record nor a body stays behind (the answer's own file is released).
     #expect(
-      await eventually(within: 5) {
+      await eventually(within: 30) {
         workspace.cacheFiles().filter { !["v3/lock", "v3/records", "v3/records-lock"].contains($0) }.isEmpty
       },
       "\(workspace.cacheFiles())")
@@ -60,7 +60,7 @@ struct SharedCacheRuleTests {
     #expect((0...2).contains(CacheControlTests.seconds("s-maxage", in: header) ?? -1), "\(header)")
     // Observed: hits until serve's own lifetime (s-maxage) ends, then a revalidation.
     #expect(
-      try await eventually(within: 10) {
+      try await eventually(within: 30) {
         try await Curl.get(url).header("X-Attachment-Source") == "revalidated"
       })
     #expect(origin.requestCount(path: "/s.gif") == 2)

@@ -129,7 +129,7 @@ struct SlowReaderTests {
     let read = await Self.read(reader, bytesPerSecond: 800_000, bound: 25)
     #expect(read.head.hasPrefix("HTTP/1.1 200"))
     #expect(read.body == size)
-    #expect(await eventually(within: 5) { Self.fileLines(serve).count == 2 })
+    #expect(await eventually(within: 30) { Self.fileLines(serve).count == 2 })
     let line = try #require(Self.fileLines(serve).last)
     #expect(line["completed"] as? Bool == true)
     #expect(line["bytes"] as? Int == size)
@@ -159,7 +159,7 @@ struct SlowReaderTests {
     let first = await Self.read(reader, bytesPerSecond: 10_000_000, stopAfter: 1_000_000, bound: 10)
     #expect(first.body >= 1_000_000)
     // Then it reads nothing: the server's line appears once the watch has cut it.
-    #expect(await eventually(within: 10) { Self.fileLines(serve).count == 2 })
+    #expect(await eventually(within: 30) { Self.fileLines(serve).count == 2 })
     let line = try #require(Self.fileLines(serve).last)
     let rest = await reader.readUntilClosed(idleSeconds: 5)
     let received = first.body + rest.text.utf8.count

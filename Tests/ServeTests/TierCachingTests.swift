@@ -65,7 +65,7 @@ struct TierCachingTests {
     // keeps the tier's copy.
     #expect(try await tier("/brief.gif").header("X-Cache") == "MISS")
     var after: CurlAnswer?
-    _ = try await eventually(within: 10) {
+    _ = try await eventually(within: 30) {
       let answer = try await tier("/brief.gif")
       if answer.header("X-Cache") != "HIT" { after = answer }
       return after != nil

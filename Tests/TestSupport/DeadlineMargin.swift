@@ -19,3 +19,13 @@ public let deadlineMarginSeconds: Double = 2
 /// together with `deadline_exceeded`). A test of what the deadline does sets its own, with
 /// ``deadlineMargin``.
 public let generousTimeout: Duration = .seconds(30)
+
+/// How long a test waits for an event that must follow from what it has already observed (a
+/// request reaching the test's server, a client hanging up after its answer, a stage being
+/// reached): 30 s.
+///
+/// It bounds a hang and measures nothing: the event comes in milliseconds alone, but on two
+/// cores shared with hundreds of other tests and two busy loops a thread waited seconds to run
+/// (5 s bounds on such waits failed in CI). A test of how soon something happens measures it from
+/// an observed moment with ``deadlineMargin`` instead.
+public let eventWait: Duration = .seconds(30)

@@ -112,7 +112,7 @@ struct FetchFaultTests {
     request.maximumBodyBytes = 1 << 19
     var caught: AttachmentError?
     do {
-      _ = try await Downloader(configuration: .loopback).download(request, timeout: .seconds(5))
+      _ = try await Downloader(configuration: .loopback).download(request, timeout: generousTimeout)
     } catch {
       caught = error
     }
@@ -123,7 +123,7 @@ struct FetchFaultTests {
       #expect(caught?.httpStatus == 404)
       #expect(caught?.detected == "text/html")
     }
-    #expect(await hungUp.wait(upTo: .seconds(3)), "the client never hung up")
+    #expect(await hungUp.wait(upTo: eventWait), "the client never hung up")
     #expect(scratch.leftovers().isEmpty)
   }
 
@@ -181,7 +181,7 @@ struct FetchFaultTests {
         timeout: .seconds(20))
     }
     // Cancel once body bytes are on disk (observed, not assumed): the transfer is mid-body.
-    #expect(await scratch.waitForLeftover(withAtLeast: 1, upTo: .seconds(5)), "no body byte arrived")
+    #expect(await scratch.waitForLeftover(withAtLeast: 1, upTo: eventWait), "no body byte arrived")
     let cancelledAt = ContinuousClock.now
     task.cancel()
     let result = await task.result
@@ -262,12 +262,14 @@ struct FetchFaultTests {
     let downloader = Downloader(configuration: configuration)
     // /redirect/N/… makes N + 1 redirects
     let two = try await downloader.download(
-      DownloadRequest(url: server.url("/redirect/1/files/a"), directory: scratch.path), timeout: .seconds(5))
+      DownloadRequest(url: server.url("/redirect/1/files/a"), directory: scratch.path),
+      timeout: generousTimeout)
     two.file.map { _ = unlink($0) }
     #expect(two.redirectCount == 2)
     do {
       _ = try await downloader.download(
-        DownloadRequest(url: server.url("/redirect/2/files/a"), directory: scratch.path), timeout: .seconds(5)
+        DownloadRequest(url: server.url("/redirect/2/files/a"), directory: scratch.path),
+        timeout: generousTimeout
       )
       Issue.record("three redirects should exceed a limit of 2")
     } catch {
@@ -325,7 +327,7 @@ struct FetchFaultTests {
     // When the redirect is followed, Then the second address is refused before connecting
     do {
       _ = try await Downloader(configuration: configuration).download(
-        DownloadRequest(url: first.url("/hop"), directory: scratch.path), timeout: .seconds(5))
+        DownloadRequest(url: first.url("/hop"), directory: scratch.path), timeout: generousTimeout)
       Issue.record("the redirect to 127.0.0.2 should be blocked")
     } catch {
       #expect(error.code == .blockedAddress, "\(error)")
@@ -338,7 +340,7 @@ struct FetchFaultTests {
     // And with both addresses allowed, the same redirect is followed
     configuration.allowedAddresses = ["127.0.0.1", "127.0.0.2", "not an address"]
     let download = try await Downloader(configuration: configuration).download(
-      DownloadRequest(url: first.url("/hop"), directory: scratch.path), timeout: .seconds(5))
+      DownloadRequest(url: first.url("/hop"), directory: scratch.path), timeout: generousTimeout)
     download.file.map { _ = unlink($0) }
     #expect(download.bytesReceived == 6)
   }

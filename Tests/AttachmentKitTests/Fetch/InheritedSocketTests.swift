@@ -23,7 +23,7 @@ struct InheritedSocketTests {
     let hungUp = Flag()
     server.route("/after-child") { _, writer in
       asked.set()
-      for _ in 0..<2000 where !childStarted.isSet { usleep(5_000) }
+      for _ in 0..<12000 where !childStarted.isSet { usleep(5_000) }
       _ = writer.writeHead(status: 404, headers: [("Content-Length", "1048576")])
       writer.waitForClientToClose()
       hungUp.set()
@@ -37,7 +37,7 @@ struct InheritedSocketTests {
     let download = Task { () -> AttachmentError.Code? in
       do {
         let download = try await downloader.download(
-          DownloadRequest(url: server.url("/after-child"), directory: scratch.path), timeout: .seconds(10))
+          DownloadRequest(url: server.url("/after-child"), directory: scratch.path), timeout: generousTimeout)
         download.file.map { _ = unlink($0) }
         return nil
       } catch let error as AttachmentError {
@@ -49,8 +49,8 @@ struct InheritedSocketTests {
 
     // When a long-lived child is started while the connection is open (observed: the
     // request arrived)
-    #expect(await asked.wait(upTo: .seconds(5)), "the request never arrived")
-    let child = try CleanSpawn.start(["sleep", "60"]).get()
+    #expect(await asked.wait(upTo: eventWait), "the request never arrived")
+    let child = try CleanSpawn.start(["sleep", "300"]).get()
     defer {
       kill(child, SIGKILL)
       var status: Int32 = 0
@@ -60,7 +60,7 @@ struct InheritedSocketTests {
 
     // Then the refusal closes the connection for the server too, while the child lives on
     #expect(await download.value == .httpStatus)
-    #expect(await hungUp.wait(upTo: deadlineMargin), "the connection stayed open in the child")
+    #expect(await hungUp.wait(upTo: eventWait), "the connection stayed open in the child")
     #expect(kill(child, 0) == 0, "the child is still running")
     #expect(scratch.leftovers().isEmpty)
   }

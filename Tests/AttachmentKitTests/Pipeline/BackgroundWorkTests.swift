@@ -14,12 +14,12 @@ import Testing
 struct BackgroundWorkTests {
   @Test("with two checks busy for seconds, a third starts at once and a 500 ms deadline fires on time")
   func busyChecksHoldNothingBack() async throws {
-    // Given two checks that keep a core each busy until released (at the latest 10 s from
+    // Given two checks that keep a core each busy until released (at the latest 60 s from
     // now, so that a starved answer comes then instead of never)
     let release = Flag()
     let spinning = Locked(0)
     let releaser = DispatchWorkItem { release.set() }
-    DispatchQueue(label: "release").asyncAfter(deadline: .now() + 10, execute: releaser)
+    DispatchQueue(label: "release").asyncAfter(deadline: .now() + 60, execute: releaser)
     let busy = (0..<2).map { _ in
       Task {
         await OffPoolWork.run(deadline: .now + .seconds(30)) { _ in
@@ -30,7 +30,7 @@ struct BackgroundWorkTests {
         }
       }
     }
-    #expect(await poll(upTo: .seconds(5)) { spinning.withLock { $0 } == 2 }, "the busy checks never started")
+    #expect(await poll(upTo: eventWait) { spinning.withLock { $0 } == 2 }, "the busy checks never started")
 
     // When another check is asked for, and a download whose server never answers has 500 ms
     let start = ContinuousClock.now

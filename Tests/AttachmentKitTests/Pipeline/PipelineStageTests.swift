@@ -75,7 +75,7 @@ struct PipelineStageTests {
 
     #expect(code == .deadlineExceeded)
     #expect(answered < deadline + deadlineMargin)
-    #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
+    #expect(await gate.wait(for: .finished, upTo: eventWait))
     #expect(gate.stages == [.downloaded, .finished], "the check ran past its deadline")
     try await fixture.expectNothingPublished(url)
   }
@@ -94,7 +94,7 @@ struct PipelineStageTests {
 
     #expect(code == .deadlineExceeded)
     #expect(answered < deadline + deadlineMargin)
-    #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
+    #expect(await gate.wait(for: .finished, upTo: eventWait))
     #expect(gate.stages == [.downloaded, .validated, .finished])
     try await fixture.expectNothingPublished(url)
   }
@@ -110,13 +110,13 @@ struct PipelineStageTests {
     let url = fixture.server.url("/clip.wav")
 
     let caller = Task { await Self.attempt(fixture.pipeline, url, deadline: .now + .seconds(20)) }
-    #expect(await gate.wait(for: .downloaded, upTo: .seconds(5)))
+    #expect(await gate.wait(for: .downloaded, upTo: eventWait))
     caller.cancel()
     let (code, _) = await caller.value
     gate.release()
 
     #expect(code == .cancelled)
-    #expect(await gate.wait(for: .finished, upTo: .seconds(5)))
+    #expect(await gate.wait(for: .finished, upTo: eventWait))
     #expect(gate.stages == [.downloaded, .finished], "the check ran for a caller that had gone")
     try await fixture.expectNothingPublished(url)
   }
@@ -270,7 +270,7 @@ struct SharedDeadlineTests {
     let late = Task { try await pipeline.attachment(for: url, deadline: .now + .seconds(30)) }
     let checked = try AttachmentURL(url)
     #expect(
-      await poll(upTo: .seconds(5)) { pipeline.callersWaiting(for: checked) == 2 },
+      await poll(upTo: eventWait) { pipeline.callersWaiting(for: checked) == 2 },
       "the second call never joined")
     let earlyResult = await early.result
     held.set()

@@ -129,8 +129,8 @@ struct PipelineTests {
     let impatient = Task { try await pipeline.attachment(for: url, timeout: .seconds(20)) }
     // Both callers are seen waiting on the one fetch, which has reached the server
     let checked = try AttachmentURL(url)
-    try #require(await poll(upTo: .seconds(5)) { pipeline.callersWaiting(for: checked) == 2 })
-    try #require(await arrived.wait(upTo: .seconds(5)))
+    try #require(await poll(upTo: eventWait) { pipeline.callersWaiting(for: checked) == 2 })
+    try #require(await arrived.wait(upTo: eventWait))
     impatient.cancel()
     let impatientResult = await impatient.result
     // The cancelled caller is answered while the fetch is still held: it did not wait for it
@@ -276,7 +276,7 @@ struct PipelineTests {
     // Then it is refused as HTML from those bytes, and nothing is left
     #expect(caught?.code == .unsupportedType, "\(String(describing: caught))")
     #expect(caught?.detected == "text/html")
-    #expect(await hungUp.wait(upTo: .seconds(3)))
+    #expect(await hungUp.wait(upTo: eventWait))
     let left = await fixture.leftBehind()
     #expect(left.isEmpty, "left behind: \(left)")
   }
@@ -317,7 +317,7 @@ struct PipelineTests {
     }
 
     #expect(caught?.code == .tooLarge, "\(String(describing: caught))")
-    #expect(await hungUp.wait(upTo: .seconds(3)))
+    #expect(await hungUp.wait(upTo: eventWait))
     let left = await fixture.leftBehind()
     #expect(left.isEmpty, "left behind: \(left)")
   }

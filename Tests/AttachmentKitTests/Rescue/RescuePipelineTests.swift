@@ -292,7 +292,7 @@ struct RescuePipelineTests {
       pool.returnPermit()
     }.start()
     defer { release.signal() }
-    try #require(await taken.wait(upTo: .seconds(5)), "the holder never took the rescue turn")
+    try #require(await taken.wait(upTo: eventWait), "the holder never took the rescue turn")
 
     // When a WebP is fetched with rescue on and a 1 s deadline
     let deadline = ContinuousClock.now + .seconds(1)
