@@ -290,9 +290,11 @@ enum ServeCommand: RunnableCommand {
   }
 
   /// A JSON line on standard error about the server itself (the access log's neighbours),
-  /// stamped with the same `time` field as the access log's lines.
+  /// stamped with the same `time` field as the access log's lines. `event` comes first, so that a
+  /// filter for lines that begin with `{"time"` (docs/deploy.md's goaccess command) keeps only
+  /// the requests.
   private static func event(_ name: String, _ fields: [(key: String, value: JSON)]) {
     Terminal.error(
-      JSON.object([("time", .string(LogTime.now())), ("event", .string(name))] + fields).text + "\n")
+      JSON.object([("event", .string(name)), ("time", .string(LogTime.now()))] + fields).text + "\n")
   }
 }
