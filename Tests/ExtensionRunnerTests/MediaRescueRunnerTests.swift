@@ -16,22 +16,24 @@ struct MediaRescueRunnerTests {
   }
 
   @Test(
-    "with 4 s of budget a 40 s clip is trimmed; a 20 s 720p transcode and a WebM's get posters at once, or with --no-poster are refused with their estimates"
+    "with 8 s of budget a 40 s clip is trimmed; a 40 s 720p transcode and a WebM's get posters at once, or with --no-poster are refused with their estimates"
   )
   func transcodeOverBudgetRefused() async throws {
-    // Given a 40 s H.264 clip (a copy trim), 20 s of 1280×720 MPEG-4 part 2 at 30 fps in AVI
-    // (a transcode estimated at 20 × 0.92 MP × (0.25 + 0.06) s = 5.7 s) and 15 s of it as VP8 in
-    // WebM (4.3 s)
+    // Given a 40 s H.264 clip (a copy trim), 40 s of 1280×720 MPEG-4 part 2 at 30 fps in AVI
+    // (a transcode of the 30 s it would keep, estimated at 30 × 0.92 MP × (0.25 + 0.06) s =
+    // 8.6 s) and 30 s of it as VP8 in WebM (8.6 s too): both longer than the whole budget, so
+    // that the budget can leave a loaded machine seconds for the trim, its worker's start and
+    // the posters
     let fixture = try RunnerFixture("media-budget")
     defer { fixture.close() }
-    let big = try await Self.generate(in: fixture, "clip-720p-20s.avi", size: "1280x720", seconds: 20)
-    let webm = try await Self.generate(in: fixture, "clip-720p-15s.webm", size: "1280x720", seconds: 15)
+    let big = try await Self.generate(in: fixture, "clip-720p-40s.avi", size: "1280x720", seconds: 40)
+    let webm = try await Self.generate(in: fixture, "clip-720p-30s.webm", size: "1280x720", seconds: 30)
     let payload = try fixture.write(
       "clips.json", Self.payload([("/media/too-long-video-40s.mp4", "trim"), (big, "big"), (webm, "webm")]))
 
-    // When the runner runs it with a 4 s budget (time-will-expire at 3 s), under GNU time
+    // When the runner runs it with an 8 s budget (time-will-expire at 7 s), under GNU time
     let result = try await fixture.runBinary(
-      fixture.commonArguments + ["--budget", "4", "--trace", payload],
+      fixture.commonArguments + ["--budget", "8", "--trace", payload],
       wrapper: ["/usr/bin/time", "-f", "cpu %U %S"])
 
     // Then the trim is delivered, and a JPEG poster of each video that cannot be transcoded in
@@ -57,7 +59,7 @@ struct MediaRescueRunnerTests {
 
     // With --no-poster and the same cache, the posters are not served: the refusal says why
     let again = try await fixture.runBinary(
-      fixture.commonArguments + ["--budget", "4", "--no-poster", "--trace", payload])
+      fixture.commonArguments + ["--budget", "8", "--no-poster", "--trace", payload])
     let cached = try again.output()
     #expect(cached.attachments.map(\.identifier) == ["trim"], "\(again.standardError)")
     #expect(
@@ -69,11 +71,11 @@ struct MediaRescueRunnerTests {
     // … and with a new cache, the transcodes are refused with their estimates and the time left
     try FileManager.default.removeItem(atPath: fixture.cacheDirectory)
     let refused = try await fixture.runBinary(
-      fixture.commonArguments + ["--budget", "4", "--no-poster", "--trace", payload])
+      fixture.commonArguments + ["--budget", "8", "--no-poster", "--trace", payload])
     let plain = try refused.output()
     #expect(plain.attachments.map(\.identifier) == ["trim"], "\(refused.standardError)")
     let refusal = plain.trace?.first {
-      $0.detail.contains("Not rescued: a transcode of 20 s would take about 5.7 s")
+      $0.detail.contains("Not rescued: a transcode of 30 s would take about 8.6 s")
     }
     #expect(refusal?.detail.contains("unsupported_type") == true, "\(refused.standardError)")
     #expect(refusal?.detail.contains(" s are left") == true)
