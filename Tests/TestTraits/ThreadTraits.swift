@@ -8,7 +8,8 @@ import Testing
 /// 250 ms, a miss held at a stage until its deadline has passed): a test's task must not wait
 /// behind the pool's queue of other tests' work to be resumed when the answer comes, nor its
 /// set-up eat into its deadline there. The task, its task-local values and its child tasks
-/// stay the same; the library's own unstructured tasks still run on the pool.
+/// stay the same; the library's own unstructured tasks still run on the pool. Starts the
+/// ``SchedulingLag`` probes that ``deadlineMargin`` reads.
 public struct ThreadOfItsOwnTrait: SuiteTrait, TestTrait, TestScoping {
   /// Applies to every test of the suite, nested suites included.
   public var isRecursive: Bool { true }
@@ -22,6 +23,7 @@ public struct ThreadOfItsOwnTrait: SuiteTrait, TestTrait, TestScoping {
   public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
+    SchedulingLag.start()
     try await withThreadOfItsOwn { try await function() }
   }
 }
@@ -48,6 +50,7 @@ public struct CPUBoundTrait: SuiteTrait, TestTrait, TestScoping {
   public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
+    SchedulingLag.start()
     try await withSharedWorkerThread { try await function() }
   }
 }

@@ -77,7 +77,7 @@ struct CacheLedgerTests {
       for start in 0..<8 {
         group.addTask {
           for index in stride(from: start, to: urls.count, by: 8) {
-            _ = try await fixture.pipeline.attachment(for: urls[index], timeout: .seconds(10))
+            _ = try await fixture.pipeline.attachment(for: urls[index], timeout: generousTimeout)
           }
         }
       }

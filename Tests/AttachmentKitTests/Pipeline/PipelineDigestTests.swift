@@ -23,7 +23,7 @@ struct PipelineDigestTests {
     for (index, (name, body)) in bodies.enumerated() {
       fixture.server.serve("/d/\(index)", body: body, contentType: "application/octet-stream")
       let attachment = try await fixture.pipeline.attachment(
-        for: fixture.server.url("/d/\(index)"), timeout: .seconds(10))
+        for: fixture.server.url("/d/\(index)"), timeout: generousTimeout)
       let oracle = try await sha256sum(body, in: scratch.path)
       #expect(attachment.sha256 == oracle, "\(name)")
       #expect(attachment.path.contains(oracle), "\(name): the content file is named by its digest")

@@ -46,7 +46,7 @@ struct RescueCacheTests {
     let plain = try fixture.pipeline()
 
     // When the rescuing caller fetches it, then the plain one, then the rescuing one again
-    let first = try await rescuing.attachment(for: url, timeout: .seconds(10))
+    let first = try await rescuing.attachment(for: url, timeout: generousTimeout)
     let refusal = await #expect(throws: AttachmentError.self) {
       try await plain.attachment(for: url, timeout: generousTimeout)
     }

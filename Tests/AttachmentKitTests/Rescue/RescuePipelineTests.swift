@@ -56,7 +56,7 @@ struct RescuePipelineTests {
     let sourceBytes = try Samples.bytes(sample.file).count
 
     // When it is fetched with rescue on
-    let attachment = try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
+    let attachment = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // Then the delivered file is the expected type, 64×48, and says what it was made from
     #expect(attachment.type == sample.type)
@@ -85,7 +85,7 @@ struct RescuePipelineTests {
     defer { fixture.close() }
     let url = fixture.serve(Samples.path("webp-animated.webp"), name: "anim")
 
-    let attachment = try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
+    let attachment = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // GIF Graphic Control Extensions: 21 F9 04 <flags> <delay LE, centiseconds>
     let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: attachment.path)))
@@ -254,7 +254,7 @@ struct RescuePipelineTests {
     let url = fixture.serve(try await LargeSamples.path("jpeg-12mp-over-10mb.jpg"), name: "huge")
 
     let error = await #expect(throws: AttachmentError.self) {
-      try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
+      try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     }
 
     #expect(error?.code == .tooLarge)

@@ -132,7 +132,7 @@ struct RescuerSeamTests {
     let url = fixture.server.url("/promo.jpg")
 
     // When it is fetched twice
-    let first = try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     let again = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
 
     // Then the fallback picture was delivered as a checked JPEG, with the rescuer's provenance,
@@ -159,7 +159,7 @@ struct RescuerSeamTests {
     fixture.server.serve(
       "/promo.jpg", body: try Samples.bytes("html-error-page.html"), contentType: "text/html")
     let url = fixture.server.url("/promo.jpg")
-    _ = try await fixture.pipeline.attachment(for: url, timeout: .seconds(10))
+    _ = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
     func caller(_ rescuers: [any Rescuer]) throws -> AttachmentPipeline {
       var configuration = fixture.pipeline.configuration
       configuration.rescuers = rescuers
@@ -190,7 +190,7 @@ struct RescuerSeamTests {
     fixture.server.serve("/big.jpg", body: page, contentType: "image/jpeg")
 
     let error = await #expect(throws: AttachmentError.self) {
-      try await fixture.pipeline.attachment(for: fixture.server.url("/big.jpg"), timeout: .seconds(10))
+      try await fixture.pipeline.attachment(for: fixture.server.url("/big.jpg"), timeout: generousTimeout)
     }
 
     #expect(error?.code == .tooLarge)

@@ -208,7 +208,7 @@ struct MediaRescuePipelineTests {
     var imageOnly = fixture.pipeline.configuration
     imageOnly.rescuers = [ImageRescuer()]
     let original = try await AttachmentPipeline(configuration: imageOnly).attachment(
-      for: url, timeout: .seconds(10))
+      for: url, timeout: generousTimeout)
     #expect(original.validation.rescued == nil)
     #expect(original.validation.codecs.contains("dtsc"))
     #expect(!original.validation.warnings.isEmpty)
