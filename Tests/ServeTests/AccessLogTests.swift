@@ -124,6 +124,46 @@ struct AccessLogTests {
     #expect(logged <= read + 1_000_000, "logged \(logged), read \(read)")
   }
 
+  @Test("the bytes logged are the body's, exactly: a network answer, a hit, two ranges, a HEAD (none)")
+  func bodyBytesExactly() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let jpeg = try Media.bytes("jpeg-baseline.jpg")
+    origin.serve("/b.jpg", body: jpeg, contentType: "image/jpeg")
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let url = serve.url(try await serve.signed(origin.url("/b.jpg"), keyFile: workspace.keyFile))
+    let requests: [(name: String, options: [String], status: Int, body: Int)] = [
+      ("network", [], 200, jpeg.count), ("hit", [], 200, jpeg.count),
+      ("range", ["-H", "Range: bytes=10-109"], 206, 100),
+      ("suffix range", ["-H", "Range: bytes=-7"], 206, 7),
+      ("HEAD", ["-I"], 200, 0),
+    ]
+    var ids: [String] = []
+    for request in requests {
+      let answer = try await Curl.get(url, request.options)
+      #expect(answer.status == request.status, "\(request.name)")
+      if request.name == "HEAD" {
+        // curl -I writes the head where the body would go; the head declares the file's length.
+        #expect(answer.header("Content-Length") == String(jpeg.count))
+      } else {
+        #expect(answer.body.count == request.body, "\(request.name)")
+      }
+      ids.append(try #require(answer.header("X-Request-Id"), "\(request.name)"))
+    }
+    #expect(await eventually(within: 10) { Self.lines(serve).count == requests.count })
+    let logged = Dictionary(
+      Self.lines(serve).compactMap { line in
+        (line["requestId"] as? String).map { ($0, line["bytes"] as? Int) }
+      },
+      uniquingKeysWith: { first, _ in first })
+    for (request, id) in zip(requests, ids) {
+      #expect(logged[id] == request.body, "\(request.name): logged \(String(describing: logged[id]))")
+    }
+  }
+
   /// Asks for `path` on a connection with a small receive buffer, reads at least `bytes` of
   /// the body, then closes the connection with the rest unread; the body bytes it read.
   static func readThenClose(port: Int, path: String, bytes: Int) async throws -> Int {
