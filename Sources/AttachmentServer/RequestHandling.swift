@@ -113,8 +113,10 @@ extension AttachmentServer {
     let queued = state.queued
     if configuration.accessLog {
       let completed = termination == .REQUEST_TERMINATED_COMPLETED_OK
+      // A HEAD answer sends no body, whatever length its head declares.
       let bytes = DeliveredBytes.body(
-        length: queued.bytes, completed: completed, headBytes: queued.headBytes, before: queued.before,
+        length: state.method == "HEAD" ? 0 : queued.bytes, completed: completed, headBytes: queued.headBytes,
+        before: queued.before,
         after: after)
       AccessLog.write(
         AccessLog.Line(

@@ -59,6 +59,34 @@ struct ServeEnvironmentTests {
     #expect(FileManager.default.fileExists(atPath: fixture.scratch.path + "/cache"))
   }
 
+  @Test(
+    "a key file with one good line and one bad one is refused: exit 2 before listening, by --key-file and ATTACHKIT_KEY_FILE"
+  )
+  func keyFileWithOneBadLine() async throws {
+    let fixture = try Fixture()
+    defer { fixture.scratch.remove() }
+    let good = String(repeating: "ab", count: 32)
+    let files = [
+      ("good then bad", "\(good)\nnot-a-key\n", 2), ("bad then good", "# rotation\n0x12zz\n\(good)\n", 2),
+    ]
+    for (name, text, badLine) in files {
+      let path = fixture.scratch.path + "/keys-\(name.replacingOccurrences(of: " ", with: "-"))"
+      try writeTestFile(Data(text.utf8), to: path)
+      chmod(path, 0o600)
+      let cache = ["--listen", "127.0.0.1:0", "--cache-dir", fixture.scratch.path + "/c"]
+      for (arguments, environment) in [
+        (cache + ["--key-file", path], [:]), (cache, ["ATTACHKIT_KEY_FILE": path]),
+      ] {
+        // A serve that skipped the bad line would listen (and be stopped here with SIGTERM: 0).
+        let (event, status) = try await fixture.listeningEvent(arguments, environment)
+        #expect(event == nil, "\(name), \(environment.keys.sorted()): serve listened")
+        #expect(status == 2, "\(name), \(environment.keys.sorted()): exit \(status)")
+        let log = try String(contentsOfFile: fixture.log, encoding: .utf8)
+        #expect(log.contains("Line \(badLine) of the key file"), "\(name): \(log)")
+      }
+    }
+  }
+
   @Test("the command line wins over a variable; a bad variable is a usage error that names it")
   func commandLineWinsAndBadValuesNamed() async throws {
     let fixture = try Fixture()

@@ -3,6 +3,8 @@ import TestSupport
 import TestTraits
 import Testing
 
+@testable import AttachmentServer
+
 /// The access log standard tools read (issue #26, item 3): JSON lines with an RFC 3339 time,
 /// the client address (the forwarded one only from a trusted tier), the user agent, the range,
 /// the bytes really sent and a request id echoed in `X-Request-Id`; goaccess parses a real
@@ -122,6 +124,133 @@ struct AccessLogTests {
     #expect(logged >= read - 64, "logged \(logged), read \(read)")
     // What the client's kernel took on top of what it read: its receive buffer, a few windows.
     #expect(logged <= read + 1_000_000, "logged \(logged), read \(read)")
+  }
+
+  @Test("the bytes logged are the body's, exactly: a network answer, a hit, two ranges, a HEAD (none)")
+  func bodyBytesExactly() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let jpeg = try Media.bytes("jpeg-baseline.jpg")
+    origin.serve("/b.jpg", body: jpeg, contentType: "image/jpeg")
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let url = serve.url(try await serve.signed(origin.url("/b.jpg"), keyFile: workspace.keyFile))
+    let requests: [(name: String, options: [String], status: Int, body: Int)] = [
+      ("network", [], 200, jpeg.count), ("hit", [], 200, jpeg.count),
+      ("range", ["-H", "Range: bytes=10-109"], 206, 100),
+      ("suffix range", ["-H", "Range: bytes=-7"], 206, 7),
+      ("HEAD", ["-I"], 200, 0),
+    ]
+    var ids: [String] = []
+    for request in requests {
+      let answer = try await Curl.get(url, request.options)
+      #expect(answer.status == request.status, "\(request.name)")
+      if request.name == "HEAD" {
+        // curl -I writes the head where the body would go; the head declares the file's length.
+        #expect(answer.header("Content-Length") == String(jpeg.count))
+      } else {
+        #expect(answer.body.count == request.body, "\(request.name)")
+      }
+      ids.append(try #require(answer.header("X-Request-Id"), "\(request.name)"))
+    }
+    #expect(await eventually(within: 10) { Self.lines(serve).count == requests.count })
+    let logged = Dictionary(
+      Self.lines(serve).compactMap { line in
+        (line["requestId"] as? String).map { ($0, line["bytes"] as? Int) }
+      },
+      uniquingKeysWith: { first, _ in first })
+    for (request, id) in zip(requests, ids) {
+      #expect(logged[id] == request.body, "\(request.name): logged \(String(describing: logged[id]))")
+    }
+  }
+
+  @Test(
+    "a transfer the client cuts is logged with exactly the body bytes its TCP received: the head is not counted"
+  )
+  func cutTransferExactly() async throws {
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let file = workspace.path + "/big.png"
+    let size = try await SlowReaderTests.bigPNG(at: file)
+    origin.serveFile("/big.png", file: file, contentType: "image/png")
+    let serve = try await ServeProcess(workspace: workspace)
+    defer { serve.stop() }
+    let path = try await serve.signed(origin.url("/big.png"), keyFile: workspace.keyFile)
+    #expect(try await Curl.get(serve.url(path)).body.count == size)  // now cached
+
+    let cut = try await Self.stallThenClose(port: serve.port, path: path, reading: 300_000)
+    #expect(cut.headBytes > 0 && cut.received > cut.headBytes + 300_000, "\(cut)")
+
+    #expect(await eventually(within: 10) { SlowReaderTests.fileLines(serve).count == 2 })
+    let line = try #require(SlowReaderTests.fileLines(serve).last)
+    #expect(line["completed"] as? Bool == false)
+    // Everything the client's TCP received (and so acknowledged) was the head and body bytes;
+    // the server counts what was acknowledged, less the head it wrote.
+    let logged = try #require(line["bytes"] as? Int)
+    #expect(logged == cut.received - cut.headBytes, "logged \(logged); received \(cut)")
+    #expect(logged < size)
+  }
+
+  /// Asks for `path` on a fresh connection with a small receive buffer, reads its head and at
+  /// least `reading` body bytes, then stops reading until the transfer has stalled (the
+  /// receive buffer full, nothing more received for half a second) and closes the connection
+  /// with the rest unread. Returns the head's bytes and every byte the connection's TCP
+  /// received (`tcpi_bytes_received`), all of them acknowledged before the close.
+  static func stallThenClose(port: Int, path: String, reading: Int) async throws
+    -> (headBytes: Int, received: Int)
+  {
+    let connection = try #require(RawConnection(port: port))
+    var small: Int32 = 32 * 1024
+    setsockopt(connection.descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+    connection.send("GET \(path) HTTP/1.1\r\nHost: t\r\n\r\n")
+    let fd = connection.descriptor
+    let outcome = await onOwnThread { () -> (headBytes: Int, received: Int)? in
+      var pending: [UInt8] = []
+      var headBytes = 0
+      var total = 0
+      var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+      let end = ContinuousClock.now + .seconds(20)
+      while headBytes == 0 || total - headBytes < reading {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard ContinuousClock.now < end, poll(&poller, 1, 1000) >= 0 else { return nil }
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count == 0 { return nil }
+        guard count > 0 else { continue }
+        total += count
+        if headBytes == 0 {
+          pending += buffer[0..<count]
+          if let (_, bodyStart) = SlowReaderTests.head(in: pending) { headBytes = bodyStart }
+        }
+      }
+      // Stalled: what the TCP received stays the same over half a second (the server writes
+      // nothing while the window is shut). Any ACK still delayed is then sent at once
+      // (TCP_QUICKACK), and the count read again: unchanged, it is what the server saw acknowledged.
+      var last = -1
+      var steady = 0
+      while ContinuousClock.now < end {
+        guard let progress = TCPProgress.of(fd) else { return nil }
+        let received = Int(progress.received)
+        steady = received == last ? steady + 1 : 0
+        last = received
+        if steady >= 5 {
+          var on: Int32 = 1
+          setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
+          usleep(50_000)
+          if let again = TCPProgress.of(fd), Int(again.received) == received {
+            return (headBytes, received)
+          }
+          steady = 0
+        }
+        usleep(100_000)
+      }
+      return nil
+    }
+    return try #require(outcome, "the transfer did not start or did not stall within 20 s")
+    // The connection is released (closed, with bytes unread: a reset) here.
   }
 
   /// Asks for `path` on a connection with a small receive buffer, reads at least `bytes` of

@@ -29,6 +29,35 @@ struct ConnectionRulesTests {
     #expect(verdicts.last == .headDeadline)
   }
 
+  @Test(
+    "a kept-alive connection's next head is judged on its own bytes: a fast, big first request does not pay for a trickle"
+  )
+  func keptAliveTrickle() {
+    // The first request: a 60 kB head in a tenth of a second, answered.
+    var kept = ConnectionRules.Track(now: 0)
+    #expect(rules.judge(&kept, progress: progress(received: 60_000), now: 0.1) == nil)
+    kept.begin(.working, now: 0.1, progress: progress(received: 60_000))
+    kept.begin(.sending, now: 0.2, progress: progress(received: 60_000))
+    #expect(rules.judge(&kept, progress: progress(received: 60_000, acknowledged: 5_000), now: 0.3) == nil)
+    // Kept alive, the next head trickles in at a byte a second: too slow once a second has
+    // passed since its first byte, however many bytes the connection carried before.
+    kept.begin(.awaitingHead, now: 0.4, progress: progress(received: 60_000, acknowledged: 5_000))
+    #expect(rules.judge(&kept, progress: progress(received: 60_001, acknowledged: 5_000), now: 0.6) == nil)
+    #expect(
+      rules.judge(&kept, progress: progress(received: 60_001, acknowledged: 5_000, sinceData: 800), now: 1.4)
+        == nil)
+    #expect(
+      rules.judge(&kept, progress: progress(received: 60_002, acknowledged: 5_000), now: 1.7) == .tooSlow)
+    // Its deadline too runs from its own first byte, not the connection's.
+    var steady = ConnectionRules.Track(now: 0)
+    steady.begin(.awaitingHead, now: 10, progress: progress(received: 60_000, acknowledged: 5_000))
+    #expect(rules.judge(&steady, progress: progress(received: 60_200, acknowledged: 5_000), now: 11) == nil)
+    #expect(rules.judge(&steady, progress: progress(received: 60_400, acknowledged: 5_000), now: 12) == nil)
+    #expect(
+      rules.judge(&steady, progress: progress(received: 60_600, acknowledged: 5_000), now: 13.2)
+        == .headDeadline)
+  }
+
   @Test("an answer read slowly but steadily is never idle; one not read at all is, after the idle timeout")
   func answers() {
     var reader = ConnectionRules.Track(now: 0)

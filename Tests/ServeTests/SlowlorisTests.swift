@@ -69,6 +69,30 @@ struct SlowlorisTests {
     #expect(try await serve.metric("attachkit_connections_cut_total{reason=\"too_slow\"}") == 25)
   }
 
+  @Test(
+    "a kept-alive connection whose first request was fast and big, trickling its second head a byte a second, is cut as too slow"
+  )
+  func keptAliveTrickle() async throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    // The head deadline far past the rate's first verdict: a rate that counted the first
+    // request's 7 kB would hold the connection until the deadline and cut it as head_deadline.
+    let serve = try await ServeProcess(workspace: workspace, ["--idle-timeout", "5", "--head-timeout", "8"])
+    defer { serve.stop() }
+    let connection = try #require(RawConnection(port: serve.port))
+    connection.send(
+      "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Pad: \(String(repeating: "q", count: 7_000))\r\n\r\n")
+    let first = await connection.readResponse()
+    #expect(first.hasPrefix("HTTP/1.1 200"), "\(first.prefix(40))")
+    let result = try #require(await Self.trickle([connection], step: 1, interval: 1, bound: 12).first)
+    #expect(result.closedAfter != nil, "still open after 12 s")
+    #expect(result.text.hasPrefix("HTTP/1.1 408"), "\(result.text.prefix(40))")
+    let tooSlow = try await serve.metric("attachkit_connections_cut_total{reason=\"too_slow\"}")
+    let headDeadline = try await serve.metric("attachkit_connections_cut_total{reason=\"head_deadline\"}")
+    #expect(tooSlow == 1, "cut as too_slow: \(String(describing: tooSlow))")
+    #expect((headDeadline ?? 0) == 0, "cut at the head deadline: \(String(describing: headDeadline))")
+  }
+
   @Test("a head sent fast enough but never finished is cut at --head-timeout after its first byte")
   func headDeadline() async throws {
     let workspace = try Workspace()

@@ -76,5 +76,52 @@ struct NoStoreTests {
     // was evicted for them
     #expect(Self.stashed(fixture).count == 3)
     #expect(try fixture.pipeline.cache.stats().entries == 0)
+    // And the ledger the sweep wrote counts exactly the stashed bytes left on the disk.
+    #expect(fixture.pipeline.cache.currentLedger() == Int64(3 * png.count))
+  }
+
+  @Test("the ledger a sweep writes counts the indexed content and the stashed bodies in use, to the byte")
+  func sweptLedgerCountsStashes() async throws {
+    // Given a cache without a limit holding two indexed files and three no-store answers kept
+    // by their callers (each its own file, identical content or not)
+    let png = try Samples.bytes("png-rgba.png")
+    let fixture = try PipelineFixture("no-store-ledger") { $0.cache.sweepsInBackground = false }
+    defer { fixture.close() }
+    var indexed: Int64 = 0
+    for index in 0..<2 {
+      let body = png + [UInt8(index)]
+      fixture.server.serve("/kept\(index).png", body: body, contentType: "image/png")
+      _ = try await fixture.pipeline.attachment(
+        for: fixture.server.url("/kept\(index).png"), timeout: generousTimeout)
+      indexed += Int64(body.count)
+    }
+    var stashed: Int64 = 0
+    var kept: [AttachmentKit.Attachment] = []
+    for index in 0..<3 {
+      let body = png
+      fixture.server.serve(
+        "/n\(index).png", body: body, contentType: "image/png", headers: [("Cache-Control", "no-store")])
+      kept.append(
+        try await fixture.pipeline.attachment(
+          for: fixture.server.url("/n\(index).png"), timeout: generousTimeout))
+      stashed += Int64(body.count)
+    }
+    // The ledger is first made unknown, so what is read afterwards is the sweep's own count.
+    try fixture.pipeline.cache.lock.withExclusiveLockedFile { fd throws(AttachmentError) in
+      CacheLedger.forget(fd)
+    }
+    #expect(fixture.pipeline.cache.currentLedger() == nil)
+
+    // When the cache is swept
+    let report = try fixture.pipeline.cache.collectGarbage()
+
+    // Then the ledger holds the indexed content and every stashed body still in use, exactly
+    #expect(report.bytes == indexed)
+    #expect(Self.stashed(fixture).count == 3)
+    #expect(fixture.pipeline.cache.currentLedger() == indexed + stashed)
+
+    // And releasing the stashes takes exactly their bytes out again
+    for attachment in kept { #expect(fixture.pipeline.release(attachment)) }
+    #expect(fixture.pipeline.cache.currentLedger() == indexed)
   }
 }

@@ -189,6 +189,70 @@ struct PipelineTests {
     #expect(try Data(contentsOf: URL(fileURLWithPath: third.path)) == Data(gif))
   }
 
+  /// A revalidation where the `200` and the `304` differ: what each sends, and the lifetime
+  /// (in seconds) the merged headers give the refreshed copy.
+  struct Revalidation: Sendable, CustomTestStringConvertible {
+    var name: String
+    var full: [(String, String)]
+    var notModified: [(String, String)]
+    var lifetime: Double
+    var testDescription: String { name }
+  }
+
+  static let revalidations = [
+    // The 200's Expires has passed (as "Expires: 0" or a past date says): stale at once. A 304
+    // repeating only the ETag keeps it, so the copy stays stale, not the default hour fresh.
+    Revalidation(
+      name: "past Expires, 304 with only the ETag", full: [("Expires", "Thu, 01 Jan 2026 00:00:00 GMT")],
+      notModified: [], lifetime: 0),
+    // The 304's own max-age replaces the 200's max-age=0 (and outweighs the stored Expires).
+    Revalidation(
+      name: "max-age=0 and a far Expires, 304 with max-age=300",
+      full: [("Cache-Control", "max-age=0"), ("Expires", "Fri, 01 Jan 2100 00:00:00 GMT")],
+      notModified: [("Cache-Control", "max-age=300")], lifetime: 300),
+    // A 304 with its own max-age over a stored, past Expires.
+    Revalidation(
+      name: "past Expires, 304 with max-age=120", full: [("Expires", "Thu, 01 Jan 2026 00:00:00 GMT")],
+      notModified: [("Cache-Control", "max-age=120")], lifetime: 120),
+  ]
+
+  @Test(
+    "a 304 merges into the stored headers: what it does not repeat (Expires) is kept, what it sends (max-age) replaces",
+    arguments: revalidations)
+  func revalidationMerges(_ revalidation: Revalidation) async throws {
+    // Given a copy stale at once, revalidated by a 304 that differs from its 200
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    let gif = try Samples.bytes("gif-static.gif")
+    fixture.server.route("/m.gif") { request, writer in
+      if request.header("If-None-Match") == "\"m1\"" {
+        _ = writer.respond(status: 304, headers: [("ETag", "\"m1\"")] + revalidation.notModified)
+      } else {
+        _ = writer.respond(
+          status: 200, headers: [("Content-Type", "image/gif"), ("ETag", "\"m1\"")] + revalidation.full,
+          body: gif)
+      }
+    }
+    let url = fixture.server.url("/m.gif")
+
+    // When it is fetched, revalidated, and asked for a third time
+    let first = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    let second = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+    let third = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout)
+
+    // Then the refreshed copy lives exactly what the merged headers say
+    #expect(first.source == .network)
+    #expect(second.source == .revalidated)
+    let fetchedAt = try #require(second.fetchedAt)
+    let freshUntil = try #require(second.freshUntil)
+    // (now + lifetime) - now: exact but for the last bits of a Double near 1.8e9.
+    #expect(
+      abs(freshUntil - fetchedAt - revalidation.lifetime) < 0.001, "lifetime \(freshUntil - fetchedAt) s")
+    // And the third call follows it: revalidated again when stale, a hit when fresh
+    #expect(third.source == (revalidation.lifetime == 0 ? .revalidated : .cache))
+    #expect(fixture.server.requestCount(path: "/m.gif") == (revalidation.lifetime == 0 ? 3 : 2))
+  }
+
   @Test("stale-if-error serves a stale copy, marked, when the server is gone")
   func staleIfError() async throws {
     let fixture = try Fixture { $0.useStaleOnError = true }

@@ -72,6 +72,19 @@ struct DecodersPlayTests {
     #expect(MediaProbe.identify(bytes: riff + Self.junk(100) + ProbeFixtures.mp3(frames: 10)) == nil)
   }
 
+  @Test(
+    "an MP3 after 60,000 bytes of junk, inside the 64 KiB window, is identified and accepted with a warning")
+  func junkNearTheWindowsEnd() throws {
+    let bytes = Self.junk(60_000) + ProbeFixtures.mp3(frames: 10)
+    // The chain of frames the probe needs starts inside the sniffing window.
+    #expect(MediaProbe.identify(bytes: Array(bytes.prefix(SniffWindow.maximumBytes)))?.format == .mp3)
+    let validation = try Self.validate(bytes, as: "junk-60000.mp3").get()
+    #expect(validation.type == .mp3 && validation.durationSeconds == 10 * 1_152 / 44_100.0)
+    #expect(
+      validation.warnings.contains { $0.contains("60000 bytes before the first MP3 frame are not audio") },
+      "\(validation.warnings)")
+  }
+
   @Test("an MP3 whose ID3v2 tag declares 2 bytes more than it holds resynchronises inside the tag")
   func tagOverrunningTheFirstFrame() throws {
     // ffmpeg 5.1 decodes the same layout from a real MP3 (one frame fewer: it resyncs after the tag).

@@ -214,4 +214,46 @@ struct MediaRescuePipelineTests {
     #expect(!original.validation.warnings.isEmpty)
     #expect(fixture.server.requestCount(path: "/m/silent") == 2)
   }
+
+  /// A 1 s 160×120 H.264 movie with an AAC track and a DTS track, made by ffmpeg in `directory`
+  /// the way scripts/make-samples.sh makes `mp4-h264-dts.mp4` (the DTS-alone movie).
+  static func movieWithAACAndDTS(in directory: String) async throws -> String {
+    let path = directory + "/h264-aac-dts.mp4"
+    let made = await CleanSpawn.run([
+      "/usr/bin/ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+      "-f", "lavfi", "-i", "testsrc=size=160x120:rate=15:duration=1",
+      "-f", "lavfi", "-i", "sine=frequency=440:duration=1:sample_rate=48000",
+      "-f", "lavfi", "-i", "sine=frequency=660:duration=0.25:sample_rate=48000",
+      "-map", "0:v", "-map", "1:a", "-map", "2:a",
+      "-c:v", "libx264", "-preset", "veryfast", "-crf", "35", "-pix_fmt", "yuv420p", "-g", "15",
+      "-c:a:0", "aac", "-b:a:0", "32k", "-ac:a:0", "1", "-c:a:1", "dca", "-strict", "-2", "-ac:a:1", "2",
+      "-fflags", "+bitexact", "-flags", "+bitexact", "-map_metadata", "-1", "-threads", "1",
+      "-f", "mp4", path,
+    ])
+    try #require(made == 0, "ffmpeg could not make the H.264 + AAC + DTS movie")
+    return path
+  }
+
+  @Test("H.264 with an AAC track and a DTS track plays with sound: published as it is, not re-encoded")
+  func movieWithSomeSoundAsItIs() async throws {
+    let scratch = try ScratchDirectory("aac-dts-source")
+    defer { scratch.remove() }
+    let source = try await Self.movieWithAACAndDTS(in: scratch.path)
+    let fixture = try Self.fixture("media-pipeline-aac-dts")
+    defer { fixture.close() }
+    let url = fixture.serve(source, name: "aac-dts")
+
+    let delivered = try await fixture.pipeline.attachment(for: url, timeout: .seconds(20))
+
+    // The AAC track plays: no improvement, the file is the origin's, byte for byte.
+    #expect(
+      delivered.validation.rescued == nil, "\(delivered.validation.rescued.map { "\($0.actions)" } ?? "")")
+    #expect(delivered.type == .mp4)
+    #expect(delivered.validation.codecs.contains("mp4a.40.2"), "\(delivered.validation.codecs)")
+    #expect(delivered.validation.codecs.contains("dtsc"), "\(delivered.validation.codecs)")
+    let original = try Data(contentsOf: URL(fileURLWithPath: source))
+    #expect(try Data(contentsOf: URL(fileURLWithPath: delivered.path)) == original)
+    #expect(delivered.bytes == Int64(original.count))
+    #expect(fixture.server.requestCount(path: "/m/aac-dts") == 1)
+  }
 }
