@@ -44,13 +44,15 @@ struct OriginHeadersTests {
     }
   }
 
-  @Test("a file others may read is refused, naming chmod 600")
-  func fileMode() throws {
+  @Test(
+    "a file its group or others may read or write is refused, naming chmod 600",
+    arguments: [0o644, 0o640, 0o620, 0o604, 0o602, 0o660])
+  func fileMode(mode: Int) throws {
     let scratch = try ScratchDirectory("origin-headers-mode")
     defer { scratch.remove() }
     let path = scratch.path + "/headers"
     try writeTestFile("https://m.example.com/ Authorization: x\n", to: path)
-    #expect(chmod(path, 0o644) == 0)
+    #expect(chmod(path, mode_t(mode)) == 0)
     #expect(throws: AttachmentError.self) { try OriginHeaders(file: path) }
     do { _ = try OriginHeaders(file: path) } catch { #expect(error.message.contains("chmod 600")) }
     #expect(chmod(path, 0o600) == 0)
