@@ -273,13 +273,21 @@ final class ServeProcess {
   }
 
   /// The exit status once the process has ended within `seconds` (as the kernel sees it:
-  /// ``Foundation/Process/hasEnded``), or `nil` if it has not. The status itself waits for
-  /// Foundation to reap the child, which a busy parallel run delays (up to 30 s more).
+  /// ``Foundation/Process/hasEnded``), or `nil` if it has not: read from the kernel while the
+  /// child is a zombie (``Foundation/Process/unreapedTerminationStatus``), else from Foundation
+  /// once it has reaped it (a loaded parallel run delayed that past 30 s; waited for up to 120 s).
   func exitStatus(endingWithin seconds: Double) async -> Int32? {
-    guard await eventually(within: seconds, { process.hasEnded }),
-      await eventually(within: 30, { !process.isRunning })
+    guard await eventually(within: seconds, { process.hasEnded }) else { return nil }
+    var status: Int32?
+    guard
+      await eventually(
+        within: 120,
+        {
+          status = process.unreapedTerminationStatus ?? (process.isRunning ? nil : process.terminationStatus)
+          return status != nil
+        })
     else { return nil }
-    return process.terminationStatus
+    return status
   }
 
   /// Sends SIGTERM and does not wait: for a `defer`, which cannot await. Foundation reaps the

@@ -74,6 +74,21 @@ extension Process {
     return state == "Z" || state == "X"
   }
 
+  /// The status of a child that has ended, read from the kernel without reaping it
+  /// (`waitid` with `WNOWAIT`: Foundation still reaps it as before), as Foundation's
+  /// `terminationStatus` gives it (the exit code, or the signal's number); `nil` while it runs,
+  /// or once Foundation has reaped it (then `terminationStatus` has it).
+  ///
+  /// Foundation notices a child's end on a thread of its own that a loaded parallel run kept
+  /// from running for over 30 s; the kernel has the status as soon as the child is a zombie.
+  public var unreapedTerminationStatus: Int32? {
+    var info = siginfo_t()
+    guard waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOWAIT | WNOHANG) == 0,
+      info._sifields._sigchld.si_pid == processIdentifier
+    else { return nil }
+    return info._sifields._sigchld.si_status
+  }
+
   /// Blocks until the process exits, sleeping 1 ms between looks: `waitUntilExit()` without
   /// its spin, for code already on a thread of its own.
   public func blockUntilExit() {
