@@ -15,7 +15,9 @@ extension AttachmentServer {
       let result: Result<Attachment, AttachmentError>
       do throws(AttachmentError) {
         result = .success(
-          try await pipeline.attachment(for: url, after: request.lookup, deadline: deadlines.fetch))
+          try await pipeline.attachment(
+            AttachmentRequest(url: url, deadline: deadlines.fetch, profile: request.profile),
+            after: request.lookup))
       } catch {
         result = .failure(error)
       }
@@ -48,7 +50,8 @@ extension AttachmentServer {
         return reply
       }
       // The file went away between the answer and the open (a sweep): ask once more.
-      if let again = try? await pipeline.attachment(for: url, deadline: deadlines.answer),
+      if let again = try? await pipeline.attachment(
+        AttachmentRequest(url: url, deadline: deadlines.answer, profile: request.profile)),
         let reply = FileReply.make(again, conditions: conditions)
       {
         return reply

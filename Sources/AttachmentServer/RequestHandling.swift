@@ -142,6 +142,8 @@ extension AttachmentServer {
   /// once, for the fast path and the answer alike).
   struct PipelineRequest: Sendable {
     let url: AttachmentURL
+    /// The profile the route names (``AttachmentProfile/ios`` when it names none).
+    var profile = AttachmentProfile.ios
     let lookup: Lookup
     let deadlines: Deadlines
     let kind: Kind
@@ -188,7 +190,7 @@ extension AttachmentServer {
   /// The checked URL and kind of a request whose target is not in the memo: its signature
   /// verified and its URL parsed (then the target is remembered), or the reply that answers it.
   private func checkedTarget(_ state: RequestState) -> Result<
-    (url: AttachmentURL, kind: Kind), ImmediateReply
+    (url: AttachmentURL, kind: Kind, profile: AttachmentProfile), ImmediateReply
   > {
     let generation = targets.generation
     let (url, kind): (String, Kind)
@@ -198,8 +200,9 @@ extension AttachmentServer {
     }
     let checked: AttachmentURL
     do {
-      // Keyed once, as the pipeline keys it: the memos and admission share the cache's key.
-      checked = pipeline.keyed(try AttachmentURL(url))
+      // Keyed once, as the pipeline keys it: the memos and admission share the cache's key
+      // (one per profile: an android derivative is never a hit for an ios request).
+      checked = pipeline.keyed(try AttachmentURL(url), profile: Self.profile(of: state.route))
     } catch {
       return .failure(
         ImmediateReply(
@@ -212,7 +215,13 @@ extension AttachmentServer {
         route: state.route, url: checked, kind: kind,
         loggedPath: LoggedPath.of(target: state.target, route: state.route)),
       verifiedIn: generation)
-    return .success((checked, kind))
+    return .success((checked, kind, Self.profile(of: state.route)))
+  }
+
+  /// The profile a route names (``ProxyPath/profile``), ``AttachmentProfile/ios`` when none.
+  static func profile(of route: Route) -> AttachmentProfile {
+    guard case .proxy(let path) = route, let name = path.profile else { return .ios }
+    return AttachmentProfile.standard[name] ?? .ios
   }
 
   /// A reply made before any pipeline work (see ``target(of:)``).
@@ -223,6 +232,7 @@ extension AttachmentServer {
   private func start(_ state: RequestState, connection: OpaquePointer?, mhd: MicroHTTPD) -> Start {
     let checked: AttachmentURL
     let kind: Kind
+    let profile: AttachmentProfile
     if let verified = state.verified {
       // The memo keeps a verified target, not its time: an expiring one is judged again.
       if case .proxy(let path) = verified.route, let expiry = path.expiry, expiry <= Self.unixNow() {
@@ -231,10 +241,10 @@ extension AttachmentServer {
             AttachmentError(.signatureExpired, "This signed URL expired at \(expiry) (Unix seconds)."),
             url: verified.url.redacted))
       }
-      (checked, kind) = (verified.url, verified.kind)
+      (checked, kind, profile) = (verified.url, verified.kind, Self.profile(of: verified.route))
     } else {
       switch checkedTarget(state) {
-      case .success(let target): (checked, kind) = target
+      case .success(let target): (checked, kind, profile) = target
       case .failure(let immediate): return .reply(immediate.reply)
       }
     }
@@ -255,18 +265,21 @@ extension AttachmentServer {
       hitMemo.forget(key)
     }
     if let reply = rememberedReply(checked, kind: kind, now: now) { return .reply(reply) }
-    let lookup = pipeline.lookup(checked)
+    let lookup = pipeline.lookup(AttachmentRequest(url: checked, deadline: deadlines.fetch, profile: profile))
     if kind == .file, case .hit(let hit) = lookup {
       hitMemo.remember(key, hit, now: now)
       if let reply = FileReply.make(hit, conditions: conditions, now: now) { return .reply(reply) }
       hitMemo.forget(key)
       // The file went away between the lookup and the open (a sweep): fetch it again.
       return .fetch(
-        PipelineRequest(url: checked, lookup: .miss, deadlines: deadlines, kind: kind, conditions: conditions)
-      )
+        PipelineRequest(
+          url: checked, profile: profile, lookup: .miss, deadlines: deadlines, kind: kind,
+          conditions: conditions))
     }
     return .fetch(
-      PipelineRequest(url: checked, lookup: lookup, deadlines: deadlines, kind: kind, conditions: conditions))
+      PipelineRequest(
+        url: checked, profile: profile, lookup: lookup, deadlines: deadlines, kind: kind,
+        conditions: conditions))
   }
 
   private func badSignature(_ signature: String?, url: String) -> Reply {

@@ -51,6 +51,13 @@ public enum PipelineOptions {
     help:
       "With --rescue: when a video cannot be made playable in the time left, refuse it rather than deliver a JPEG poster of its first frame that is not nearly black (actions [\"poster\"])."
   )
+  /// `--profile NAME`: the target each file is made for (``AttachmentKit/AttachmentProfile``).
+  /// Not in ``all``: `fetch`, `prefetch` and `rescue` declare it (serve takes it from the route).
+  public static let profile = OptionKey<String>.option(
+    long: "profile", valueName: "NAME",
+    help:
+      "The target each file is made for: ios (the default: Apple's limits), android (an FCM notification image: JPEG or PNG of at most 1 MB and 1024 pixels on the long side; video and audio refused) or ios-compact (accepted images over 2048 pixels on the long side downscaled, GIFs left animated). Each profile's files are cached apart."
+  )
   /// `--deadline SECONDS`: the absolute deadline of each request, in seconds.
   public static let deadline = OptionKey<Double>.number(
     long: "deadline", valueName: "SECONDS", bound: .positive,
@@ -304,6 +311,17 @@ public enum PipelineOptions {
     if let value = try arguments[maximumVideoBytes] { limits.maximumVideoBytes = value }
     if let value = try arguments[maximumVideoSeconds] { limits.maximumVideoSeconds = value }
     return limits
+  }
+
+  /// The profile `--profile` names, else ``AttachmentKit/AttachmentProfile/ios``.
+  /// - Throws: ``ArgumentParsing/UsageError`` naming the profiles there are, for any other name.
+  public static func profile(from arguments: ParsedArguments) throws(UsageError) -> AttachmentProfile {
+    guard let name = arguments[profile] else { return .ios }
+    do {
+      return try AttachmentProfile(named: name)
+    } catch {
+      throw arguments.usageError(error.message)
+    }
   }
 
   /// The per-request deadline from `--deadline` (default 25 s), to the millisecond.

@@ -309,7 +309,8 @@ public final class NotificationService: NotificationServiceExtension {
 
     let attachment: Attachment
     do throws(AttachmentError) {
-      attachment = try await pipeline.attachment(for: checked.get(), deadline: configuration.fetchDeadline)
+      attachment = try await pipeline.attachment(
+        AttachmentRequest(url: checked.get(), deadline: configuration.fetchDeadline))
     } catch {
       let outcome: StepOutcome = error.code == .cancelled ? .cancelled : .failed
       let detected = error.detected.map { " (the bytes are \($0))" } ?? ""

@@ -2,24 +2,24 @@
 /// keep it (RFC 9111 §5.2.2): read once, by the freshness rules of the cache and by serve's
 /// answer to a tier. Names are case-insensitive; arguments may be quoted; unknown directives
 /// are ignored.
-public struct CacheControlDirectives: Sendable, Equatable {
+package struct CacheControlDirectives: Sendable, Equatable {
   /// `no-store`: no cache keeps the answer.
-  public var noStore = false
+  package var noStore = false
   /// `no-cache`: a copy is revalidated before every use.
-  public var noCache = false
+  package var noCache = false
   /// `private`, bare or naming fields (either way the answer is not for a shared cache).
-  public var isPrivate = false
+  package var isPrivate = false
   /// `must-revalidate`.
-  public var mustRevalidate = false
+  package var mustRevalidate = false
   /// `proxy-revalidate`.
-  public var proxyRevalidate = false
+  package var proxyRevalidate = false
   /// `s-maxage`, in seconds (a shared cache's lifetime); 0 when its argument is not a number.
-  public var sharedMaxAge: Double?
+  package var sharedMaxAge: Double?
   /// `max-age`, in seconds; 0 when its argument is not a number.
-  public var maxAge: Double?
+  package var maxAge: Double?
 
   /// The directives of `header` (`nil`: none).
-  public init(_ header: String?) {
+  package init(_ header: String?) {
     for directive in (header ?? "").split(separator: ",") {
       let parts = directive.split(separator: "=", maxSplits: 1).map { part in
         let trimmed = part.drop(while: Self.isPadding).reversed().drop(while: Self.isPadding).reversed()

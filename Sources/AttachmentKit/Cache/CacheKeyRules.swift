@@ -28,6 +28,11 @@ public struct CacheKeyRules: Sendable, Hashable {
 
   /// The rules, presets expanded, in the order given.
   public let patterns: [Pattern]
+  /// The name of the key space a key is filed in, appended to every key as `#name` (a fragment,
+  /// which a URL's own key never keeps): an ``AttachmentProfile``'s derivatives of a URL are
+  /// filed under keys of their own beside the original's, so that a caller of another profile
+  /// never finds them. `nil` (the default): the URL's own key space.
+  public var variant: String? = nil
 
   /// No rule: the whole URL is the key. The default.
   public static let none = CacheKeyRules(patterns: [])
@@ -90,8 +95,15 @@ public struct CacheKeyRules: Sendable, Hashable {
 
   private init(patterns: [Pattern]) { self.patterns = patterns }
 
-  /// Whether there is no rule.
+  /// Whether there is no parameter rule (a ``variant`` is not a rule about parameters).
   public var isEmpty: Bool { patterns.isEmpty }
+
+  /// These rules filing keys in the key space `variant` (see ``variant``).
+  func inVariant(_ variant: String?) -> CacheKeyRules {
+    var rules = self
+    rules.variant = variant
+    return rules
+  }
 
   /// Whether the parameter named `name` (as written) is left out of the key.
   func ignores(_ name: Substring) -> Bool {

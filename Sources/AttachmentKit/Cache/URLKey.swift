@@ -8,10 +8,11 @@
 /// combining accent is another URL, as it is to the origin).
 package struct URLKey: Hashable, Sendable {
   /// The normalized URL text.
-  package let normalized: String
-  /// Whether ``CacheKeyRules`` left query parameters out of ``normalized``: the URL fetched is
-  /// then not the key, and the record keeps it beside the key.
-  package let droppedParameters: Bool
+  package private(set) var normalized: String
+  /// Whether ``CacheKeyRules`` left query parameters out of ``normalized``, or filed it in a
+  /// profile's key space (``CacheKeyRules/variant``): the URL fetched is then not the key, and
+  /// the record keeps it beside the key.
+  package private(set) var droppedParameters: Bool
 
   /// Normalizes `url`, or returns `nil` when it is not an absolute http(s) URL with a host.
   package init?(_ url: String) {
@@ -34,6 +35,11 @@ package struct URLKey: Hashable, Sendable {
       port = ""
     }
     normalized = "\(scheme)://\(userInfo)\(Self.lowercased(authority.host))\(port)\(rooted ? "/" : "")\(rest)"
+    if let variant = rules.variant {
+      // A profile's key space: the record keeps the URL fetched beside this key.
+      normalized += "#" + variant
+      droppedParameters = true
+    }
   }
 
   /// `text` lower-cased: a copy when it holds no upper-case ASCII and no non-ASCII byte (the

@@ -93,6 +93,8 @@ extension AttachmentError.Code {
   public static let invalidURL = Self("invalid_url", kind: .request)
   /// The URL (or a redirect) uses a scheme other than `http` or `https`.
   public static let unsupportedScheme = Self("unsupported_scheme", kind: .request)
+  /// The request names a profile there is not (see ``AttachmentProfile/init(named:)``).
+  public static let unknownProfile = Self("unknown_profile", kind: .request)
   /// The host name could not be resolved.
   public static let dnsFailed = Self("dns_failed", kind: .fetch)
   /// No connection could be made (refused, unreachable, or the connect timeout passed).

@@ -38,6 +38,12 @@ public struct Attachment: Sendable {
   /// When the copy was received or last revalidated, in seconds since 1970 (the age a proxy
   /// takes off `s-maxage`).
   public var fetchedAt: Double? = nil
+  /// Which of the request's ``AttachmentRequest/alternatives`` answered (its index), `nil`
+  /// when the request's own URL did.
+  public var alternative: Int? = nil
+  /// Why each source tried before the one that answered failed, in order (the request's URL
+  /// first); empty when the request's own URL answered.
+  public var failures: [AttachmentError] = []
   /// Whether the file is this answer's alone, outside the cache's index (the origin said
   /// `no-store`, or `private` to a shared cache): ``AttachmentPipeline/release(_:)`` removes it.
   public var isUnindexed = false

@@ -10,7 +10,7 @@ import PosixLock
 ///
 /// ```swift
 /// let pipeline = try AttachmentPipeline(configuration: PipelineConfiguration())
-/// let attachment = try await pipeline.attachment(for: url, deadline: .now + .seconds(25))
+/// let attachment = try await pipeline.attachment(AttachmentRequest(url: url, timeout: .seconds(25)))
 /// // UNNotificationAttachment(identifier: "media", url: URL(fileURLWithPath: attachment.path),
 /// //   options: [UNNotificationAttachmentOptionsTypeHintKey: attachment.uti])
 /// ```
@@ -26,6 +26,8 @@ public final class AttachmentPipeline: Sendable {
   let hitPolicy: HitPolicy
   let downloaderBox: LazyDownloader
   private let flights = SingleFlight<URLKey, Attachment>()
+  /// The pipelines of the profiles asked for so far (see ``profiled(_:)``).
+  private let profiles = Locked<[AttachmentProfile: AttachmentPipeline]>([:])
   let observer: StageObserver?
   /// How often this pipeline's downloaded bodies were identified (once per miss; for tests).
   let identifications = IdentificationTally()
@@ -56,50 +58,122 @@ public final class AttachmentPipeline: Sendable {
     downloaderBox = LazyDownloader(configuration: downloader)
   }
 
-  /// The attachment for `url`, ready to hand to iOS.
+  /// The attachment a request asks for, ready to hand to iOS: from the cache when it holds a
+  /// copy this caller accepts under the request's profile, else fetched (revalidating a stale
+  /// copy), checked, rescued when a rescuer undoes a refusal, and published. When the URL fails
+  /// or is refused, the request's ``AttachmentRequest/alternatives`` are tried in order within
+  /// the same deadline.
   ///
-  /// - Parameters:
-  ///   - url: an absolute http(s) URL.
-  ///   - deadline: the absolute instant by which the answer comes, cache lookup, redirects,
-  ///     download and validation included.
-  ///   - reload: skip the cache lookup and download again (the result still refreshes the
-  ///     cache), like a browser's reload.
   /// - Returns: the ``Attachment``, whose ``Attachment/source`` says whether it came from the
-  ///   network, the cache, or the cache after a `304`.
-  /// - Throws: ``AttachmentError``: the fetch codes (`invalid_url`, `dns_failed`,
-  ///   `http_status`, `deadline_exceeded`, `cancelled`, …) when the file could not be
-  ///   fetched; the validation codes (`unsupported_type`, `too_large`, `too_long`,
-  ///   `too_many_pixels`, `truncated`, `empty`) when its bytes are not an acceptable
-  ///   attachment; `io_error` when the cache cannot be written.
-  public func attachment(
-    for url: String, deadline: ContinuousClock.Instant, reload: Bool = false
-  ) async throws(AttachmentError) -> Attachment {
-    try await attachment(for: AttachmentURL(url), deadline: deadline, reload: reload)
+  ///   network, the cache, or the cache after a `304`, and ``Attachment/alternative`` which
+  ///   alternative answered (with why the sources before it failed).
+  /// - Throws: ``AttachmentError``: the fetch codes (`dns_failed`, `http_status`,
+  ///   `deadline_exceeded`, `cancelled`, …) when the file could not be fetched; the validation
+  ///   codes (`unsupported_type`, `too_large`, `too_long`, `too_many_pixels`, `truncated`,
+  ///   `empty`) when its bytes are not an acceptable attachment (under the profile's rules, which
+  ///   the message names); `io_error` when the cache cannot be written. With alternatives, the
+  ///   URL's own failure, its message naming how each alternative failed.
+  public func attachment(_ request: AttachmentRequest) async throws(AttachmentError) -> Attachment {
+    try await attachment(request, after: nil)
   }
 
-  /// The attachment for a URL checked already: ``attachment(for:deadline:reload:)-(String,_,_)``
-  /// without parsing the text again, with the same results and errors (except `invalid_url` and
-  /// `unsupported_scheme`, which ``AttachmentURL/init(_:)`` gave).
+  /// Continues `request` from its ``lookup(_:)-(AttachmentRequest)``: answers a hit or a
+  /// refusal at once, and otherwise goes on as ``attachment(_:)``, with the same results and
+  /// errors. Looking up and then calling this costs one cache lookup in all.
   public func attachment(
-    for url: AttachmentURL, deadline: ContinuousClock.Instant, reload: Bool = false
+    _ request: AttachmentRequest, after lookup: Lookup
+  ) async throws(AttachmentError) -> Attachment {
+    try await attachment(request, after: .some(lookup))
+  }
+
+  /// What the cache holds for the request's URL under its profile and this pipeline's policy,
+  /// without any network, task or thread: the one cache lookup of a request. A hit is marked
+  /// used (the LRU clock); a request that reloads gets ``Lookup/miss``.
+  /// - Throws: never for a standard profile; a profile's pipeline that cannot be made
+  ///   (`io_error`) is answered as ``Lookup/refused(_:)``.
+  public func lookup(_ request: AttachmentRequest) -> Lookup {
+    do {
+      return try profiled(request.profile).lookup(request.url, reload: request.cachePolicy == .reload)
+    } catch {
+      return .refused(error)
+    }
+  }
+
+  /// The attachment for the URL `text` by `deadline`: ``attachment(_:)`` for a request with
+  /// the defaults (the `ios` profile, the cache, no alternative), with its results and errors
+  /// (`invalid_url` and `unsupported_scheme` for a text that is not an http(s) URL).
+  public func attachment(
+    for text: String, deadline: ContinuousClock.Instant
+  ) async throws(AttachmentError) -> Attachment {
+    try await attachment(AttachmentRequest(url: text, deadline: deadline))
+  }
+
+  /// The attachment for the URL `text` within `timeout` from now: see
+  /// ``attachment(for:deadline:)``.
+  public func attachment(for text: String, timeout: Duration) async throws(AttachmentError) -> Attachment {
+    try await attachment(AttachmentRequest(url: text, timeout: timeout))
+  }
+
+  /// The request, after its lookup when the caller made one: the URL, then each alternative.
+  private func attachment(
+    _ request: AttachmentRequest, after lookup: Lookup?
+  ) async throws(AttachmentError) -> Attachment {
+    let pipeline = try profiled(request.profile)
+    let reload = request.cachePolicy == .reload
+    var failures: [AttachmentError] = []
+    for (index, url) in ([request.url] + request.alternatives).enumerated() {
+      do throws(AttachmentError) {
+        if index > 0 {
+          if Task.isCancelled { throw AttachmentError.cancelledError() }
+          guard ContinuousClock.now < request.deadline else {
+            throw AttachmentError(
+              .deadlineExceeded, "The deadline passed before alternative \(index) was tried.")
+          }
+        }
+        var answer = try await pipeline.one(
+          url, after: index == 0 ? lookup : nil, deadline: request.deadline, reload: reload)
+        if index > 0 {
+          answer.alternative = index - 1
+          answer.failures = failures
+        }
+        return answer
+      } catch {
+        failures.append(error)
+        if error.isStop || index == request.alternatives.count { break }
+      }
+    }
+    throw Self.failure(failures, alternatives: request.alternatives.count)
+  }
+
+  /// The error of a request whose every source failed: the URL's own, its message naming how
+  /// each alternative tried failed; the stop itself when the request stopped.
+  private static func failure(_ failures: [AttachmentError], alternatives: Int) -> AttachmentError {
+    guard let error = failures.first else { return AttachmentError(.cancelled, "No source was tried.") }
+    if let last = failures.last, last.isStop, failures.count > 1 { return last }
+    guard failures.count > 1 else { return error }
+    let tried = failures.dropFirst().enumerated().map { "\($0.offset + 1): \($0.element.code.rawValue)" }
+    return AttachmentError(
+      error.code, error.message + " Alternatives failed too (\(tried.joined(separator: ", "))).",
+      httpStatus: error.httpStatus, detected: error.detected, kind: error.kind)
+  }
+
+  /// One URL, after its lookup when there was one.
+  private func one(
+    _ url: AttachmentURL, after lookup: Lookup?, deadline: ContinuousClock.Instant, reload: Bool
   ) async throws(AttachmentError) -> Attachment {
     let start = ContinuousClock.now
+    if let lookup { return try await attachment(for: url, after: lookup, deadline: deadline, start: start) }
     // Read before the lookup: a fetch of this URL that finishes between the lookup and the
     // flight is seen, and its answer looked up, instead of fetching the file a second time.
     let generation = flights.generation
     return try await attachment(
-      for: url, after: lookup(url, reload: reload), deadline: deadline, start: start,
+      for: url, after: self.lookup(url, reload: reload), deadline: deadline, start: start,
       lookedUpAt: reload ? nil : generation)
   }
 
-  /// What the cache holds for `url` under this pipeline's policy, without any network, task or
-  /// thread: the one cache lookup of a request. A hit is marked used (the LRU clock).
-  ///
-  /// - Parameters:
-  ///   - url: the URL, checked already.
-  ///   - reload: skip the cache (the answer is ``Lookup/miss``), like a browser's reload.
-  /// - Returns: a hit or a refusal (the answer already), a stale copy to revalidate, or a miss.
-  public func lookup(_ url: AttachmentURL, reload: Bool = false) -> Lookup {
+  /// What the cache holds for `url` (see ``lookup(_:)-(AttachmentRequest)``), in this
+  /// pipeline's own profile.
+  func lookup(_ url: AttachmentURL, reload: Bool = false) -> Lookup {
     let start = ContinuousClock.now
     let url = keyed(url)
     let origins = configuration.downloader.allowedOrigins
@@ -124,17 +198,6 @@ public final class AttachmentPipeline: Sendable {
     case .undecided:
       return .miss
     }
-  }
-
-  /// Continues a request from its ``lookup(_:reload:)`` of the same `url`: answers a hit or a
-  /// refusal at once, and otherwise fetches (revalidating a stale copy; a stale copy of another
-  /// URL is looked up again instead), with the results and errors of
-  /// ``attachment(for:deadline:reload:)-(AttachmentURL,_,_)``. Looking up and then calling
-  /// this costs one cache lookup in all.
-  public func attachment(
-    for url: AttachmentURL, after lookup: Lookup, deadline: ContinuousClock.Instant
-  ) async throws(AttachmentError) -> Attachment {
-    try await attachment(for: url, after: lookup, deadline: deadline, start: .now)
   }
 
   /// The request after its lookup. `lookedUpAt` is the flights' generation read before that
@@ -187,9 +250,29 @@ public final class AttachmentPipeline: Sendable {
   }
 
   /// `url` with the cache key this pipeline files it under (its configuration's
-  /// ``CacheConfiguration/keyRules`` applied): what a face keys its own per-URL state by, so
-  /// that it meets the pipeline's. Cheap when there are no rules or the URL was keyed already.
-  public func keyed(_ url: AttachmentURL) -> AttachmentURL { url.keyed(by: configuration.cache.keyRules) }
+  /// ``CacheConfiguration/keyRules`` applied, in `profile`'s key space): what a face keys its
+  /// own per-URL state by, so that it meets the pipeline's and no two profiles share it. Cheap
+  /// when there are no rules or the URL was keyed already.
+  package func keyed(_ url: AttachmentURL, profile: AttachmentProfile = .ios) -> AttachmentURL {
+    let rules = configuration.cache.keyRules
+    return url.keyed(by: profile.isIdentity ? rules : rules.inVariant(profile.name))
+  }
+
+  /// The pipeline that answers requests of `profile`: this one for ``AttachmentProfile/ios``
+  /// (the configuration as it is), else one made on first use with the profile's configuration
+  /// (``AttachmentProfile/applied(to:)``) over the same cache directory, kept for the process.
+  /// - Throws: `io_error` when its cache cannot be opened.
+  func profiled(_ profile: AttachmentProfile) throws(AttachmentError) -> AttachmentPipeline {
+    if profile.isIdentity { return self }
+    if let made = profiles.withLock({ $0[profile] }) { return made }
+    let made = try AttachmentPipeline(configuration: profile.applied(to: configuration), observer: observer)
+    // Two first uses at once: the first one stored is the one every caller shares.
+    return profiles.withLock { profiles in
+      if let first = profiles[profile] { return first }
+      profiles[profile] = made
+      return made
+    }
+  }
 
   /// The attachment for `url` if the cache holds a fresh, size-checked copy that this
   /// pipeline's policy accepts, without any network, task or thread: the cheapest possible
@@ -233,21 +316,6 @@ public final class AttachmentPipeline: Sendable {
 
   /// How many calls for `url` wait on one fetch now (tests: to know a call has joined).
   func callersWaiting(for url: AttachmentURL) -> Int { flights.waiting(for: url.key) }
-
-  /// The attachment for `url` within `timeout` from now: a convenience for
-  /// ``attachment(for:deadline:)`` with the same results and errors.
-  public func attachment(
-    for url: String, timeout: Duration, reload: Bool = false
-  ) async throws(AttachmentError) -> Attachment {
-    try await attachment(for: url, deadline: .now + timeout, reload: reload)
-  }
-
-  /// ``attachment(for:timeout:reload:)-(String,_,_)`` for a URL checked already.
-  public func attachment(
-    for url: AttachmentURL, timeout: Duration, reload: Bool = false
-  ) async throws(AttachmentError) -> Attachment {
-    try await attachment(for: url, deadline: .now + timeout, reload: reload)
-  }
 
   /// An answer from a cache entry.
   func answer(

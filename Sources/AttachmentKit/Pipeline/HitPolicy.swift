@@ -62,7 +62,7 @@ struct HitPolicy: Sendable {
     }
     // The validator's own rule, so a hit is refused with the code and message a download would get.
     if let violation = limits.violation(
-      category: validation.category, bytes: size, durationSeconds: validation.durationSeconds,
+      type: validation.type, bytes: size, durationSeconds: validation.durationSeconds,
       width: validation.width, height: validation.height)
     {
       // A file over this caller's limits may be rescued to fit them: download it again.
@@ -86,7 +86,7 @@ struct HitPolicy: Sendable {
           detected: rescued.from))
     }
     if let violation = limits.violation(
-      category: type.category, bytes: rescued.originalBytes, durationSeconds: rescued.originalDurationSeconds,
+      type: type, bytes: rescued.originalBytes, durationSeconds: rescued.originalDurationSeconds,
       width: rescued.originalWidth, height: rescued.originalHeight)
     {
       return .refuse(violation)

@@ -20,6 +20,20 @@ extension ImageRescuer: Rescuer {
     }
   }
 
+  /// An accepted still image whose longest side is over
+  /// ``RescueConfiguration/downscalesAcceptedOver``, as the refusal the downscale undoes (a GIF
+  /// is left as it is, animated); `nil` for any other file, or when that setting is off.
+  public func improvement(for validation: Validation) -> Refusal? {
+    guard let limit = configuration.downscalesAcceptedOver, validation.category == .image,
+      validation.type != .gif, let width = validation.width, let height = validation.height,
+      max(width, height) > limit
+    else { return nil }
+    let error = AttachmentError(
+      .tooManyPixels,
+      "The image is \(width)×\(height) pixels, over the \(limit) delivered on its longest side.")
+    return Refusal(error, validation: validation)
+  }
+
   /// Starts a rescue worker loading libvips (``RescueWorkers``), for a refusal the first bytes
   /// already call for. Returns `nil`: nothing in this process waits for it.
   public func prepare(for refusal: Refusal) -> (any RescuePreparation)? {

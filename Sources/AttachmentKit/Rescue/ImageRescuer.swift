@@ -171,7 +171,8 @@ public struct ImageRescuer: Sendable {
     let hasAlpha = vips.hasAlpha(image) != 0
     vips.unref(image)
 
-    let frames = loader.readsAnimation ? pages : 1
+    // A rescue that delivers stills decodes the first frame only.
+    let frames = loader.readsAnimation && configuration.keepsAnimation ? pages : 1
     let (pixels, overflow) = Int64(width).multipliedReportingOverflow(by: Int64(height))
     let (total, overflowFrames) = pixels.multipliedReportingOverflow(by: Int64(frames))
     if overflow || overflowFrames || total > configuration.maximumSourcePixels {

@@ -139,9 +139,9 @@ extension Refusal {
     deferred: Refusal?, sniffed: SniffVerdict?, bytes: Int64, limits: ValidationLimits
   ) -> Refusal? {
     if let deferred { return deferred }
-    guard let sniffed, let category = sniffed.format.row.mediaType?.category,
+    guard let sniffed, let type = sniffed.format.row.mediaType,
       let violation = limits.violation(
-        category: category, bytes: bytes, durationSeconds: nil, width: sniffed.width, height: sniffed.height)
+        type: type, bytes: bytes, durationSeconds: nil, width: sniffed.width, height: sniffed.height)
     else { return nil }
     return Refusal(violation, sniffed: sniffed, bytes: bytes)
   }

@@ -50,6 +50,18 @@ public struct RescueConfiguration: Sendable, Equatable, Codable {
   /// Default: 4096 (a notification shows far fewer pixels; iOS itself decodes the file).
   public var maximumDimension: Int = 4096
 
+  /// Whether an animation is delivered animated (a GIF of its frames). `false`: its first
+  /// frame is delivered as a still (JPEG, or PNG with alpha), as a target that shows no
+  /// animation needs (``AttachmentProfile/android``). Default: `true`.
+  public var keepsAnimation = true
+
+  /// The longest side of an *accepted* still image, in pixels: an accepted image whose longest
+  /// side is over it is downscaled to it (the rescuer's ``Rescuer/improvement(for:)``; GIFs are
+  /// left as they are, animated), and when that fails the accepted original is delivered.
+  /// `nil` (the default): accepted images are delivered as they are
+  /// (``AttachmentProfile/iOSCompact`` sets it).
+  public var downscalesAcceptedOver: Int? = nil
+
   /// The JPEG quality of converted and downscaled photos, 1–100. Default: 85.
   public var jpegQuality: Int = 85
 

@@ -45,13 +45,13 @@ struct RescuePlan: Equatable {
     width: Int, height: Int, bytes: Int64, hasAlpha: Bool, animated: Bool, frames: Int = 1,
     limits: ValidationLimits, configuration: RescueConfiguration
   ) {
-    output = animated ? .gif : (hasAlpha ? .png : .jpeg)
+    output = animated && configuration.keepsAnimation ? .gif : (hasAlpha ? .png : .jpeg)
     let longest = max(1, width, height)
     let pixels = Double(max(1, width)) * Double(max(1, height))
     var scale = 1.0
     let allowedPixels = Double(limits.maximumDecodedImageBytes / 4)
     if pixels > allowedPixels { scale = min(scale, (allowedPixels / pixels).squareRoot() * 0.999) }
-    if animated, frames > 1 {
+    if output == .gif, frames > 1 {
       let allowed = Double(configuration.maximumAnimationPixels) / Double(frames)
       if pixels > allowed { scale = min(scale, (allowed / pixels).squareRoot() * 0.999) }
     }

@@ -128,6 +128,10 @@ public final class StreamingSniffer: ResponseInspector {
           format: report.format, detected: state.detected ?? nil, width: report.width, height: report.height)
         state.category = category
         state.window = []
+        // A type this caller's profile leaves out is refused from its first bytes.
+        if let refusal = limits.typeRefusal(report.format) {
+          return .reject(refusal)
+        }
         if let category, let declared = state.declaredLength,
           declared > limits.maximumBytes(for: category)
         {

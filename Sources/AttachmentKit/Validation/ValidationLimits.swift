@@ -13,6 +13,16 @@ public struct ValidationLimits: Sendable, Equatable, Codable {
   /// The largest decoded image (width × height × 4 bytes), in bytes. Default: 64 MiB; an
   /// extension has about 24 MB in all.
   public var maximumDecodedImageBytes: Int64 = 64 * 1024 * 1024
+  /// The types accepted; `nil` (the default): every type the validator accepts. A profile
+  /// narrows it (``AttachmentProfile/android`` takes JPEG and PNG only); any other type is
+  /// refused with `unsupported_type`, from its first bytes, naming ``profileName``.
+  public var acceptedTypes: Set<MediaType>? = nil
+  /// The longest side an image may have, in pixels; longer is refused with `too_many_pixels`
+  /// (which the image rescuer undoes by downscaling). `nil` (the default): no such limit.
+  public var maximumImageDimension: Int? = nil
+  /// The profile these limits are part of, named in the refusals of its own rules
+  /// (``acceptedTypes``, ``maximumImageDimension``); `nil` (the default) for none.
+  public var profileName: String? = nil
 
   /// Makes the default limits.
   public init() {}
@@ -36,8 +46,10 @@ public struct ValidationLimits: Sendable, Equatable, Codable {
   /// it keeps every limit. The validator judges new files with it and the pipeline judges
   /// cache hits with it, so both give the same code and message.
   func violation(
-    category: MediaType.Category, bytes: Int64, durationSeconds: Double?, width: Int?, height: Int?
+    type: MediaType, bytes: Int64, durationSeconds: Double?, width: Int?, height: Int?
   ) -> AttachmentError? {
+    if let refusal = typeRefusal(type) { return refusal }
+    let category = type.category
     let maximum = maximumBytes(for: category)
     if bytes > maximum {
       return AttachmentError(
@@ -57,9 +69,43 @@ public struct ValidationLimits: Sendable, Equatable, Codable {
           "The image is \(width)×\(height) pixels: decoded it needs \(decoded) bytes, over \(maximumDecodedImageBytes)."
         )
       }
+      if let limit = maximumImageDimension, max(width, height) > limit {
+        return AttachmentError(
+          .tooManyPixels,
+          "The image is \(width)×\(height) pixels, over \(profilePhrase)'s \(limit) on its longest side.")
+      }
     }
     return nil
   }
+
+  /// The refusal of a file of `type` when ``acceptedTypes`` leaves it out, else `nil`: what the
+  /// first bytes already decide.
+  func typeRefusal(_ type: MediaType) -> AttachmentError? {
+    guard let accepted = acceptedTypes, !accepted.contains(type) else { return nil }
+    return typeRefusal(mime: type.mime, accepted: accepted)
+  }
+
+  /// The refusal of a file of `format` whose first bytes do not tell its type yet (ISO BMFF:
+  /// an MP4, a MOV or an M4A) when ``acceptedTypes`` takes no type of any category it may be,
+  /// else `nil`; a format of one type is judged as that type.
+  func typeRefusal(_ format: ProbedFormat) -> AttachmentError? {
+    if let type = format.row.mediaType { return typeRefusal(type) }
+    guard let accepted = acceptedTypes,
+      !format.categories.contains(where: { category in accepted.contains { $0.category == category } })
+    else { return nil }
+    return typeRefusal(mime: format.row.magicNames.first ?? "application/octet-stream", accepted: accepted)
+  }
+
+  private func typeRefusal(mime: String, accepted: Set<MediaType>) -> AttachmentError {
+    let names = MediaType.allCases.filter(accepted.contains).map { $0.rawValue.uppercased() }
+    return AttachmentError(
+      .unsupportedType,
+      "\(profilePhrase.prefix(1).uppercased() + profilePhrase.dropFirst()) takes \(names.joined(separator: " and ")) only; this is \(mime).",
+      detected: mime)
+  }
+
+  /// `the android profile`, or `this caller` without a profile name.
+  private var profilePhrase: String { profileName.map { "the \($0) profile" } ?? "this caller" }
 
   /// Seconds to a tenth, for messages: `30.0`, `45.2`.
   static func tenths(_ seconds: Double) -> String { String((seconds * 10).rounded() / 10) }

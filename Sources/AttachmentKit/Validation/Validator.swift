@@ -170,7 +170,7 @@ public struct Validator: Sendable {
 
   private func check(type: MediaType, report: ProbeReport, size: Int64) throws(AttachmentError) {
     if let violation = limits.violation(
-      category: type.category, bytes: size, durationSeconds: report.durationSeconds, width: report.width,
+      type: type, bytes: size, durationSeconds: report.durationSeconds, width: report.width,
       height: report.height)
     {
       throw violation

@@ -1,3 +1,5 @@
+import AttachmentKit
+
 /// A proxy path (`/v1/…`) taken apart by its route's row (``ProxyRoute``), from the path alone:
 /// nothing is verified or decrypted yet (``URLSigner/url(of:now:)`` does that).
 public struct ProxyPath: Sendable, Equatable {
@@ -40,11 +42,20 @@ public struct ProxyPath: Sendable, Equatable {
   public let expiry: Int64?
   /// The URL or the sealed URL.
   public let payload: Payload
+  /// The profile the path names (`/v1/<profile>/<route>/…`, covered by the signature or the
+  /// seal), or `nil` for the `ios` profile, which has no segment (one spelling per path).
+  public let profile: String?
 
   /// A path from its parts (what ``parse(_:)`` returns; tests build the old forms with it).
-  public init(route: ProxyRoute, signature: String?, expiry: Int64?, payload: Payload) {
+  public init(route: ProxyRoute, signature: String?, expiry: Int64?, payload: Payload, profile: String? = nil)
+  {
     (self.route, self.signature, self.expiry, self.payload) = (route, signature, expiry, payload)
+    self.profile = profile
   }
+
+  /// The profiles a path may name: every standard profile but `ios`, the default, which is
+  /// named by no segment.
+  public static let profileNames: Set<String> = Set(AttachmentProfile.standard.keys).subtracting(["ios"])
 
   /// The URL in the clear, or `nil` for a sealed one (not opened yet).
   public var clearURL: String? {
@@ -58,6 +69,14 @@ public struct ProxyPath: Sendable, Equatable {
   /// sent. Each form has one spelling: the segment count picks the form, the expiry has one
   /// decimal spelling, base64url has no padding and no stray bits.
   public static func parse(_ segments: ArraySlice<Substring.UTF8View>) -> Result<ProxyPath, Problem> {
+    var segments = segments
+    var profile: String?
+    if let first = segments.first, ProxyRoute.named(first) == nil,
+      let name = profileNames.first(where: { $0.utf8.elementsEqual(first) })
+    {
+      profile = name
+      segments = segments.dropFirst()
+    }
     guard let name = segments.first, let route = ProxyRoute.named(name) else { return .failure(.unknownForm) }
     let rest = Array(segments.dropFirst())
     let expiring: Bool
@@ -87,7 +106,9 @@ public struct ProxyPath: Sendable, Equatable {
       else { return .failure(.badEncoding) }
       payload = .url(url)
     }
-    return .success(ProxyPath(route: route, signature: signature, expiry: expiry, payload: payload))
+    if profile != nil, route.protection == .unsigned { return .failure(.unknownForm) }
+    return .success(
+      ProxyPath(route: route, signature: signature, expiry: expiry, payload: payload, profile: profile))
   }
 
   /// `bytes` as a URL a proxy path may carry: non-empty UTF-8 text with no space and no control

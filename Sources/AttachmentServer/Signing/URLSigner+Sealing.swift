@@ -12,24 +12,31 @@ extension URLSigner {
   }
 
   /// The additional data a sealed path authenticates: its route's name and its expiry (empty
-  /// when none), so a sealed URL cannot move to another route, gain, lose or change an expiry.
-  static func sealedData(route: ProxyRoute, expiry: Int64?) -> [UInt8] {
-    Array("attachkit sealed url v1\n\(route.name)\n\(expiry.map(String.init) ?? "")".utf8)
+  /// when none), so a sealed URL cannot move to another route, gain, lose or change an expiry;
+  /// and, on a path that names one, the profile (a line of its own, which no path without one
+  /// has), so it cannot move to another profile either.
+  static func sealedData(route: ProxyRoute, expiry: Int64?, profile: String? = nil) -> [UInt8] {
+    Array(
+      ("attachkit sealed url v1\n\(route.name)\n\(expiry.map(String.init) ?? "")"
+        + (profile.map { "\nprofile \($0)" } ?? "")).utf8)
   }
 
   /// `nonce ‖ ciphertext ‖ tag` of `url` for `route` and `expiry`, under the first key; a fresh
   /// random nonce each time, so each call gives another path.
   /// - Throws: `invalid_configuration` when libcrypto is missing or fails.
-  func seal(_ url: String, route: ProxyRoute, expiry: Int64?) throws(AttachmentError) -> [UInt8] {
+  func seal(
+    _ url: String, route: ProxyRoute, expiry: Int64?, profile: String? = nil
+  ) throws(AttachmentError) -> [UInt8] {
     try AESGCM.seal(
-      Array(url.utf8), aad: Self.sealedData(route: route, expiry: expiry), key: try Self.sealingKey(keys[0]))
+      Array(url.utf8), aad: Self.sealedData(route: route, expiry: expiry, profile: profile),
+      key: try Self.sealingKey(keys[0]))
   }
 
   /// The URL `sealed` holds for `route` and `expiry` under any key, or `nil` when no key
   /// authenticates it (a changed byte, another route or expiry, a removed key) or what it holds
   /// is no URL a proxy path may carry. Every key is tried, whichever opens it.
-  func open(_ sealed: [UInt8], route: ProxyRoute, expiry: Int64?) -> String? {
-    let data = Self.sealedData(route: route, expiry: expiry)
+  func open(_ sealed: [UInt8], route: ProxyRoute, expiry: Int64?, profile: String? = nil) -> String? {
+    let data = Self.sealedData(route: route, expiry: expiry, profile: profile)
     var opened: [UInt8]?
     for key in keys {
       guard let derived = try? Self.sealingKey(key) else { return nil }

@@ -70,9 +70,11 @@ public struct URLSigner: Sendable {
   /// the signing key: 64 lowercase hex digits.
   /// - Throws: `invalid_configuration` when libcrypto cannot be loaded or fails.
   public func signature(
-    for url: String, route: ProxyRoute = .attachment, expires: Int64? = nil
+    for url: String, route: ProxyRoute = .attachment, expires: Int64? = nil, profile: String? = nil
   ) throws(AttachmentError) -> String {
-    Hex.encode(try Self.hmac(key: keys[0], message: Self.message(for: url, route: route, expiry: expires)))
+    Hex.encode(
+      try Self.hmac(
+        key: keys[0], message: Self.message(for: url, route: route, expiry: expires, profile: profile)))
   }
 
   /// The bytes a signature covers. Without an expiry, the file route signs the URL's UTF-8
@@ -82,8 +84,13 @@ public struct URLSigner: Sendable {
   /// ended by a line feed. No URL the proxy accepts holds a line feed
   /// (``ProxyPath/acceptableURL(_:)``), so no message of one form or route is the message of
   /// another: an attachment URL does not open `/v1/info/…`, and an old path cannot be given an
-  /// expiry or lose one.
-  static func message(for url: String, route: ProxyRoute, expiry: Int64?) -> [UInt8] {
+  /// expiry or lose one. A path that names a profile signs `profile`, the profile's name, each
+  /// ended by a line feed, then the message of the same path without it: a signature for one
+  /// profile (or none) verifies for no other.
+  static func message(for url: String, route: ProxyRoute, expiry: Int64?, profile: String? = nil) -> [UInt8] {
+    if let profile {
+      return Array("profile\n\(profile)\n".utf8) + message(for: url, route: route, expiry: expiry)
+    }
     if let expiry { return Array("expires\n\(route.name)\n\(expiry)\n".utf8) + Array(url.utf8) }
     return route.signsURLAlone ? Array(url.utf8) : Array("\(route.name)\n".utf8) + Array(url.utf8)
   }
@@ -95,13 +102,14 @@ public struct URLSigner: Sendable {
   /// expiry, and when libcrypto is missing. Whether the expiry has passed is not its concern
   /// (``url(of:now:)``).
   public func verify(
-    signature: some StringProtocol, for url: String, route: ProxyRoute = .attachment, expires: Int64? = nil
+    signature: some StringProtocol, for url: String, route: ProxyRoute = .attachment, expires: Int64? = nil,
+    profile: String? = nil
   ) -> Bool {
     guard signature.utf8.count == 64,
       signature.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }),
       let given = Self.hexBytes(signature)
     else { return false }
-    let message = Self.message(for: url, route: route, expiry: expires)
+    let message = Self.message(for: url, route: route, expiry: expires, profile: profile)
     var matched = false
     for key in keys {
       guard let library = Libcrypto.shared, let expected = try? Self.hmac(key: key, message: message) else {

@@ -30,7 +30,8 @@ enum Batch {
   }
 
   static func run(
-    inputs: [Input], concurrency: Int, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool,
+    inputs: [Input], concurrency: Int, pipeline: AttachmentPipeline, timeout: Duration,
+    profile: AttachmentProfile = .ios, reload: Bool,
     progress: ProgressBar?, emit: @escaping @Sendable (ResultRecord) -> Void
   ) async -> Outcome {
     let interrupted = Atomic<Bool>(false)
@@ -46,7 +47,10 @@ enum Batch {
           let input = inputs[index]
           next += 1
           group.addTask {
-            (index, await fetch(input, pipeline: pipeline, timeout: timeout, reload: reload))
+            (
+              index,
+              await fetch(input, pipeline: pipeline, timeout: timeout, profile: profile, reload: reload)
+            )
           }
         }
         for _ in 0..<min(concurrency, inputs.count) { launch() }
@@ -75,16 +79,18 @@ enum Batch {
   }
 
   private static func fetch(
-    _ input: Input, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool
+    _ input: Input, pipeline: AttachmentPipeline, timeout: Duration, profile: AttachmentProfile, reload: Bool
   ) async -> ResultRecord {
     let start = ContinuousClock.now
     do throws(AttachmentError) {
-      let url = try input.url.get()
+      let request = AttachmentRequest(
+        url: try input.url.get(), deadline: .now + timeout, profile: profile,
+        cachePolicy: reload ? .reload : .useCache)
       let attachment =
         if let lookup = input.lookup {
-          try await pipeline.attachment(for: url, after: lookup, deadline: .now + timeout)
+          try await pipeline.attachment(request, after: lookup)
         } else {
-          try await pipeline.attachment(for: url, timeout: timeout, reload: reload)
+          try await pipeline.attachment(request)
         }
       return ResultRecord(input: input.text, attachment: attachment)
     } catch {

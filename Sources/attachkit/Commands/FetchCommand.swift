@@ -26,7 +26,9 @@ enum FetchCommand: RunnableCommand {
     help: "The URLs to fetch; '-' reads more, one per line, from standard input.")
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [noCache, output, urls]
+    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [
+      PipelineOptions.profile, noCache, output, urls,
+    ]
 
   /// Parses every option, opens the one pipeline of the run, and answers at once when every
   /// URL is a fresh cache hit: no libcurl, task or thread is started then (a hit through the
@@ -36,6 +38,7 @@ enum FetchCommand: RunnableCommand {
     let output = try outputTarget(arguments, urlCount: urls.count)
     let timeout = try PipelineOptions.deadline(from: arguments)
     let reload = arguments[noCache]
+    let profile = try PipelineOptions.profile(from: arguments)
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     let emit: @Sendable (ResultRecord) -> Void = { report.add(output?.deliver($0) ?? $0) }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
@@ -46,7 +49,7 @@ enum FetchCommand: RunnableCommand {
       var hits: [ResultRecord] = []
       for index in inputs.indices {
         guard case .success(let url) = inputs[index].url else { break }
-        let lookup = pipeline.lookup(url)
+        let lookup = pipeline.lookup(AttachmentRequest(url: url, deadline: .now + timeout, profile: profile))
         inputs[index].lookup = lookup
         guard case .hit(let hit) = lookup else { break }
         hits.append(ResultRecord(input: inputs[index].text, attachment: hit))
@@ -58,7 +61,9 @@ enum FetchCommand: RunnableCommand {
     }
     return .run { [inputs] in
       let results = await Batch.run(
-        inputs: inputs, concurrency: 8, pipeline: pipeline, timeout: timeout, reload: reload, progress: nil,
+        inputs: inputs, concurrency: 8, pipeline: pipeline, timeout: timeout, profile: profile,
+        reload: reload,
+        progress: nil,
         emit: emit)
       return report.finish(interrupted: results.interrupted)
     }

@@ -23,11 +23,14 @@ enum PrefetchCommand: RunnableCommand {
     optional: true)
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [concurrency, file]
+    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [
+      PipelineOptions.profile, concurrency, file,
+    ]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     let concurrency = try arguments[Self.concurrency] ?? 8
     let timeout = try PipelineOptions.deadline(from: arguments)
+    let profile = try PipelineOptions.profile(from: arguments)
     let source = arguments[file] ?? "-"
     guard let urls = URLList.urls(from: source) else {
       throw arguments.usageError("cannot read '\(Terminal.safe(source))'")
@@ -39,7 +42,7 @@ enum PrefetchCommand: RunnableCommand {
     return .run {
       let results = await Batch.run(
         inputs: urls.map(Batch.Input.init), concurrency: concurrency, pipeline: pipeline, timeout: timeout,
-        reload: false,
+        profile: profile, reload: false,
         progress: progress, emit: { report.add($0) })
       progress?.clear()
       return report.finish(interrupted: results.interrupted)

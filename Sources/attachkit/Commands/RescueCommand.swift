@@ -30,7 +30,10 @@ enum RescueCommand: RunnableCommand {
     name: "file", valueName: "FILE", help: "The image, video or audio file to rescue.")
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet, PipelineOptions.deadline, PipelineOptions.noPoster]
+    [
+      CommonOptions.json, CommonOptions.quiet, PipelineOptions.deadline, PipelineOptions.profile,
+      PipelineOptions.noPoster,
+    ]
     + PipelineOptions.limits + [output, file]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
@@ -38,24 +41,26 @@ enum RescueCommand: RunnableCommand {
     guard let output = arguments[Self.output] else {
       throw arguments.usageError("rescue needs --output OUT")
     }
-    let limits = try PipelineOptions.limits(from: arguments)
+    var configuration = PipelineConfiguration()
+    configuration.limits = try PipelineOptions.limits(from: arguments)
+    configuration.rescuers = StandardRescuers.make(
+      limits: configuration.limits, poster: arguments[PipelineOptions.noPoster] ? nil : PosterConfiguration())
+    // The profile's limits and rescuers (`android`: images only, JPEG or PNG ≤ 1 MB, 1024 px).
+    configuration = try PipelineOptions.profile(from: arguments).applied(to: configuration)
     let deadline = ContinuousClock.now + (try PipelineOptions.deadline(from: arguments))
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
-    report.addLocalFile(file, path: output) { () throws(AttachmentError) in
-      try deliver(
-        file, to: output, limits: limits, deadline: deadline, poster: !arguments[PipelineOptions.noPoster])
+    report.addLocalFile(file, path: output) { [configuration] () throws(AttachmentError) in
+      try deliver(file, to: output, configuration: configuration, deadline: deadline)
     }
     return .finished(report.finish())
   }
 
   /// Validates `file`; an accepted file is copied to `output`, a rescuable refusal rescued.
   private static func deliver(
-    _ file: String, to output: String, limits: ValidationLimits, deadline: ContinuousClock.Instant,
-    poster: Bool
+    _ file: String, to output: String, configuration: PipelineConfiguration, deadline: ContinuousClock.Instant
   ) throws(AttachmentError) -> Validation {
-    let rescuers = StandardRescuers.make(limits: limits, poster: poster ? PosterConfiguration() : nil)
-    let validation = try rescuers.attachment(
-      fromFile: file, rescuingInto: output, limits: limits, deadline: deadline)
+    let validation = try configuration.rescuers.attachment(
+      fromFile: file, rescuingInto: output, limits: configuration.limits, deadline: deadline)
     if validation.rescued == nil { try DeliveredFile.copy(file, to: output) }
     return validation
   }

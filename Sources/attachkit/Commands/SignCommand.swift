@@ -16,12 +16,13 @@ enum SignCommand: RunnableCommand {
       '--route info' signs 'info', a line feed and the URL instead, so a push's URL never opens its record. \
       '--expires 1h' signs an expiry too: /v1/a/<signature>/<unix seconds>/<base64url(url)>, refused with \
       410 signature_expired once it has passed. '--encrypt' hides the origin: /v1/e/[<expiry>/]<base64url(\
-      nonce, AES-256-GCM ciphertext and tag)>, a new path each time.
+      nonce, AES-256-GCM ciphertext and tag)>, a new path each time. '--profile android' (or ios-compact)       puts the profile before the route, /v1/android/a/<signature>/<base64url(url)>, and signs it: serve       answers that path with the profile's derivative (ios, the default, has no segment).
       """,
     examples: [
       "attachkit sign --key-file keys https://cdn.example.com/push/123.jpg",
       "attachkit sign --key-file keys --base https://media.example.com https://cdn.example.com/a.mp4",
       "ATTACHKIT_KEY_FILE=keys attachkit sign --expires 1h --encrypt https://cdn.example.com/a.jpg",
+      "attachkit sign --key-file keys --profile android https://cdn.example.com/push/123.jpg",
     ],
     sections: [
       HelpSection(
@@ -55,9 +56,14 @@ enum SignCommand: RunnableCommand {
   static let encrypt = FlagKey(
     long: "encrypt", help: "Hide the origin: encrypt the URL (AES-256-GCM, a key derived from the first key)."
   )
+  static let profile = OptionKey<String>.option(
+    long: "profile", valueName: "NAME",
+    help:
+      "The profile the path asks for: android or ios-compact (ios, the default, has no segment); covered by the signature."
+  )
   static let url = PositionalKey<String>.positional(name: "url", valueName: "URL", help: "The URL to sign.")
 
-  static let arguments: [any ArgumentKey] = [keyFile, base, route, expires, encrypt, url]
+  static let arguments: [any ArgumentKey] = [keyFile, base, route, expires, encrypt, profile, url]
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     guard let keyFile = arguments[Self.keyFile] else {
@@ -72,7 +78,9 @@ enum SignCommand: RunnableCommand {
     let path: String
     do {
       let signer = try URLSigner(keyFile: keyFile)
-      path = try signer.path(for: url, route: route, expires: expires)
+      // `ios` is the default profile, named by no segment: asking for it is asking for none.
+      let profile = arguments[Self.profile].flatMap { $0 == "ios" ? nil : $0 }
+      path = try signer.path(for: url, route: route, expires: expires, profile: profile)
     } catch {
       throw arguments.usageError(error.message)
     }

@@ -30,9 +30,9 @@ struct CacheRemovalTests {
     let b = try AttachmentURL(fixture.server.url("/b.jpg"))
     let c = try AttachmentURL(fixture.server.url("/c.gif"))
     let pipeline = fixture.pipeline
-    let path = try await pipeline.attachment(for: a, deadline: .now + generousTimeout).path
-    _ = try await pipeline.attachment(for: b, deadline: .now + generousTimeout)
-    _ = try await pipeline.attachment(for: c, deadline: .now + generousTimeout)
+    let path = try await pipeline.attachment(AttachmentRequest(url: a, deadline: .now + generousTimeout)).path
+    _ = try await pipeline.attachment(AttachmentRequest(url: b, deadline: .now + generousTimeout))
+    _ = try await pipeline.attachment(AttachmentRequest(url: c, deadline: .now + generousTimeout))
     #expect(try Self.ledger(pipeline.cache) == Int64(jpeg.count + gif.count))
 
     // Removing A: its entry goes, the content B uses stays, and B is still a hit
@@ -52,7 +52,7 @@ struct CacheRemovalTests {
     guard case .hit = pipeline.lookup(c) else { throw RemovalError.unexpected("C is not a hit") }
 
     // The next request for A fetches it again
-    let again = try await pipeline.attachment(for: a, deadline: .now + generousTimeout)
+    let again = try await pipeline.attachment(AttachmentRequest(url: a, deadline: .now + generousTimeout))
     #expect(again.source == .network)
     #expect(fixture.server.requestCount(path: "/a.jpg") == 2)
     #expect(try pipeline.cache.verify().corrupt == 0)

@@ -20,7 +20,7 @@ struct DecodedRecordsTests {
       "/f.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg",
       headers: [("Cache-Control", "max-age=600")])
     let url = try AttachmentURL(fixture.server.url("/f.jpg"))
-    _ = try await fixture.pipeline.attachment(for: url, deadline: .now + generousTimeout)
+    _ = try await fixture.pipeline.attachment(AttachmentRequest(url: url, deadline: .now + generousTimeout))
     for _ in 0..<2 {
       guard case .hit = fixture.pipeline.lookup(url) else {
         Issue.record("no hit")

@@ -307,7 +307,8 @@ struct SharedCacheTests {
     let key = try #require(URLKey(url))
     let seen = try #require(cache.entry(for: key))
     fixture.server.serve("/r.wav", body: changed, contentType: "audio/wav", etag: "\"b\"")
-    let newer = try await fixture.pipeline.attachment(for: url, timeout: generousTimeout, reload: true)
+    let newer = try await fixture.pipeline.attachment(
+      AttachmentRequest(url: url, timeout: generousTimeout, cachePolicy: .reload))
     #expect(newer.sha256 != seen.record.validation.sha256)
 
     // When the first caller's touch and refresh arrive late

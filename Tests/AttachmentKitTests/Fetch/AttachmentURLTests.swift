@@ -47,7 +47,7 @@ struct AttachmentURLTests {
     server.serve("/a.png", body: try Samples.bytes("png-gray.png"), contentType: "image/png")
     let url = try AttachmentURL(server.url("/a.png"))
 
-    let first = try await pipeline.attachment(for: url, timeout: generousTimeout)
+    let first = try await pipeline.attachment(AttachmentRequest(url: url, deadline: .now + generousTimeout))
     let hit = try #require(pipeline.cachedAttachment(for: url))
 
     #expect(first.source == .network && hit.source == .cache && hit.path == first.path)

@@ -26,22 +26,23 @@ struct LookupTests {
 
     // A miss is fetched
     guard case .miss = pipeline.lookup(fresh) else { throw LookupError.unexpected("a miss") }
-    let fetched = try await pipeline.attachment(for: fresh, after: .miss, deadline: .now + generousTimeout)
+    let fetched = try await pipeline.attachment(
+      AttachmentRequest(url: fresh, deadline: .now + generousTimeout), after: .miss)
     #expect(fetched.source == .network)
     // and is then a hit, answered from the lookup alone
     guard case .hit(let hit) = pipeline.lookup(fresh) else { throw LookupError.unexpected("a hit") }
     #expect(hit.path == fetched.path && hit.source == .cache)
     let answered = try await pipeline.attachment(
-      for: fresh, after: .hit(hit), deadline: .now + generousTimeout)
+      AttachmentRequest(url: fresh, deadline: .now + generousTimeout), after: .hit(hit))
     #expect(answered.path == hit.path)
     #expect(fixture.server.requestCount(path: "/f.jpg") == 1)
     // A stale copy is revalidated from the lookup: one conditional request, a 304
-    _ = try await pipeline.attachment(for: stale, deadline: .now + generousTimeout)
+    _ = try await pipeline.attachment(AttachmentRequest(url: stale, deadline: .now + generousTimeout))
     let staleLookup = pipeline.lookup(stale)
     guard case .stale(let copy) = staleLookup else { throw LookupError.unexpected("a stale copy") }
     #expect(copy.validation.type == .gif)
     let revalidated = try await pipeline.attachment(
-      for: stale, after: staleLookup, deadline: .now + generousTimeout)
+      AttachmentRequest(url: stale, deadline: .now + generousTimeout), after: staleLookup)
     #expect(revalidated.source == .revalidated)
     #expect(fixture.server.requests(path: "/s.gif").last?.header("If-None-Match") == "\"g1\"")
     // A caller whose policy refuses the stored facts is refused by its lookup, with no request
@@ -64,12 +65,12 @@ struct LookupTests {
     fixture.server.serve("/b.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg")
     let a = try AttachmentURL(fixture.server.url("/a.gif"))
     let b = try AttachmentURL(fixture.server.url("/b.jpg"))
-    _ = try await fixture.pipeline.attachment(for: a, deadline: .now + generousTimeout)
+    _ = try await fixture.pipeline.attachment(AttachmentRequest(url: a, deadline: .now + generousTimeout))
     let recordBefore = try #require(fixture.pipeline.cache.recordText(forURL: a.text))
 
     // When A's stale lookup is handed on with B
     let answer = try await fixture.pipeline.attachment(
-      for: b, after: fixture.pipeline.lookup(a), deadline: .now + generousTimeout)
+      AttachmentRequest(url: b, deadline: .now + generousTimeout), after: fixture.pipeline.lookup(a))
 
     // Then B was fetched as itself, unconditionally, and A's record is untouched
     #expect(answer.type == .jpeg && answer.source == .network)

@@ -90,7 +90,7 @@ struct PipelineTests {
     let generation = pipeline.flightGeneration
     let lookup = pipeline.lookup(url)
     guard case .miss = lookup else { throw LookupTests.LookupError.unexpected("a miss") }
-    let other = try await pipeline.attachment(for: url, timeout: generousTimeout)
+    let other = try await pipeline.attachment(AttachmentRequest(url: url, deadline: .now + generousTimeout))
     #expect(other.source == .network)
 
     // When the first caller goes on from its miss
