@@ -39,6 +39,14 @@ struct ProfileCLITests {
     #expect(
       again["source"] as? String == "cache" && again["sha256"] as? String == derivative["sha256"] as? String)
     #expect(server.requestCount(path: "/p.jpg") == 2)
+    // cache rm purges the URL's entry and its derivatives: both are fetched again
+    let removed = try await CLI.run(["cache", "rm"] + cache + [server.url("/p.jpg")])
+    #expect(removed.status == 0, "\(removed.stderr)")
+    let refetched = try await CLI.run(
+      ["fetch", "--json", "--profile", "android"] + cache + [server.url("/p.jpg")])
+    let refetchedIOS = try await CLI.run(["fetch", "--json"] + cache + [server.url("/p.jpg")])
+    #expect(refetched.jsonLines.first?["source"] as? String == "network")
+    #expect(refetchedIOS.jsonLines.first?["source"] as? String == "network")
 
     // A video for android is rejected (exit 1), naming the profile; an unknown profile is a usage error
     let video = try await CLI.run(

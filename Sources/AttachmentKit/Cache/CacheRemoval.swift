@@ -28,7 +28,8 @@ public struct CacheRemoval: Sendable, Equatable {
 extension AttachmentCache {
   /// Removes the entries of `urls` (purge: an asset replaced at its URL is fetched again by
   /// the next request), each keyed by this cache's ``CacheConfiguration/keyRules`` as a
-  /// pipeline on it keys them. A content file goes with its last entry; content another entry
+  /// pipeline on it keys them, with every standard profile's derivative of it (`android`,
+  /// `ios-compact`: ``AttachmentProfile/standard``). A content file goes with its last entry; content another entry
   /// uses stays. Safe while other processes use the cache: the records and files change under
   /// the cache's lock, as publishes do; a reader that looked up a removed entry a moment before
   /// either reads the file it opened or finds it gone (a miss, fetched again).
@@ -41,17 +42,19 @@ extension AttachmentCache {
       var candidates: [String: Int64] = [:]  // content path → its bytes
       try records.write(sync: configuration.durable) { writer in
         for url in keyed {
-          let name = recordKey.name(for: url.key)
-          guard case .bytes(let bytes) = writer.read(name), writer.remove(name) else {
-            removal.outcomes.append((url, .notCached))
-            continue
+          // The URL's own entry and every standard profile's derivative of it.
+          var removed = false
+          for key in Self.keys(of: url, rules: configuration.keyRules) {
+            let name = recordKey.name(for: key)
+            guard case .bytes(let bytes) = writer.read(name), writer.remove(name) else { continue }
+            removed = true
+            if let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]) {
+              let path = layout.contentPath(
+                sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
+              candidates[path] = record.validation.bytes
+            }
           }
-          removal.outcomes.append((url, .removed))
-          if let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]) {
-            let path = layout.contentPath(
-              sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
-            candidates[path] = record.validation.bytes
-          }
+          removal.outcomes.append((url, removed ? .removed : .notCached))
         }
       }
       guard !candidates.isEmpty else { return removal }
@@ -68,5 +71,12 @@ extension AttachmentCache {
       if removal.bytesRemoved > 0 { _ = CacheLedger.add(lockFile, -removal.bytesRemoved) }
       return removal
     }
+  }
+
+  /// The keys `url` may be filed under: its own, then each standard profile's
+  /// (``AttachmentProfile/standard``, ``CacheKeyRules/variant``).
+  static func keys(of url: AttachmentURL, rules: CacheKeyRules) -> [URLKey] {
+    let variants = AttachmentProfile.standard.values.filter { !$0.isIdentity }.map(\.name).sorted()
+    return [url.key] + variants.map { url.keyed(by: rules.inVariant($0)).key }
   }
 }
