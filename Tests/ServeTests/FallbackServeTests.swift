@@ -168,9 +168,14 @@ struct FallbackServeTests {
     for (file, says) in [
       (html, "unsupported_type"), (video, "must be an image"), (workspace.path + "/missing.png", "io_error"),
     ] {
+      // Under timeout(1): a serve that started anyway is stopped, and fails the test, instead of
+      // holding it.
       let run = try await Run.process(
-        Binaries.attachkit,
-        ["serve", "--listen", "127.0.0.1:0", "--key-file", workspace.keyFile, "--fallback-image", file])
+        "/usr/bin/timeout",
+        [
+          String(generousTimeout.components.seconds), Binaries.attachkit, "serve", "--listen", "127.0.0.1:0",
+          "--key-file", workspace.keyFile, "--fallback-image", file,
+        ])
       #expect(run.status == 2, "\(file): \(run.stderr)")
       #expect(run.stderr.contains("--fallback-image"), "\(run.stderr)")
       #expect(run.stderr.contains(says), "\(run.stderr)")
