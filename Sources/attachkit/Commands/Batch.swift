@@ -29,9 +29,12 @@ enum Batch {
     }
   }
 
+  /// Runs `inputs`; when one fails or is refused and `fallback` is given, the fallback is
+  /// fetched in its place within what is left of that input's `timeout`
+  /// (``fetch(_:fallback:pipeline:timeout:reload:)``).
   static func run(
     inputs: [Input], concurrency: Int, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool,
-    progress: ProgressBar?, emit: @escaping @Sendable (ResultRecord) -> Void
+    fallback: Input? = nil, progress: ProgressBar?, emit: @escaping @Sendable (ResultRecord) -> Void
   ) async -> Outcome {
     let interrupted = Atomic<Bool>(false)
     let work = Task { () -> [ResultRecord] in
@@ -46,7 +49,10 @@ enum Batch {
           let input = inputs[index]
           next += 1
           group.addTask {
-            (index, await fetch(input, pipeline: pipeline, timeout: timeout, reload: reload))
+            (
+              index,
+              await fetch(input, fallback: fallback, pipeline: pipeline, timeout: timeout, reload: reload)
+            )
           }
         }
         for _ in 0..<min(concurrency, inputs.count) { launch() }
@@ -72,6 +78,27 @@ enum Batch {
     let results = await work.value
     signals.stop()
     return Outcome(results: results, interrupted: interrupted.load(ordering: .relaxed))
+  }
+
+  /// `input`'s record, or, when it was not accepted (and not cancelled) and `fallback` is given,
+  /// the fallback's in its place if that is accepted: fetched through the cache (never reloaded)
+  /// with what is left of the input's `timeout`, and not at all when nothing is left. A fallback
+  /// that fails too leaves the input's own record.
+  private static func fetch(
+    _ input: Input, fallback: Input?, pipeline: AttachmentPipeline, timeout: Duration, reload: Bool
+  ) async -> ResultRecord {
+    let start = ContinuousClock.now
+    let record = await fetch(input, pipeline: pipeline, timeout: timeout, reload: reload)
+    guard let fallback, record.outcome != .accepted, let error = record.error, error.code != .cancelled,
+      !Task.isCancelled
+    else { return record }
+    let left = start + timeout - .now
+    guard left > .zero else { return record }
+    let replacement = await fetch(fallback, pipeline: pipeline, timeout: left, reload: false)
+    guard replacement.outcome == .accepted else { return record }
+    return ResultRecord(
+      input: input.text, fallback: replacement, failure: error,
+      totalMicroseconds: Report.elapsed(since: start))
   }
 
   private static func fetch(
