@@ -180,6 +180,23 @@ struct FallbackRunnerTests {
     #expect(withNone.attachments.isEmpty)
   }
 
+  @Test(
+    "Samples/payloads/fallback.json through the binary: the JPEG from fallback-urls[1], the original body")
+  func samplePayload() async throws {
+    let fixture = try RunnerFixture("fallback-sample")
+    defer { fixture.close() }
+
+    let run = try await fixture.runBinary(
+      fixture.commonArguments + ["--trace", Repository.payload("fallback.json")])
+
+    #expect(run.status == 0, "\(run.standardError)")
+    let output = try run.output()
+    #expect(output.attachments.map(\.source) == ["fallback-urls[1]"])
+    #expect(output.attachments.map(\.typeHint) == ["public.jpeg"])
+    #expect(output.body == "40% off the spring collection until midnight.")
+    #expect(run.standardError.contains("from fallback-urls[1]"), "\(run.standardError)")
+  }
+
   @Test("a bundled file that is no acceptable image is a usage error at start, naming why")
   func badImage() async throws {
     let fixture = try RunnerFixture("fallback-bad")

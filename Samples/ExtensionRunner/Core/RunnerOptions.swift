@@ -15,7 +15,9 @@ public enum RunnerCommand: ParsableCommand {
       critical steps come first: loc-key alerts are localized with --strings, and the \
       encrypted_data field is decrypted; then the attachments (at most --max-attachments) are \
       fetched in parallel through AttachmentKit, at most --max-concurrent-fetches at once; at \
-      budget − margin the best attempt so far is delivered and the rest cancelled. The delivered \
+      budget − margin the best attempt so far is delivered and the rest cancelled. A payload's \
+      fallback-urls are tried in order when its first attachment fails; when no attachment is made, \
+      the --fallback-image and the payload's fallback-body are delivered. The delivered \
       content is printed as JSON on stdout, the trace on stderr.
       """,
     examples: [
@@ -30,8 +32,7 @@ public enum RunnerCommand: ParsableCommand {
         title: "EXIT CODES",
         body: """
             0    content was delivered (also when steps failed: it falls back to the best attempt)
-            2    unusable arguments (bad option, unreadable payload or key file, payload not a JSON object,
-                 --fallback-image not an acceptable image attachment)
+            2    unusable arguments (bad option, unreadable payload or key file, payload not a JSON object, --fallback-image not an acceptable image)
           """),
       HelpSection(
         title: "ENVIRONMENT",
