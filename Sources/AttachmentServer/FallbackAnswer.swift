@@ -16,7 +16,9 @@ import AttachmentKit
 /// The answer is `200` with the image's bytes (a `Range` or `If-None-Match` is not applied: it
 /// has no `ETag`), its `Content-Type` and type hint, `X-Attachment-Fallback: 1`, and
 /// `Cache-Control: public, max-age=N` with N the configured lifetime (60 s by default), so that a
-/// CDN keeps it briefly and asks again. The access log records `outcome: fallback` with the error
+/// CDN keeps it briefly and asks again. An error that was this request's alone, and so answered
+/// `no-store` (its own `X-Deadline-Ms` passed while the fetch goes on for the others), gives a
+/// fallback that is `no-store` too: no tier keeps a placeholder for a file that is on its way. The access log records `outcome: fallback` with the error
 /// it replaced in `fallbackFor`; the metrics count it in `attachkit_fallbacks_total{code}`.
 enum FallbackAnswer {
   /// Whether `reply`, answered to `route`, is an error the fallback replaces.
@@ -34,11 +36,12 @@ enum FallbackAnswer {
   ) -> Reply {
     guard let image, replaces(reply, route: route), let error = reply.error else { return reply }
     reply.close()
+    let ownError = reply.headers.contains { $0.0 == "Cache-Control" && $0.1 == "no-store" }
     return Reply(
       status: 200,
       headers: [
         ("Content-Type", image.mime),
-        ("Cache-Control", "public, max-age=\(max(0, lifetimeSeconds))"),
+        ("Cache-Control", ownError ? "no-store" : "public, max-age=\(max(0, lifetimeSeconds))"),
         ("X-Attachment-Type-Hint", image.uti),
         ("X-Attachment-Fallback", "1"),
       ],

@@ -89,7 +89,7 @@ struct FallbackServeTests {
     #expect(await Self.metric(serve, "attachkit_fallbacks_total{code=\"unsupported_type\"}", reaches: 3))
   }
 
-  @Test("an upstream 500 and an unreachable origin: the fallback, for 502 each")
+  @Test("an upstream 500, an unreachable origin, a request's own deadline: the fallback, for 502 and 504")
   func upstreamFailures() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
@@ -114,6 +114,15 @@ struct FallbackServeTests {
       #expect(
         await Self.metric(serve, "attachkit_fallbacks_total{code=\"\(code)\"}", reaches: 1), "\(target)")
     }
+    // A request whose own X-Deadline-Ms passes (the fetch goes on for others): the fallback,
+    // but kept by no tier.
+    let hasty = try await Curl.get(
+      serve.url(try await serve.signed(origin.url("/fault/never"), keyFile: workspace.keyFile)),
+      ["-H", "X-Deadline-Ms: 300"])
+    #expect(hasty.status == 200)
+    #expect(hasty.header("X-Attachment-Fallback") == "1")
+    #expect(hasty.header("Cache-Control") == "no-store")
+    #expect(Array(hasty.body) == image.bytes)
     // A file that is there is answered as itself.
     origin.serve("/ok.gif", body: try Media.bytes("gif-static.gif"), contentType: "image/gif")
     let ok = try await Curl.get(

@@ -365,7 +365,12 @@ public final class NotificationService: NotificationServiceExtension {
       let staged = DeliveredAttachment(
         identifier: "fallback-image", url: URL(fileURLWithPath: path).absoluteString, typeHint: image.uti,
         source: "fallback-image")
-      state.withLock { $0.fallbackImage = staged }
+      // Delivered meanwhile (time will expire came first): the copy is of no use.
+      let delivered = state.withLock { state in
+        state.fallbackImage = staged
+        return state.contentHandler == nil
+      }
+      if delivered { try? FileManager.default.removeItem(atPath: path) }
     } catch {
       trace.note("fallback image", .failed, detail: "cannot copy the file: \(error.localizedDescription)")
     }
