@@ -28,6 +28,8 @@ enum AccessLog {
     var seconds: Double
     /// Whether libmicrohttpd wrote the whole answer.
     var completed: Bool
+    /// The error code a fallback answer replaced (``FallbackAnswer``), else `nil`.
+    var fallbackFor: String? = nil
   }
 
   /// Writes the line for one request, stamped with the current time.
@@ -64,6 +66,7 @@ enum AccessLog {
     if let url = line.url { field("url", LoggedPath.redact(url)) }
     number("status", String(line.status))
     field("outcome", line.outcome)
+    if let replaced = line.fallbackFor { field("fallbackFor", replaced) }
     number("bytes", String(line.bytes))
     let milliseconds = (line.seconds * 1_000_000).rounded() / 1000
     number("ms", milliseconds.isFinite ? String(milliseconds) : "null")

@@ -8,7 +8,9 @@ import PosixLock
 /// its answer's last, per route (so scrapes and health checks do not set the attachments'
 /// p99); `attachkit_response_bytes_total` counts body bytes of answers sent to the end; the
 /// upstream counters and `attachkit_upstream_duration_seconds` count fetches this server's
-/// requests made, once per fetch however many requests shared it. The gauges of the cache and
+/// requests made, once per fetch however many requests shared it;
+/// `attachkit_fallbacks_total{code}` counts fallback images answered, by the error code each
+/// replaced (``FallbackAnswer``). The gauges of the cache and
 /// the process are in ``ProcessMetrics`` and ``CacheGauges``.
 final class Metrics: Sendable {
   private struct RequestKey: Hashable {
@@ -26,6 +28,7 @@ final class Metrics: Sendable {
     var inflight = 0
     var connections = 0
     var cuts: [String: Int] = [:]
+    var fallbacks: [String: Int] = [:]
     var durations: [String: Histogram] = [:]
     var upstreamDurations = Histogram()
   }
@@ -40,9 +43,13 @@ final class Metrics: Sendable {
   /// A request started.
   func begin() { state.withLock { $0.inflight += 1 } }
 
-  /// A request was answered (or abandoned) after `seconds`, having sent `bytes` of body.
-  func end(route: String, outcome: String, code: Int, seconds: Double, bytes: Int64 = 0) {
+  /// A request was answered (or abandoned) after `seconds`, having sent `bytes` of body; with
+  /// the fallback image in place of the error `fallbackFor` when that is set.
+  func end(
+    route: String, outcome: String, code: Int, seconds: Double, bytes: Int64 = 0, fallbackFor: String? = nil
+  ) {
     state.withLock { state in
+      if let replaced = fallbackFor { state.fallbacks[replaced, default: 0] += 1 }
       state.inflight -= 1
       state.requests[RequestKey(route: route, outcome: outcome, code: code), default: 0] += 1
       if outcome == "cache" { state.cacheHits += 1 }
@@ -102,6 +109,11 @@ final class Metrics: Sendable {
     out += "# TYPE attachkit_connections_cut_total counter\n"
     for (reason, count) in state.cuts.sorted(by: { $0.key < $1.key }) {
       out += "attachkit_connections_cut_total{reason=\"\(reason)\"} \(count)\n"
+    }
+    out += "# HELP attachkit_fallbacks_total Fallback images answered, by the error code they replaced.\n"
+    out += "# TYPE attachkit_fallbacks_total counter\n"
+    for (code, count) in state.fallbacks.sorted(by: { $0.key < $1.key }) {
+      out += "attachkit_fallbacks_total{code=\"\(code)\"} \(count)\n"
     }
     out += "# HELP attachkit_request_duration_seconds Time from a request's arrival to its answer's end.\n"
     out += "# TYPE attachkit_request_duration_seconds histogram\n"

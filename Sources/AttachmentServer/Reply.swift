@@ -26,6 +26,9 @@ struct Reply: Sendable {
   /// The error an error answer is made of (``error(_:url:)``), so that its body can be said
   /// again without the origin's details (``HiddenOrigin``); `nil` for any other answer.
   var error: AttachmentError? = nil
+  /// The error code a fallback answer stands in for (``FallbackAnswer``); `nil` for any other
+  /// answer.
+  var fallbackFor: String? = nil
 
   /// The body's length in bytes.
   var bodyBytes: Int64 {

@@ -124,11 +124,12 @@ extension AttachmentServer {
           path: state.verified?.loggedPath ?? LoggedPath.of(target: state.target, route: state.route),
           url: queued.url,
           status: queued.status, outcome: queued.outcome, bytes: bytes, seconds: seconds,
-          completed: completed))
+          completed: completed, fallbackFor: queued.fallbackFor))
     }
     let sent = termination == .REQUEST_TERMINATED_COMPLETED_OK && state.method != "HEAD" ? queued.bytes : 0
     metrics.end(
-      route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds, bytes: sent)
+      route: state.route.label, outcome: queued.outcome, code: queued.status, seconds: seconds, bytes: sent,
+      fallbackFor: queued.fallbackFor)
   }
 
   /// What a request needs: an answer now, or a pipeline call first.
@@ -317,7 +318,9 @@ extension AttachmentServer {
   private func queue(
     _ reply: Reply, on connection: OpaquePointer?, state: RequestState, mhd: MicroHTTPD
   ) -> MHD_Result {
-    let reply = HiddenOrigin.answer(reply, route: state.route)
+    let reply = FallbackAnswer.answer(
+      HiddenOrigin.answer(reply, route: state.route), route: state.route, image: configuration.fallbackImage,
+      lifetimeSeconds: configuration.fallbackLifetimeSeconds)
     var headers = ExpiryLifetime.headers(reply.headers, route: state.route, now: Self.unixNow())
     headers.append(("X-Request-Id", state.facts.requestId))
     for field in configuration.responseHeaders.fields { headers.append((field.name, field.value)) }
@@ -343,6 +346,7 @@ extension AttachmentServer {
     state.phase = .answered(
       RequestState.Queued(
         status: reply.status, outcome: reply.outcome, url: reply.url, bytes: reply.bodyBytes,
+        fallbackFor: reply.fallbackFor,
         headBytes: DeliveredBytes.head(status: reply.status, headers: headers, length: reply.bodyBytes),
         before: before))
     return mhd.queueResponse(connection, UInt32(reply.status), response)

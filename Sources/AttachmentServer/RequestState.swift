@@ -46,6 +46,8 @@ final class RequestState: @unchecked Sendable {
     var url: String?
     /// The body bytes queued.
     var bytes: Int64
+    /// The error code a fallback answer replaced (``FallbackAnswer``), else `nil`.
+    var fallbackFor: String? = nil
     /// The size of the answer's head (``DeliveredBytes/head(status:headers:length:)``).
     var headBytes = 0
     /// The socket's progress when the answer was queued.

@@ -1,3 +1,4 @@
+import AttachmentKit
 import Glibc
 
 /// The media proxy's settings: where it listens and how far it lets load grow. Every limit is a
@@ -50,6 +51,16 @@ public struct ServerConfiguration: Sendable {
   /// `Content-Security-Policy: default-src 'none'; sandbox`, then the operator's (`--header`).
   /// Default: ``ResponseHeaderFields/contentSafety``.
   public var responseHeaders = ResponseHeaderFields.contentSafety
+  /// The image answered in place of a refused file (`422`) or a failed upstream (`502`, `504`) on
+  /// the file routes (`--fallback-image`): `200` with its bytes, `X-Attachment-Fallback: 1` and
+  /// a short lifetime (``fallbackLifetimeSeconds``). Request errors (a bad signature, a
+  /// malformed path or URL, a refused address or origin, an expired path, overload) are never
+  /// replaced, nor is the info route. Default: none (every failure is answered as an error).
+  public var fallbackImage: FallbackImage?
+  /// How long a fallback answer may be kept, in seconds: its `Cache-Control: public, max-age=N`
+  /// (cut further on an expiring path). Short, so that a tier asks again soon and gets the
+  /// real file once the origin has it. Default: `60`.
+  public var fallbackLifetimeSeconds = 60
   /// The version `attachkit_build_info` reports. Default: `unknown`.
   public var version = "unknown"
 

@@ -56,6 +56,18 @@ public struct AttachmentStaging: Sendable {
     return destination
   }
 
+  /// Writes `bytes` into `directory` as `POSITION-IDENTIFIER.EXT` (never over an existing file)
+  /// and returns its path: the copy of a bundled file held in memory (``FallbackImage``).
+  /// - Throws: the Foundation error when the file cannot be written.
+  public static func stage(
+    bytes: [UInt8], position: Int, identifier: String, fileExtension: String, in directory: String
+  ) throws -> String {
+    let safe = String(identifier.unicodeScalars.prefix(64).map(Self.safeCharacter))
+    let destination = "\(directory)/\(position)-\(safe).\(fileExtension)"
+    try Data(bytes).write(to: URL(fileURLWithPath: destination), options: .withoutOverwriting)
+    return destination
+  }
+
   /// A character kept in file names: ASCII letters, digits, `-` and `_`; anything else is `_`.
   private static func safeCharacter(_ scalar: Unicode.Scalar) -> Character {
     switch scalar {

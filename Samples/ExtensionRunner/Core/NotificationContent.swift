@@ -38,12 +38,16 @@ public struct DeliveredAttachment: Sendable, Equatable {
   public var url: String
   /// The UTI given as `UNNotificationAttachmentOptionsTypeHintKey`, e.g. `public.jpeg`.
   public var typeHint: String
+  /// Where it came from when that was not the payload's own URL: an alternative
+  /// (`fallback-urls[N]`) or the bundled image (`fallback-image`); `nil` otherwise.
+  public var source: String?
 
   /// Makes an attachment.
-  public init(identifier: String, url: String, typeHint: String) {
+  public init(identifier: String, url: String, typeHint: String, source: String? = nil) {
     self.identifier = identifier
     self.url = url
     self.typeHint = typeHint
+    self.source = source
   }
 
   /// The local path of ``url``.
@@ -73,6 +77,9 @@ extension NotificationContent {
 extension DeliveredAttachment {
   /// The attachment as JSON.
   var json: JSON {
-    .object([("identifier", .string(identifier)), ("typeHint", .string(typeHint)), ("url", .string(url))])
+    var fields: [(key: String, value: JSON)] = [("identifier", .string(identifier))]
+    if let source { fields.append(("source", .string(source))) }
+    fields += [("typeHint", .string(typeHint)), ("url", .string(url))]
+    return .object(fields)
   }
 }

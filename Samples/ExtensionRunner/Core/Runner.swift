@@ -54,7 +54,15 @@ public enum RunnerProgram {
       output.standardError("extension-runner: \(problem.message)\n")
       return RunnerExit.usage
     }
-    await deliver(payload, key: key, options: options, start: start, output: output)
+    let fallbackImage: FallbackImage?
+    switch readFallbackImage(options) {
+    case .success(let image): fallbackImage = image
+    case .failure(let problem):
+      output.standardError("extension-runner: \(problem.message)\n")
+      return RunnerExit.usage
+    }
+    await deliver(
+      payload, key: key, fallbackImage: fallbackImage, options: options, start: start, output: output)
     return RunnerExit.delivered
   }
 
@@ -93,11 +101,27 @@ public enum RunnerProgram {
     }
   }
 
+  /// `--fallback-image`: the bundled image, validated once under the limits the runner fetches by;
+  /// `nil` without the option. A file that is not an acceptable image attachment is unusable.
+  static func readFallbackImage(_ options: RunnerOptions) -> Result<FallbackImage?, Unusable> {
+    guard let path = options.fallbackImagePath else { return .success(nil) }
+    do {
+      return .success(try FallbackImage(path: path, limits: ValidationLimits()))
+    } catch {
+      let detected = error.detected.map { " (the bytes are \($0))" } ?? ""
+      return .failure(
+        Unusable(
+          message: "--fallback-image \(path) is not an acceptable attachment: "
+            + "\(error.code.rawValue): \(error.message)\(detected)"))
+    }
+  }
+
   /// Runs the extension under the host and writes the delivery (at once) and the trace (once the
   /// cancelled work has wound down, never later than the budget).
   @discardableResult
   public static func deliver(
-    _ payload: NotificationPayload, key: DecryptionKey?, options: RunnerOptions,
+    _ payload: NotificationPayload, key: DecryptionKey?, fallbackImage: FallbackImage? = nil,
+    options: RunnerOptions,
     start: ContinuousClock.Instant,
     output: RunnerOutput
   ) async -> Delivery {
@@ -122,6 +146,7 @@ public enum RunnerProgram {
       pipeline: pipeline,
       staging: AttachmentStaging(root: options.attachmentsDirectory), fetchDeadline: host.end)
     configuration.key = key
+    configuration.fallbackImage = fallbackImage
     configuration.localization = options.localization
     configuration.maximumConcurrentFetches = options.maximumConcurrentFetches
     configuration.maximumAttachments = options.maximumAttachments

@@ -15,7 +15,9 @@ public enum RunnerCommand: ParsableCommand {
       critical steps come first: loc-key alerts are localized with --strings, and the \
       encrypted_data field is decrypted; then the attachments (at most --max-attachments) are \
       fetched in parallel through AttachmentKit, at most --max-concurrent-fetches at once; at \
-      budget − margin the best attempt so far is delivered and the rest cancelled. The delivered \
+      budget − margin the best attempt so far is delivered and the rest cancelled. A payload's \
+      fallback-urls are tried in order when its first attachment fails; when no attachment is made, \
+      the --fallback-image and the payload's fallback-body are delivered. The delivered \
       content is printed as JSON on stdout, the trace on stderr.
       """,
     examples: [
@@ -30,7 +32,7 @@ public enum RunnerCommand: ParsableCommand {
         title: "EXIT CODES",
         body: """
             0    content was delivered (also when steps failed: it falls back to the best attempt)
-            2    unusable arguments (bad option, unreadable payload or key file, payload not a JSON object)
+            2    unusable arguments (bad option, unreadable payload or key file, payload not a JSON object, --fallback-image not an acceptable image)
           """),
       HelpSection(
         title: "ENVIRONMENT",
@@ -94,6 +96,12 @@ public enum RunnerCommand: ParsableCommand {
     help:
       "Refuse a video that cannot be made playable in the budget left rather than attach a JPEG poster of its first frame that is not nearly black."
   )
+  /// `--fallback-image`: the bundled image delivered when no attachment could be made.
+  public static let fallbackImage = OptionKey<String>.option(
+    long: "fallback-image", valueName: "FILE",
+    help:
+      "A bundled image delivered as the attachment when the payload asked for attachments and none could be made (nor any of its fallback-urls); validated at start, never delivered after time will expire."
+  )
   /// `--trace`: puts the trace in the JSON output too.
   public static let trace = FlagKey(
     long: "trace", help: "Also put the trace in the JSON output, under \"trace\".")
@@ -107,7 +115,7 @@ public enum RunnerCommand: ParsableCommand {
   public static let arguments: [any ArgumentKey] = [
     budget, expireMargin, PipelineOptions.cacheDirectory, keyFile, baseURL, attachmentKeys,
     attachmentsDirectory, strings, locale, maximumConcurrentFetches, maximumAttachments,
-    PipelineOptions.allowPrivateNetworks, noRescue, noPoster, trace, payload,
+    PipelineOptions.allowPrivateNetworks, noRescue, noPoster, fallbackImage, trace, payload,
   ]
 }
 
@@ -145,6 +153,9 @@ public struct RunnerOptions: Sendable, Equatable {
   /// With ``rescue``: whether a video that cannot be made playable in the budget left becomes a
   /// JPEG poster (``AttachmentKit/PosterRescuer``). Default: on; `--no-poster` turns it off.
   public var poster = true
+  /// The bundled fallback image (`--fallback-image`), when given: validated by
+  /// ``RunnerProgram`` before the payload is run.
+  public var fallbackImagePath: String?
   /// The payload file.
   public var payloadPath: String
 
@@ -189,6 +200,7 @@ public struct RunnerOptions: Sendable, Equatable {
       options.attachmentsDirectory = directory
     }
     options.keyFile = arguments[RunnerCommand.keyFile]
+    options.fallbackImagePath = arguments[RunnerCommand.fallbackImage]
     try options.readPayloadShape(arguments)
     try options.readLocalization(arguments)
     for (key, keyPath) in [

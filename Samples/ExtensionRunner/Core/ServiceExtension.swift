@@ -36,6 +36,11 @@ public struct ServiceConfiguration: Sendable {
   public var maximumAttachments = 10
   /// Where delivered attachment files are copied.
   public var staging: AttachmentStaging
+  /// The bundled image delivered as the attachment when the payload asked for attachments and
+  /// none could be made, neither from its URLs nor from its `fallback-urls` (``PayloadFallbacks``):
+  /// validated once, at start, and staged with the first attachment's fetch; added only by the
+  /// delivery itself, so never after `serviceExtensionTimeWillExpire`. Default: none.
+  public var fallbackImage: FallbackImage?
   /// The absolute deadline of every fetch: a backstop, since
   /// ``NotificationService/serviceExtensionTimeWillExpire()`` cancels what is still running.
   /// The runner uses the end of the budget; in iOS, about 28 s after `didReceive`.
@@ -75,6 +80,10 @@ public protocol NotificationServiceExtension: Sendable {
 ///   attempt is delivered.
 /// - ``serviceExtensionTimeWillExpire()`` delivers the best attempt as it stands — whatever is
 ///   done by then — and cancels the rest.
+/// - When the payload asked for attachments and none was made by the delivery (neither its URLs
+///   nor the first one's `fallback-urls`, see ``PayloadFallbacks``), the delivery carries the
+///   bundled ``ServiceConfiguration/fallbackImage`` instead, and the payload's `fallback-body`
+///   replaces the body; both only at the delivery, so never after time-will-expire.
 ///
 /// The content handler is called exactly once, whichever comes first, and on every path: a
 /// failure only means less was improved, never that nothing is delivered.
@@ -91,6 +100,12 @@ public final class NotificationService: NotificationServiceExtension {
     var openFetches: [Int: (handle: Trace.Handle, url: String)] = [:]
     var work: Task<Void, Never>?
     var expired = false
+    /// Whether the payload asked for at least one attachment.
+    var attempted = false
+    /// The fallback image, staged in the notification's directory, ready to be delivered.
+    var fallbackImage: DeliveredAttachment?
+    /// The payload's `fallback-body`.
+    var fallbackBody: String?
   }
 
   private let configuration: ServiceConfiguration
@@ -159,17 +174,49 @@ public final class NotificationService: NotificationServiceExtension {
 
   // MARK: - Delivery
 
-  /// Calls the content handler with the best attempt, the first time only.
+  /// Calls the content handler with the best attempt, the first time only; with the fallback
+  /// image and `fallback-body` when attachments were asked for and none was made.
   private func deliver(because reason: String) {
-    let taken = state.withLock { state -> (ContentHandler, NotificationContent)? in
-      guard let handler = state.contentHandler, let content = state.bestAttempt else { return nil }
+    let taken = state.withLock { state -> (ContentHandler, NotificationContent, Fallen)? in
+      guard let handler = state.contentHandler, var content = state.bestAttempt else { return nil }
       state.contentHandler = nil
-      return (handler, content)
+      var fallen = Fallen(unusedImage: state.fallbackImage)
+      if state.attempted && state.staged.isEmpty {
+        if let image = state.fallbackImage {
+          content.attachments = [image]
+          fallen.image = image
+          fallen.unusedImage = nil
+        }
+        if let body = state.fallbackBody {
+          content.body = body
+          fallen.body = true
+        }
+      }
+      return (handler, content, fallen)
     }
-    guard let (handler, content) = taken else { return }
+    guard let (handler, content, fallen) = taken else { return }
+    if let unused = fallen.unusedImage { try? FileManager.default.removeItem(atPath: unused.path) }
+    if let image = fallen.image {
+      trace.note(
+        "fallback image", .ok, detail: "no attachment could be made: the bundled \(image.typeHint) delivered")
+    }
+    if fallen.body {
+      trace.note(
+        "fallback body", .ok, detail: "no attachment could be made: the body is \(PayloadFallbacks.bodyKey)")
+    }
     let count = content.attachments.count
     trace.note("deliver", .event, detail: "\(reason): \(count) attachment\(count == 1 ? "" : "s")")
     handler(content)
+  }
+
+  /// What a delivery took from the fallbacks.
+  private struct Fallen {
+    /// The fallback image staged but not delivered (its file is removed).
+    var unusedImage: DeliveredAttachment?
+    /// The fallback image delivered.
+    var image: DeliveredAttachment?
+    /// Whether `fallback-body` replaced the body.
+    var body = false
   }
 
   /// Changes the best attempt (nothing changes once it has been delivered).
@@ -234,7 +281,8 @@ public final class NotificationService: NotificationServiceExtension {
   /// fetched in parallel, at most ``ServiceConfiguration/maximumConcurrentFetches`` at once.
   private func fetchAttachments(_ userInfo: [String: JSONValue]) async {
     let findings = configuration.locator.references(in: userInfo)
-    for problem in findings.problems {
+    let fallbacks = PayloadFallbacks(userInfo: userInfo)
+    for problem in findings.problems + fallbacks.problems {
       trace.note("payload field", .failed, detail: problem)
     }
     for duplicate in findings.duplicates {
@@ -256,6 +304,10 @@ public final class NotificationService: NotificationServiceExtension {
           + "(\(Redaction.redact(first.url)))")
     }
     guard !references.isEmpty else { return }
+    state.withLock { state in
+      state.attempted = true
+      state.fallbackBody = fallbacks.body
+    }
     let opening = trace.begin("open cache")
     let pipeline: AttachmentPipeline
     do {
@@ -274,6 +326,7 @@ public final class NotificationService: NotificationServiceExtension {
       return
     }
     trace.end(staging, .ok, detail: directory)
+    stageFallbackImage(in: directory)
     let width = max(configuration.maximumConcurrentFetches, 1)
     let started = await withTaskGroup(of: Void.self) { group in
       var queue = references.enumerated().makeIterator()
@@ -281,8 +334,12 @@ public final class NotificationService: NotificationServiceExtension {
       while let (position, reference) = queue.next() {
         if started >= width { await group.next() }
         if Task.isCancelled { break }
+        // The payload's alternatives stand in for its first attachment only.
+        let alternatives = position == 0 ? fallbacks.urls : []
         group.addTask {
-          await self.fetch(reference, position: position, pipeline: pipeline, directory: directory)
+          await self.fetch(
+            reference, alternatives: alternatives, position: position, pipeline: pipeline,
+            directory: directory)
         }
         started += 1
       }
@@ -296,14 +353,73 @@ public final class NotificationService: NotificationServiceExtension {
     }
   }
 
-  /// Fetches one attachment, copies it out of the cache and adds it to the best attempt.
+  /// Copies the bundled fallback image into the notification's directory, ready for a delivery
+  /// that has no other attachment (``deliver(because:)``); a failure is traced and leaves none.
+  private func stageFallbackImage(in directory: String) {
+    guard let image = configuration.fallbackImage else { return }
+    do {
+      // Position 0: every attachment of the payload is numbered from 1.
+      let path = try AttachmentStaging.stage(
+        bytes: image.bytes, position: 0, identifier: "fallback-image", fileExtension: image.fileExtension,
+        in: directory)
+      let staged = DeliveredAttachment(
+        identifier: "fallback-image", url: URL(fileURLWithPath: path).absoluteString, typeHint: image.uti,
+        source: "fallback-image")
+      // Delivered meanwhile (time will expire came first): the copy is of no use.
+      let delivered = state.withLock { state in
+        state.fallbackImage = staged
+        return state.contentHandler == nil
+      }
+      if delivered { try? FileManager.default.removeItem(atPath: path) }
+    } catch {
+      trace.note("fallback image", .failed, detail: "cannot copy the file: \(error.localizedDescription)")
+    }
+  }
+
+  /// Fetches one attachment from its URL, then from each of `alternatives` in order while the
+  /// ones before have failed and the work goes on (each with what is left of the budget: the
+  /// fetches share ``ServiceConfiguration/fetchDeadline``, and time-will-expire cancels them).
   private func fetch(
-    _ reference: AttachmentReference, position: Int, pipeline: AttachmentPipeline, directory: String
+    _ reference: AttachmentReference, alternatives: [String], position: Int, pipeline: AttachmentPipeline,
+    directory: String
   ) async {
+    let sources =
+      [(url: reference.url, label: String?.none)]
+      + alternatives.enumerated().map { (url: $1, label: "\(PayloadFallbacks.urlsKey)[\($0)]") }
+    for (index, source) in sources.enumerated() {
+      if index > 0 && Task.isCancelled {
+        let untried = sources[index...].compactMap(\.label).joined(separator: ", ")
+        trace.note(
+          "attachment \(reference.identifier) alternatives", .cancelled, detail: "not tried: \(untried)")
+        return
+      }
+      let attempt = await fetch(
+        reference, url: source.url, source: source.label, position: position, pipeline: pipeline,
+        directory: directory)
+      if attempt != .failed { return }
+    }
+  }
+
+  /// How one source of an attachment ended: attached, failed (the next may be tried), or
+  /// stopped (cancelled, or fetched after the delivery: nothing more is tried).
+  private enum Attempt {
+    case attached
+    case failed
+    case stopped
+  }
+
+  /// Fetches one source of an attachment (its URL, or the alternative `source` names), copies
+  /// it out of the cache and adds it to the best attempt.
+  private func fetch(
+    _ reference: AttachmentReference, url: String, source: String?, position: Int,
+    pipeline: AttachmentPipeline,
+    directory: String
+  ) async -> Attempt {
     // The URL is parsed once: its redacted text names it in the trace, and the pipeline takes it as it is.
-    let checked = Result { () throws(AttachmentError) in try AttachmentURL(reference.url) }
-    let redacted = (try? checked.get())?.redacted ?? Redaction.redact(reference.url)
-    let step = trace.begin("attachment \(reference.identifier)", detail: redacted)
+    let checked = Result { () throws(AttachmentError) in try AttachmentURL(url) }
+    let redacted = (try? checked.get())?.redacted ?? Redaction.redact(url)
+    let name = "attachment \(reference.identifier)" + (source.map { " \($0)" } ?? "")
+    let step = trace.begin(name, detail: redacted)
     state.withLock { $0.openFetches[position] = (step, redacted) }
     defer { _ = state.withLock { $0.openFetches.removeValue(forKey: position) } }
 
@@ -315,12 +431,12 @@ public final class NotificationService: NotificationServiceExtension {
       let outcome: StepOutcome = error.code == .cancelled ? .cancelled : .failed
       let detected = error.detected.map { " (the bytes are \($0))" } ?? ""
       trace.end(step, outcome, detail: "\(error.code.rawValue): \(error.message)\(detected) \(redacted)")
-      return
+      return outcome == .cancelled ? .stopped : .failed
     }
     if Task.isCancelled {
       trace.end(
         step, .cancelled, detail: "fetched after delivery: not attached (\(redacted))")
-      return
+      return .stopped
     }
     let path: String
     do {
@@ -329,11 +445,11 @@ public final class NotificationService: NotificationServiceExtension {
         fileExtension: attachment.validation.fileExtension, in: directory)
     } catch {
       trace.end(step, .failed, detail: "cannot copy the file: \(error.localizedDescription)")
-      return
+      return .failed
     }
     let delivered = DeliveredAttachment(
       identifier: reference.identifier, url: URL(fileURLWithPath: path).absoluteString,
-      typeHint: attachment.uti)
+      typeHint: attachment.uti, source: source)
     let added = state.withLock { state in
       guard state.contentHandler != nil, var content = state.bestAttempt else { return false }
       state.staged[position] = delivered
@@ -345,12 +461,14 @@ public final class NotificationService: NotificationServiceExtension {
       try? FileManager.default.removeItem(atPath: path)
       trace.end(
         step, .cancelled, detail: "fetched after delivery: not attached (\(redacted))")
-      return
+      return .stopped
     }
     let milliseconds = Double(attachment.totalMicroseconds) / 1000
     trace.end(
       step, .ok,
       detail: "\(attachment.uti), \(attachment.bytes) B from the \(attachment.source.rawValue) "
-        + "in \(String(format: "%.1f", milliseconds)) ms")
+        + "in \(String(format: "%.1f", milliseconds)) ms"
+        + (source.map { ", in place of the first URL, from \($0)" } ?? ""))
+    return .attached
   }
 }

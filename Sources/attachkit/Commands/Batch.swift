@@ -29,10 +29,13 @@ enum Batch {
     }
   }
 
+  /// Runs `inputs`, each a request of `profile`; when one fails or is refused and `fallback` is
+  /// given, the fallback is fetched in its place within what is left of that input's `timeout`
+  /// (``fetch(_:fallback:pipeline:timeout:profile:reload:)``).
   static func run(
     inputs: [Input], concurrency: Int, pipeline: AttachmentPipeline, timeout: Duration,
-    profile: AttachmentProfile = .ios, reload: Bool,
-    progress: ProgressBar?, emit: @escaping @Sendable (ResultRecord) -> Void
+    profile: AttachmentProfile = .ios, reload: Bool, fallback: Input? = nil, progress: ProgressBar?,
+    emit: @escaping @Sendable (ResultRecord) -> Void
   ) async -> Outcome {
     let interrupted = Atomic<Bool>(false)
     let work = Task { () -> [ResultRecord] in
@@ -49,7 +52,9 @@ enum Batch {
           group.addTask {
             (
               index,
-              await fetch(input, pipeline: pipeline, timeout: timeout, profile: profile, reload: reload)
+              await fetch(
+                input, fallback: fallback, pipeline: pipeline, timeout: timeout, profile: profile,
+                reload: reload)
             )
           }
         }
@@ -78,22 +83,35 @@ enum Batch {
     return Outcome(results: results, interrupted: interrupted.load(ordering: .relaxed))
   }
 
+  /// `input`'s record: one ``AttachmentRequest`` whose alternative is `fallback`, when given.
+  /// When the input fails or is refused (not stopped: cancelled or out of time), the fallback is
+  /// fetched in its place within what is left of the same deadline, and its record stands for
+  /// the input's with the input's own error (``ResultRecord/init(input:fallback:failure:totalMicroseconds:)``);
+  /// a fallback that fails too leaves the input's own record.
   private static func fetch(
-    _ input: Input, pipeline: AttachmentPipeline, timeout: Duration, profile: AttachmentProfile, reload: Bool
+    _ input: Input, fallback: Input?, pipeline: AttachmentPipeline, timeout: Duration,
+    profile: AttachmentProfile, reload: Bool
   ) async -> ResultRecord {
     let start = ContinuousClock.now
     do throws(AttachmentError) {
-      let request = AttachmentRequest(
-        url: try input.url.get(), deadline: .now + timeout, profile: profile,
+      var request = AttachmentRequest(
+        url: try input.url.get(), deadline: start + timeout, profile: profile,
         cachePolicy: reload ? .reload : .useCache)
+      if let fallback, case .success(let url) = fallback.url { request.alternatives = [url] }
       let attachment =
         if let lookup = input.lookup {
           try await pipeline.attachment(request, after: lookup)
         } else {
           try await pipeline.attachment(request)
         }
+      if let fallback, attachment.alternative != nil, let failure = attachment.failures.first {
+        return ResultRecord(
+          input: input.text, fallback: ResultRecord(input: fallback.text, attachment: attachment),
+          failure: failure, totalMicroseconds: Report.elapsed(since: start))
+      }
       return ResultRecord(input: input.text, attachment: attachment)
     } catch {
+      // With a fallback, the message names how it failed too; the code is the input's own.
       return ResultRecord(
         input: input.text, error: error, source: nil, totalMicroseconds: Report.elapsed(since: start))
     }

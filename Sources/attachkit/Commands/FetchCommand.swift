@@ -21,13 +21,18 @@ enum FetchCommand: RunnableCommand {
     help:
       "Copy the delivered file to FILE (replaced if it exists). When FILE is a directory, each URL's file goes into it named after the URL's last path segment with the canonical extension (…/push/123 gives 123.jpg); several URLs need a directory."
   )
+  static let fallback = OptionKey<String>.option(
+    long: "fallback", valueName: "URL",
+    help:
+      "When an input fails or is refused, fetch this URL in its place within what is left of the input's deadline; an accepted fallback counts as accepted (exit 0), its record says \"fallback\": true with the input's own error under \"originalError\"."
+  )
   static let urls = PositionalKey<[String]>.repeating(
     name: "url", valueName: "URL",
     help: "The URLs to fetch; '-' reads more, one per line, from standard input.")
 
   static let arguments: [any ArgumentKey] =
     [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [
-      PipelineOptions.profile, noCache, output, urls,
+      PipelineOptions.profile, noCache, output, fallback, urls,
     ]
 
   /// Parses every option, opens the one pipeline of the run, and answers at once when every
@@ -39,6 +44,7 @@ enum FetchCommand: RunnableCommand {
     let timeout = try PipelineOptions.deadline(from: arguments)
     let reload = arguments[noCache]
     let profile = try PipelineOptions.profile(from: arguments)
+    let fallbackInput = try fallbackInput(arguments)
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     let emit: @Sendable (ResultRecord) -> Void = { report.add(output?.deliver($0) ?? $0) }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
@@ -62,9 +68,7 @@ enum FetchCommand: RunnableCommand {
     return .run { [inputs] in
       let results = await Batch.run(
         inputs: inputs, concurrency: 8, pipeline: pipeline, timeout: timeout, profile: profile,
-        reload: reload,
-        progress: nil,
-        emit: emit)
+        reload: reload, fallback: fallbackInput, progress: nil, emit: emit)
       return report.finish(interrupted: results.interrupted)
     }
   }
@@ -88,6 +92,16 @@ enum FetchCommand: RunnableCommand {
       urls += listed
     }
     return urls
+  }
+
+  /// `--fallback`: the URL, checked once (an unusable URL is a usage error); `nil` without it.
+  private static func fallbackInput(_ arguments: ParsedArguments) throws(UsageError) -> Batch.Input? {
+    guard let text = arguments[fallback] else { return nil }
+    let input = Batch.Input(text)
+    if case .failure(let error) = input.url {
+      throw arguments.usageError("--fallback: \(Terminal.safe(error.message))")
+    }
+    return input
   }
 
   /// `--output`, checked against the number of URLs: several need a directory.

@@ -33,7 +33,7 @@ enum ServeCommand: RunnableCommand {
     title: "EXIT CODES",
     body: """
         0    stopped by SIGTERM or SIGINT after draining
-        2    usage error (bad option, unreadable key file, address not available)
+        2    usage error (bad option, unreadable key file, address not available, --fallback-image not an acceptable image)
         3    the cache directory is unusable
       """)
 
@@ -80,6 +80,14 @@ enum ServeCommand: RunnableCommand {
     help:
       "Add this header to every answer (repeatable); one naming X-Content-Type-Options or Content-Security-Policy replaces serve's default (nosniff; default-src 'none'; sandbox)."
   )
+  static let fallbackImage = OptionKey<String>.option(
+    long: "fallback-image", valueName: "FILE",
+    help:
+      "Answer a refused file (422) or a failed upstream (502, 504) on the file routes with this image instead: 200, X-Attachment-Fallback: 1, a short Cache-Control lifetime; request errors (bad signature, malformed path or URL, refused origin, overload) keep their status. Validated at start (also $ATTACHKIT_FALLBACK_IMAGE)."
+  )
+  static let fallbackMaxAge = OptionKey<Int>.integer(
+    long: "fallback-max-age", valueName: "SECONDS", bound: .nonNegative,
+    help: "The Cache-Control max-age of a --fallback-image answer (default 60).")
   static let unsigned = FlagKey(
     long: "unsigned",
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
@@ -88,16 +96,17 @@ enum ServeCommand: RunnableCommand {
     [
       listen, keyFile, maximumConnections, maximumFetches, threads, idleTimeout, headTimeout,
       minimumRequestRate,
-      drainTimeout, trustForwardedFrom, header, unsigned,
+      drainTimeout, trustForwardedFrom, header, fallbackImage, fallbackMaxAge, unsigned,
     ]
     + PipelineOptions.all
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     var signals = blockStopSignals()
     let signer = try urlSigner(arguments)
-    let server = try serverConfiguration(arguments)
+    var server = try serverConfiguration(arguments)
 
     var pipelineConfiguration = try CommonOptions.pipelineConfiguration(arguments)
+    server.fallbackImage = try fallback(arguments, limits: pipelineConfiguration.limits)
     // A long-running server sweeps the cache in the background, unlike a short command.
     pipelineConfiguration.cache.sweepsInBackground = true
     // The proxy's cache serves every client: a shared cache (RFC 9111), which keeps no private
@@ -238,7 +247,8 @@ enum ServeCommand: RunnableCommand {
 
   /// The server's settings from `--listen`, `--unsigned`, `--deadline`, `--max-connections`,
   /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate`,
-  /// `--drain-timeout`, `--trust-forwarded-from` and `--header` (read in that order).
+  /// `--drain-timeout`, `--trust-forwarded-from`, `--fallback-max-age` and `--header` (read in
+  /// that order).
   private static func serverConfiguration(_ arguments: ParsedArguments) throws(UsageError)
     -> ServerConfiguration
   {
@@ -257,12 +267,29 @@ enum ServeCommand: RunnableCommand {
     if let bytes = try arguments[minimumRequestRate] { server.minimumRequestBytesPerSecond = Double(bytes) }
     if let seconds = try arguments[drainTimeout] { server.drainSeconds = Double(seconds) }
     if let networks = try arguments[trustForwardedFrom] { server.trustedForwarders = networks }
+    if let seconds = try arguments[fallbackMaxAge] { server.fallbackLifetimeSeconds = seconds }
     do {
       server.responseHeaders = try ResponseHeaderFields(addingLines: arguments.values(of: header))
     } catch {
       throw arguments.usageError("--header: " + Terminal.safe(error.message))
     }
     return server
+  }
+
+  /// `--fallback-image`: the image, validated now under the pipeline's `limits` (a usage error,
+  /// exit 2, when it is not an acceptable image attachment); `nil` when the option is not given.
+  private static func fallback(_ arguments: ParsedArguments, limits: ValidationLimits) throws(UsageError)
+    -> FallbackImage?
+  {
+    guard let path = arguments[fallbackImage] else { return nil }
+    do {
+      return try FallbackImage(path: path, limits: limits)
+    } catch {
+      let detected = error.detected.map { " (the bytes are \($0))" } ?? ""
+      throw arguments.usageError(
+        "--fallback-image \(Terminal.safe(path)) is not an acceptable attachment: "
+          + "\(error.code.rawValue): \(Terminal.safe(error.message))\(detected)")
+    }
   }
 
   /// `--listen`: `ADDR:PORT`, `[IPv6]:PORT`, or `:PORT` / `PORT` for loopback.

@@ -51,6 +51,11 @@ final class Report: @unchecked Sendable {
       if record.outcome != .accepted, let error = record.error {
         let input = record.displayedInput
         Terminal.error("\(input): \(error.code.rawValue): \(Terminal.safe(error.message))\n")
+      } else if let fallback = record.fallback {
+        let input = record.displayedInput
+        Terminal.error(
+          "\(input): \(fallback.error.code.rawValue): \(Terminal.safe(fallback.error.message)) "
+            + "(fallback \(Terminal.safeURL(fallback.url)) delivered)\n")
       }
       return
     }

@@ -40,6 +40,28 @@ struct ResultRecord: Sendable {
   var totalMicroseconds: Int64
   var isStale = false
   var error: AttachmentError?
+  /// Set when `fetch --fallback` delivered the fallback URL in place of the input: every field
+  /// but `input` then describes the fallback's file.
+  var fallback: Fallback?
+
+  /// What `fetch --fallback` stood in for: the fallback URL and the input's own failure.
+  struct Fallback: Sendable {
+    /// The fallback URL as given.
+    var url: String
+    /// Why the input itself was not delivered.
+    var error: AttachmentError
+  }
+
+  /// The fallback's accepted `record` delivered in place of `input`, which failed with `error`:
+  /// an accepted record naming the input, the fallback URL and the input's own error, timed
+  /// from the input's start (`totalMicroseconds`).
+  init(input: String, fallback record: ResultRecord, failure error: AttachmentError, totalMicroseconds: Int64)
+  {
+    self = record
+    self.input = input
+    self.totalMicroseconds = totalMicroseconds
+    fallback = Fallback(url: record.input, error: error)
+  }
 
   /// The result of an attachment the pipeline returned.
   init(input: String, attachment: Attachment) {
@@ -113,6 +135,11 @@ struct ResultRecord: Sendable {
       object.set("rescued", rescue.value)
     }
     if isStale { object.set("stale", true) }
+    if let fallback {
+      object.set("fallback", true)
+      object.set("fallbackURL", Terminal.safeURL(fallback.url))
+      object.set("originalError", Self.errorJSON(fallback.error))
+    }
     object.set("warnings", .array((validation?.warnings ?? []).map { .string($0) }))
     var times = JSONObject()
     times.set("totalMs", Self.milliseconds(totalMicroseconds))
@@ -125,15 +152,18 @@ struct ResultRecord: Sendable {
       times.set("resumedBytes", timings.resumedBytes)
     }
     object.set("timings", times.value)
-    if let error {
-      var detail = JSONObject()
-      detail.set("code", error.code.rawValue)
-      detail.set("message", error.message)
-      detail.set("detected", error.detected)
-      detail.set("httpStatus", error.httpStatus)
-      object.set("error", detail.value)
-    }
+    if let error { object.set("error", Self.errorJSON(error)) }
     return object.value
+  }
+
+  /// An error's JSON object: `code`, `message`, `detected`, `httpStatus`.
+  static func errorJSON(_ error: AttachmentError) -> JSON {
+    var detail = JSONObject()
+    detail.set("code", error.code.rawValue)
+    detail.set("message", error.message)
+    detail.set("detected", error.detected)
+    detail.set("httpStatus", error.httpStatus)
+    return detail.value
   }
 
   /// Microseconds as milliseconds with three decimals.

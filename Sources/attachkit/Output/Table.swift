@@ -23,6 +23,11 @@ enum Table {
     if let error = record.error {
       line += "\n          ↳ \(error.code.rawValue): \(Terminal.safe(error.message))"
     }
+    if let fallback = record.fallback {
+      line +=
+        "\n          ↳ fallback \(Terminal.safeURL(fallback.url)) in place of \(fallback.error.code.rawValue): "
+        + Terminal.safe(fallback.error.message)
+    }
     return line
   }
 
@@ -33,7 +38,9 @@ enum Table {
     let hits = records.filter { $0.source?.isCacheAnswer == true }.count
     let transferred = records.reduce(Int64(0)) { $0 + ($1.bytesTransferred ?? 0) }
     let latencies = records.map(\.totalMicroseconds).sorted()
+    let fallbacks = records.filter { $0.fallback != nil }.count
     var text = "\(accepted) accepted, \(rejected) refused, \(failed) failed"
+    if fallbacks > 0 { text += " (\(fallbacks) accepted by fallback)" }
     text += " · \(bytes(transferred)) transferred · \(hits) cache hits"
     text += " · wall \(duration(wallMicroseconds))"
     if !latencies.isEmpty {

@@ -86,6 +86,8 @@ struct RunnerJSON: Decodable, Sendable {
     let identifier: String
     let url: String
     let typeHint: String
+    /// Where it came from when not the payload's own URL (`fallback-urls[N]`, `fallback-image`).
+    var source: String? = nil
 
     /// The local path of the file URL.
     var path: String { URL(string: url)?.path ?? "" }
