@@ -31,7 +31,7 @@ public enum PipelineOptions {
   public static let rescue = FlagKey(
     long: "rescue",
     help:
-      "Turn near-miss media into attachments: WebP, HEIC and AVIF converted and oversized images downscaled (libvips, sources up to 50 MB); long clips trimmed, foreign containers re-wrapped, VP9/AV1/FLAC/Opus/DTS transcoded to H.264 and AAC (FFmpeg, sources up to 200 MB)."
+      "Turn near-miss media into attachments: WebP, HEIC and AVIF converted and oversized images downscaled (libvips, sources up to 50 MB); long clips trimmed, foreign containers re-wrapped, VP9/AV1/FLAC/Opus/DTS transcoded to H.264 and AAC (FFmpeg, sources up to 200 MB). An accepted video gets a proposed poster time too (posterTimeSeconds: its first frame that is not nearly black within 5 s, found in a worker within 1.5 s)."
   )
   /// `--rescue-workers N`: the rescue worker processes of each library one process runs at once.
   public static let rescueWorkers = OptionKey<Int>.integer(
@@ -143,6 +143,7 @@ public enum PipelineOptions {
     configuration.cache.durable = arguments[durable]
     configuration.cache.keyRules = try cacheKeyRules(from: arguments, environment: environment)
     configuration.rescuers = try rescuers(from: arguments)
+    configuration.posterTime = posterTime(from: arguments)
     configuration.downloader.allowPrivateNetworks = allowsPrivateNetworks(
       from: arguments, environment: environment)
     configuration.downloader.allowedOrigins = try allowedOrigins(from: arguments, environment: environment)
@@ -198,6 +199,19 @@ public enum PipelineOptions {
     media.workers = workers
     return StandardRescuers.make(
       image: image, media: media, poster: arguments[noPoster] ? nil : PosterConfiguration())
+  }
+
+  /// The poster-time search (``AttachmentKit/PosterTimeConfiguration``) `--rescue` turns on
+  /// with the rescuers, in workers sized as theirs; `nil` without `--rescue` (no worker is
+  /// started for an accepted video then).
+  public static func posterTime(from arguments: ParsedArguments) -> PosterTimeConfiguration? {
+    guard arguments[rescue] else { return nil }
+    var configuration = PosterTimeConfiguration()
+    if let pool = try? arguments[rescueWorkers] { configuration.search.source.workers.poolSize = pool }
+    if let ceiling = try? arguments[rescueMemory] {
+      configuration.search.source.workers.memoryCeilingBytes = ceiling
+    }
+    return configuration
   }
 
   /// The cache-key rules of `--cache-key-ignore` (each value may list several, comma-separated),
