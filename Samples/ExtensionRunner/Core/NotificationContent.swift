@@ -38,12 +38,18 @@ public struct DeliveredAttachment: Sendable, Equatable {
   public var url: String
   /// The UTI given as `UNNotificationAttachmentOptionsTypeHintKey`, e.g. `public.jpeg`.
   public var typeHint: String
+  /// The thumbnail options given beside the type hint (`…ThumbnailClippingRectKey`,
+  /// `…ThumbnailTimeKey`, `…ThumbnailHiddenKey`); none by default.
+  public var options: ThumbnailOptions
 
   /// Makes an attachment.
-  public init(identifier: String, url: String, typeHint: String) {
+  public init(
+    identifier: String, url: String, typeHint: String, options: ThumbnailOptions = ThumbnailOptions()
+  ) {
     self.identifier = identifier
     self.url = url
     self.typeHint = typeHint
+    self.options = options
   }
 
   /// The local path of ``url``.
@@ -71,8 +77,11 @@ extension NotificationContent {
 }
 
 extension DeliveredAttachment {
-  /// The attachment as JSON.
+  /// The attachment as JSON: `options` only when a thumbnail option is set.
   var json: JSON {
-    .object([("identifier", .string(identifier)), ("typeHint", .string(typeHint)), ("url", .string(url))])
+    var fields: [(key: String, value: JSON)] = [("identifier", .string(identifier))]
+    if !options.isEmpty { fields.append(("options", options.json)) }
+    fields += [("typeHint", .string(typeHint)), ("url", .string(url))]
+    return .object(fields)
   }
 }

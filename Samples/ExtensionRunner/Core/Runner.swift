@@ -117,6 +117,8 @@ public enum RunnerProgram {
       pipeline.rescuers = StandardRescuers.make(
         limits: pipeline.limits, media: mediaRescue(options),
         poster: options.poster ? PosterConfiguration() : nil)
+      // A video attached without a thumbnail time gets the one AttachmentKit proposes.
+      pipeline.posterTime = PosterTimeConfiguration()
     }
     var configuration = ServiceConfiguration(
       pipeline: pipeline,

@@ -330,9 +330,13 @@ public final class NotificationService: NotificationServiceExtension {
       trace.end(step, .failed, detail: "cannot copy the file: \(error.localizedDescription)")
       return
     }
+    let (options, optionProblems) = reference.options.checked(against: attachment.validation)
+    for problem in optionProblems {
+      trace.note("attachment options \(reference.identifier)", .failed, detail: problem)
+    }
     let delivered = DeliveredAttachment(
       identifier: reference.identifier, url: URL(fileURLWithPath: path).absoluteString,
-      typeHint: attachment.uti)
+      typeHint: attachment.uti, options: options)
     let added = state.withLock { state in
       guard state.contentHandler != nil, var content = state.bestAttempt else { return false }
       state.staged[position] = delivered
@@ -350,6 +354,7 @@ public final class NotificationService: NotificationServiceExtension {
     trace.end(
       step, .ok,
       detail: "\(attachment.uti), \(attachment.bytes) B from the \(attachment.source.rawValue) "
-        + "in \(String(format: "%.1f", milliseconds)) ms")
+        + "in \(String(format: "%.1f", milliseconds)) ms"
+        + (options.summary.map { "; options: " + $0 } ?? ""))
   }
 }
