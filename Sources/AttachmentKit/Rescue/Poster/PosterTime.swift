@@ -18,6 +18,11 @@ public struct PosterTimeConfiguration: Sendable, Equatable, Codable {
   /// request's deadline. Default: 1.5.
   public var maximumSeconds: Double = 1.5
 
+  /// How long before the request's deadline the search must be over, in seconds: a caller with
+  /// an earlier end of its own (the extension runner's time-will-expire, its expire margin
+  /// before the fetch's deadline) keeps that time for delivering. Default: 0.
+  public var deadlineReserveSeconds: Double = 0
+
   /// The frame search's settings: ``PosterConfiguration/darkLuma`` (40) says what is nearly
   /// black, ``PosterConfiguration/maximumDecodedFrames`` bounds the frames decoded (here 300:
   /// 5 s at 60 fps), ``PosterConfiguration/maximumEdge`` the size a frame is measured at (here
@@ -33,8 +38,9 @@ public struct PosterTimeConfiguration: Sendable, Equatable, Codable {
   }
 
   /// Proposes the poster time of the accepted video at `path` (`validation` is what the
-  /// validator found it to be), in a rescue worker, by `deadline` or within
-  /// ``maximumSeconds``, whichever comes first; `isCancelled` stops it at once.
+  /// validator found it to be), in a rescue worker, by `deadline` less
+  /// ``deadlineReserveSeconds`` or within ``maximumSeconds``, whichever comes first;
+  /// `isCancelled` stops it at once.
   /// - Returns: the time in seconds (0 when the first frame is bright), or `nil` when nothing
   ///   is proposed: not a video, no frame bright enough within ``searchSeconds``, the budget
   ///   spent, the deadline near, any failure of the worker or the decoder.
@@ -44,7 +50,8 @@ public struct PosterTimeConfiguration: Sendable, Equatable, Codable {
   ) -> Double? {
     guard validation.category == .video, maximumSeconds > 0, searchSeconds >= 0 else { return nil }
     let budget = ContinuousClock.now + .nanoseconds(Int64(maximumSeconds * 1e9))
-    let end = deadline.map { min($0, budget) } ?? budget
+    let reserve = Duration.nanoseconds(Int64(max(0, min(deadlineReserveSeconds, 86_400)) * 1e9))
+    let end = deadline.map { min($0 - reserve, budget) } ?? budget
     guard ContinuousClock.now.duration(to: end) > .milliseconds(50) else { return nil }
     let job = RescueJob(
       source: path, bytes: validation.bytes,

@@ -97,6 +97,15 @@ struct PosterTimeTests {
       for: windowed.serve(source, name: "black-first"), timeout: generousTimeout)
     #expect(dark.type == .mp4 && dark.validation.posterTimeSeconds == nil)
 
+    // A reserve before the deadline larger than the time left: no search at all.
+    var reserved = PosterTimeConfiguration()
+    reserved.deadlineReserveSeconds = 60
+    let late = try Self.fixture("poster-time-reserve", posterTime: reserved)
+    defer { late.close() }
+    let kept = try await late.pipeline.attachment(
+      for: late.serve(source, name: "black-first"), timeout: generousTimeout)
+    #expect(kept.type == .mp4 && kept.validation.posterTimeSeconds == nil)
+
     // A budget too small for a worker to start: the video is delivered without a proposal.
     var tiny = PosterTimeConfiguration()
     tiny.maximumSeconds = 0.001
