@@ -26,7 +26,10 @@ struct PosterTimeCLITests {
     server.serveFile("/black-first.mp4", file: video, contentType: "video/mp4")
     let url = server.url("/black-first.mp4")
 
-    let fetch = ["fetch", "--json", "--rescue", "--cache-dir", scratch.path + "/c", url]
+    // A generous budget: a worker's first start on a loaded machine can take seconds.
+    let fetch = [
+      "fetch", "--json", "--rescue", "--poster-time-seconds", "20", "--cache-dir", scratch.path + "/c", url,
+    ]
     let miss = try await CLI.run(fetch)
     #expect(miss.status == 0, "\(miss.stdout)\(miss.stderr)")
     let record = try #require(miss.jsonLines.first, "\(miss.stdout)")
@@ -40,9 +43,20 @@ struct PosterTimeCLITests {
     #expect(again["posterTimeSeconds"] as? Double == seconds)
     #expect(server.requestCount(path: "/black-first.mp4") == 1)
 
-    // Without --rescue, no worker: no proposal.
+    // Without --rescue, or with a budget of 0, no worker: no proposal.
     let plain = try await CLI.run(["fetch", "--json", "--cache-dir", scratch.path + "/plain", url])
     #expect(plain.status == 0)
     #expect(plain.jsonLines.first?["posterTimeSeconds"] == nil, "\(plain.stdout)")
+    let off = try await CLI.run([
+      "fetch", "--json", "--rescue", "--poster-time-seconds", "0", "--cache-dir", scratch.path + "/off", url,
+    ])
+    #expect(off.status == 0)
+    #expect(off.jsonLines.first?["posterTimeSeconds"] == nil, "\(off.stdout)")
+    // The budget is a part of --rescue.
+    let alone = try await CLI.run([
+      "fetch", "--json", "--poster-time-seconds", "2", "--cache-dir", scratch.path + "/alone", url,
+    ])
+    #expect(alone.status == 2)
+    #expect(alone.stderr.contains("--poster-time-seconds bounds a part of --rescue"), "\(alone.stderr)")
   }
 }

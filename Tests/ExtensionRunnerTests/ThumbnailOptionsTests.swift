@@ -126,7 +126,9 @@ struct ThumbnailOptionsTests {
        "media_attachment": {"url": "{BASE}/media/mp4-avc1.mp4", "options": {"time": 1.5, "hidden": true}},
        "attachments": [{"url": "{BASE}/media/mp4-video-audio.mp4", "id": "late", "options": {"time": 9}}]}
       """)
-    let run = await fixture.runInProcess(fixture.commonArguments + ["--trace", payload])
+    // A generous budget for the proposal: a worker's first start on a loaded machine can take seconds.
+    let run = await fixture.runInProcess(
+      fixture.commonArguments + ["--poster-time-seconds", "20", "--trace", payload])
     #expect(run.status == 0)
     let output = try run.output()
     #expect(output.attachments.map(\.identifier) == ["attachment-1", "attachment-2", "late"])
@@ -172,7 +174,9 @@ struct ThumbnailOptionsTests {
       {"aps": {"mutable-content": 1}, "media_attachment": {"url": "{BASE}/black-first"},
        "attachments": [{"url": "{BASE}/black-first?given", "options": {"time": 3}}]}
       """)
-    let run = await fixture.runInProcess(fixture.commonArguments + ["--trace", payload])
+    // A generous budget: a worker's first start on a loaded machine can take seconds.
+    let run = await fixture.runInProcess(
+      fixture.commonArguments + ["--poster-time-seconds", "20", "--trace", payload])
     #expect(run.status == 0)
     let output = try run.output()
     #expect(output.attachments.count == 2, "\(run.standardError)")
@@ -181,10 +185,17 @@ struct ThumbnailOptionsTests {
     #expect(output.attachments.last?.options?.thumbnailTime == 3)  // a given time is kept
     #expect(run.standardError.contains("(proposed)"))
 
-    // Again, from the cache: the same proposal, carried by the record
-    let again = await fixture.runInProcess(fixture.commonArguments + [payload])
+    // Again, from the cache: the same proposal, carried by the record, with no search at all
+    let again = await fixture.runInProcess(fixture.commonArguments + ["--poster-time-seconds", "0", payload])
     #expect(try again.output().attachments.first?.options?.thumbnailTime == proposed)
     #expect(fixture.server.requestCount(path: "/black-first") == 2)  // one each URL, once
+
+    // With the search off, a new video gets no proposal: iOS takes its first frame
+    let off = try fixture.write(
+      "off.json", #"{"aps": {"mutable-content": 1}, "media_url": "{BASE}/black-first?off"}"#)
+    let plain = await fixture.runInProcess(fixture.commonArguments + ["--poster-time-seconds", "0", off])
+    #expect(try plain.output().attachments.map(\.typeHint) == ["public.mpeg-4"])
+    #expect(try plain.output().attachments.first?.options == nil)
   }
 
   /// Runs the `ffmpeg` command; fails the test when it fails.

@@ -27,7 +27,8 @@ struct PosterTimeServeTests {
     origin.serveFile("/black-first.mp4", file: video, contentType: "video/mp4")
     let workspace = try Workspace()
     defer { workspace.remove() }
-    let serve = try await ServeProcess(workspace: workspace, ["--rescue"])
+    // A generous budget: a worker's first start on a loaded machine can take seconds.
+    let serve = try await ServeProcess(workspace: workspace, ["--rescue", "--poster-time-seconds", "20"])
     defer { serve.stop() }
 
     let info = try await serve.signed(

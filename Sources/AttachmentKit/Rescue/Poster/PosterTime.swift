@@ -49,8 +49,10 @@ public struct PosterTimeConfiguration: Sendable, Equatable, Codable {
     isCancelled: @escaping @Sendable () -> Bool = { false }
   ) -> Double? {
     guard validation.category == .video, maximumSeconds > 0, searchSeconds >= 0 else { return nil }
-    let budget = ContinuousClock.now + .nanoseconds(Int64(maximumSeconds * 1e9))
-    let reserve = Duration.nanoseconds(Int64(max(0, min(deadlineReserveSeconds, 86_400)) * 1e9))
+    // Seconds as durations, bounded to a day (a configuration's infinity never traps).
+    func duration(_ seconds: Double) -> Duration { .nanoseconds(Int64(max(0, min(seconds, 86_400)) * 1e9)) }
+    let budget = ContinuousClock.now + duration(maximumSeconds)
+    let reserve = duration(deadlineReserveSeconds)
     let end = deadline.map { min($0 - reserve, budget) } ?? budget
     guard ContinuousClock.now.duration(to: end) > .milliseconds(50) else { return nil }
     let job = RescueJob(
