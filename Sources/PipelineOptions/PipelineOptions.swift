@@ -31,7 +31,7 @@ public enum PipelineOptions {
   public static let rescue = FlagKey(
     long: "rescue",
     help:
-      "Turn near-miss media into attachments: WebP, HEIC and AVIF converted and oversized images downscaled (libvips, sources up to 50 MB); long clips trimmed, foreign containers re-wrapped, VP9/AV1/FLAC/Opus/DTS transcoded to H.264 and AAC (FFmpeg, sources up to 200 MB)."
+      "Turn near-miss media into attachments: WebP, HEIC and AVIF converted and oversized images downscaled (libvips, sources up to 50 MB); long clips trimmed, foreign containers re-wrapped, VP9/AV1/FLAC/Opus/DTS transcoded to H.264 and AAC (FFmpeg, sources up to 200 MB). An accepted video gets a proposed poster time too (posterTimeSeconds: its first frame that is not nearly black within 5 s, found in a worker within 1.5 s)."
   )
   /// `--rescue-workers N`: the rescue worker processes of each library one process runs at once.
   public static let rescueWorkers = OptionKey<Int>.integer(
@@ -44,6 +44,12 @@ public enum PipelineOptions {
     long: "rescue-memory", valueName: "BYTES", bound: .positive,
     help:
       "With --rescue: each rescue worker's memory ceiling (RLIMIT_AS); a rescue that needs more fails alone (default 1GiB)."
+  )
+  /// `--poster-time-seconds SECONDS`: the poster-time search's wall budget; 0 turns it off.
+  public static let posterTimeSeconds = OptionKey<Double>.number(
+    long: "poster-time-seconds", valueName: "SECONDS", bound: .nonNegative,
+    help:
+      "With --rescue: the most time an accepted video's poster time (posterTimeSeconds, its first frame that is not nearly black within 5 s) is looked for on a miss, worker start included, never past the deadline; 0 turns it off (default 1.5)."
   )
   /// `--no-poster`: no still of a video the media rescue cannot make playable in time.
   public static let noPoster = FlagKey(
@@ -122,7 +128,8 @@ public enum PipelineOptions {
   public static let all: [any ArgumentKey] =
     [
       cacheDirectory, deadline, retries, allowPrivateNetworks, maximumCacheBytes, durable, rescue,
-      rescueWorkers, rescueMemory, noPoster, proxy, proxyUnchecked, cacheKeyIgnore, allowOrigin,
+      rescueWorkers, rescueMemory, noPoster, posterTimeSeconds, proxy, proxyUnchecked, cacheKeyIgnore,
+      allowOrigin,
       originHeaders,
     ]
     + limits
@@ -150,6 +157,7 @@ public enum PipelineOptions {
     configuration.cache.durable = arguments[durable]
     configuration.cache.keyRules = try cacheKeyRules(from: arguments, environment: environment)
     configuration.rescuers = try rescuers(from: arguments)
+    configuration.posterTime = try posterTime(from: arguments)
     configuration.downloader.allowPrivateNetworks = allowsPrivateNetworks(
       from: arguments, environment: environment)
     configuration.downloader.allowedOrigins = try allowedOrigins(from: arguments, environment: environment)
@@ -205,6 +213,32 @@ public enum PipelineOptions {
     media.workers = workers
     return StandardRescuers.make(
       image: image, media: media, poster: arguments[noPoster] ? nil : PosterConfiguration())
+  }
+
+  /// The poster-time search (``AttachmentKit/PosterTimeConfiguration``) `--rescue` turns on
+  /// with the rescuers, in workers sized as theirs, within `--poster-time-seconds`; `nil`
+  /// without `--rescue` or with `--poster-time-seconds 0` (no worker is started for an accepted
+  /// video then).
+  /// - Throws: ``ArgumentParsing/UsageError`` for a malformed `--poster-time-seconds`, or one
+  ///   without `--rescue`.
+  public static func posterTime(from arguments: ParsedArguments) throws(UsageError)
+    -> PosterTimeConfiguration?
+  {
+    let seconds = try arguments[posterTimeSeconds]
+    guard arguments[rescue] else {
+      if seconds != nil {
+        throw arguments.usageError("--poster-time-seconds bounds a part of --rescue: add --rescue")
+      }
+      return nil
+    }
+    if seconds == 0 { return nil }
+    var configuration = PosterTimeConfiguration()
+    if let seconds { configuration.maximumSeconds = seconds }
+    if let pool = try? arguments[rescueWorkers] { configuration.search.source.workers.poolSize = pool }
+    if let ceiling = try? arguments[rescueMemory] {
+      configuration.search.source.workers.memoryCeilingBytes = ceiling
+    }
+    return configuration
   }
 
   /// The cache-key rules of `--cache-key-ignore` (each value may list several, comma-separated),

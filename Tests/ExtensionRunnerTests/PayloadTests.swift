@@ -150,6 +150,8 @@ struct PayloadTests {
     case .zeroConcurrency: arguments = ["--max-concurrent-fetches", "0", image]
     case .tooManyAttachments: arguments = ["--max-attachments", "1001", image]
     case .notANumber: arguments = ["--max-attachments", "ten", image]
+    case .negativePosterTime: arguments = ["--poster-time-seconds=-1", image]
+    case .hugePosterTime: arguments = ["--poster-time-seconds", "1e300", image]
     }
     let run = await fixture.runInProcess(arguments)
     #expect(run.status == 2)
@@ -164,6 +166,7 @@ struct PayloadTests {
     case badBaseURL, emptyKeys, missingPayload, payloadNotJSON, payloadNotObject, payloadTooLarge
     case payloadIsADirectory, keyFileMissing, keyFileNotAKey
     case localeWithoutStrings, badLocale, zeroConcurrency, tooManyAttachments, notANumber
+    case negativePosterTime, hugePosterTime
   }
 
   @Test("--strings, --locale and the caps reach the options; the caps default to 4 and 10")

@@ -56,6 +56,17 @@ struct SamplePayloadTests {
           identifier: "agent-note", typeHint: "public.mpeg-4-audio", fileExtension: "m4a",
           media: "aac-m4a.m4a"),
       ]),
+    Case(
+      payload: "thumbnail.json",
+      attachments: [
+        .init(
+          identifier: "attachment-1", typeHint: "public.jpeg", fileExtension: "jpg",
+          media: "jpeg-baseline.jpg"),
+        .init(
+          identifier: "attachment-2", typeHint: "public.mpeg-4", fileExtension: "mp4", media: "mp4-avc1.mp4"),
+        .init(
+          identifier: "replay", typeHint: "public.mpeg-4", fileExtension: "mp4", media: "mp4-video-audio.mp4"),
+      ]),
   ]
 
   @Test(

@@ -8,12 +8,16 @@ public struct AttachmentReference: Sendable, Equatable {
   public var url: String
   /// The key path it was found under (`image-url`, `attachments[1].url`…), for the trace.
   public var origin: String
+  /// The thumbnail options the payload gave it (``ThumbnailOptions``), usable fields only.
+  public var options: ThumbnailOptions
 
   /// Makes a reference.
-  public init(identifier: String, url: String, origin: String) {
+  public init(identifier: String, url: String, origin: String, options: ThumbnailOptions = ThumbnailOptions())
+  {
     self.identifier = identifier
     self.url = url
     self.origin = origin
+    self.options = options
   }
 }
 
@@ -25,13 +29,21 @@ public struct AttachmentReference: Sendable, Equatable {
 /// [{"url": …, "id": …}]`). Keys are searched in order, which becomes the attachments' order
 /// (iOS shows the first one as the thumbnail); a URL found twice is fetched once. A value of any
 /// other shape is skipped and noted.
+///
+/// Thumbnail options (``ThumbnailOptions``): an object with a `url` may carry them under
+/// `options` (Airship's `"media_attachment": {"url": …, "options": {"crop": …, "time": …,
+/// "hidden": …}}`, or an item of `attachments`). A URL string takes the `options` object beside
+/// it, in the same object: a top-level `options` for `image-url`, `attachment-url` or
+/// `media_url`, `fcm_options.options` for `fcm_options.image`. One `options` object applies to
+/// one attachment: the first URL string beside it in key order (the others get none, noted).
+/// Unusable fields are dropped and noted; the attachment is fetched all the same.
 public struct AttachmentLocator: Sendable, Equatable {
   /// The key paths searched, in order.
   public var keys: [String]
 
   /// The keys searched by default.
   public static let defaultKeys = [
-    "image-url", "attachment-url", "media_url", "fcm_options.image", "attachments",
+    "image-url", "attachment-url", "media_url", "media_attachment", "fcm_options.image", "attachments",
   ]
 
   /// Makes a locator searching `keys` in order.
@@ -52,10 +64,23 @@ public struct AttachmentLocator: Sendable, Equatable {
   /// Searches `userInfo` (the whole payload).
   public func references(in userInfo: [String: JSONValue]) -> Findings {
     var findings = Findings()
-    var candidates: [(id: String?, url: String, origin: String)] = []
+    var candidates: [Candidate] = []
+    var usedOptions: Set<String> = []
     for key in keys {
       guard let value = Self.value(at: key, in: userInfo) else { continue }
+      let first = candidates.endIndex
       collect(value, origin: key, into: &candidates, problems: &findings.problems)
+      // A URL string takes the `options` object beside it, the first URL beside it only.
+      guard case .string = value, first < candidates.endIndex else { continue }
+      let beside = Self.optionsPath(besides: key)
+      guard let options = Self.value(at: beside, in: userInfo) else { continue }
+      guard usedOptions.insert(beside).inserted else {
+        findings.problems.append("\(beside) applies to the first URL beside it only: none for \(key)")
+        continue
+      }
+      let (parsed, problems) = ThumbnailOptions.parse(options, origin: beside)
+      candidates[first].options = parsed
+      findings.problems += problems
     }
     var seenURLs: Set<String> = []
     var seenIdentifiers: Set<String> = []
@@ -72,9 +97,25 @@ public struct AttachmentLocator: Sendable, Equatable {
       }
       seenIdentifiers.insert(identifier)
       findings.references.append(
-        AttachmentReference(identifier: identifier, url: candidate.url, origin: candidate.origin))
+        AttachmentReference(
+          identifier: identifier, url: candidate.url, origin: candidate.origin, options: candidate.options))
     }
     return findings
+  }
+
+  /// One URL found, before duplicates are dropped and identifiers made unique.
+  private struct Candidate {
+    var id: String?
+    var url: String
+    var origin: String
+    var options = ThumbnailOptions()
+  }
+
+  /// The path of the `options` object beside the value at `path`: `options` in the same
+  /// object (`fcm_options.image` → `fcm_options.options`, `image-url` → `options`).
+  static func optionsPath(besides path: String) -> String {
+    guard let dot = path.lastIndex(of: ".") else { return "options" }
+    return path[..<dot] + ".options"
   }
 
   /// The value at a dot-separated key path, or `nil` when any step is missing or not an object.
@@ -90,7 +131,7 @@ public struct AttachmentLocator: Sendable, Equatable {
 
   /// Adds the URLs of one value (string, `{url, id}` object, or array of either).
   private func collect(
-    _ value: JSONValue, origin: String, into candidates: inout [(id: String?, url: String, origin: String)],
+    _ value: JSONValue, origin: String, into candidates: inout [Candidate],
     problems: inout [String], nested: Bool = false
   ) {
     switch value {
@@ -99,7 +140,7 @@ public struct AttachmentLocator: Sendable, Equatable {
       if trimmed.isEmpty {
         problems.append("\(origin) is an empty string: ignored")
       } else {
-        candidates.append((nil, trimmed, origin))
+        candidates.append(Candidate(id: nil, url: trimmed, origin: origin))
       }
     case .object(let fields):
       guard let url = fields["url"]?.stringValue?.trimmingCharacters(in: .whitespacesAndNewlines),
@@ -118,7 +159,13 @@ public struct AttachmentLocator: Sendable, Equatable {
           problems.append("\(origin).id is \(id.kindDescription), not a string: a default is used")
         }
       }
-      candidates.append((identifier, url, origin + ".url"))
+      var options = ThumbnailOptions()
+      if let value = fields["options"] {
+        let (parsed, found) = ThumbnailOptions.parse(value, origin: origin + ".options")
+        options = parsed
+        problems += found
+      }
+      candidates.append(Candidate(id: identifier, url: url, origin: origin + ".url", options: options))
     case .array(let items) where !nested:
       for (index, item) in items.enumerated() {
         collect(item, origin: "\(origin)[\(index)]", into: &candidates, problems: &problems, nested: true)

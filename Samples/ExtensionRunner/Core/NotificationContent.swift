@@ -41,13 +41,20 @@ public struct DeliveredAttachment: Sendable, Equatable {
   /// Where it came from when that was not the payload's own URL: an alternative
   /// (`fallback-urls[N]`) or the bundled image (`fallback-image`); `nil` otherwise.
   public var source: String?
+  /// The thumbnail options given beside the type hint (`…ThumbnailClippingRectKey`,
+  /// `…ThumbnailTimeKey`, `…ThumbnailHiddenKey`); none by default.
+  public var options: ThumbnailOptions
 
   /// Makes an attachment.
-  public init(identifier: String, url: String, typeHint: String, source: String? = nil) {
+  public init(
+    identifier: String, url: String, typeHint: String, source: String? = nil,
+    options: ThumbnailOptions = ThumbnailOptions()
+  ) {
     self.identifier = identifier
     self.url = url
     self.typeHint = typeHint
     self.source = source
+    self.options = options
   }
 
   /// The local path of ``url``.
@@ -75,10 +82,11 @@ extension NotificationContent {
 }
 
 extension DeliveredAttachment {
-  /// The attachment as JSON.
+  /// The attachment as JSON: `options` only when a thumbnail option is set.
   var json: JSON {
     var fields: [(key: String, value: JSON)] = [("identifier", .string(identifier))]
     if let source { fields.append(("source", .string(source))) }
+    if !options.isEmpty { fields.append(("options", options.json)) }
     fields += [("typeHint", .string(typeHint)), ("url", .string(url))]
     return .object(fields)
   }

@@ -141,6 +141,14 @@ public enum RunnerProgram {
       pipeline.rescuers = StandardRescuers.make(
         limits: pipeline.limits, media: mediaRescue(options),
         poster: options.poster ? PosterConfiguration() : nil)
+      // A video attached without a thumbnail time gets the one AttachmentKit proposes, found
+      // before time-will-expire (the fetch's deadline is the end of the budget).
+      if options.posterTimeSeconds > 0 {
+        var posterTime = PosterTimeConfiguration()
+        posterTime.maximumSeconds = options.posterTimeSeconds
+        posterTime.deadlineReserveSeconds = options.expireMargin.inSeconds
+        pipeline.posterTime = posterTime
+      }
     }
     var configuration = ServiceConfiguration(
       pipeline: pipeline,

@@ -105,6 +105,12 @@ public enum RunnerCommand: ParsableCommand {
   /// `--trace`: puts the trace in the JSON output too.
   public static let trace = FlagKey(
     long: "trace", help: "Also put the trace in the JSON output, under \"trace\".")
+  /// `--poster-time-seconds SECONDS`: the poster-time search's budget; 0 turns it off.
+  public static let posterTimeSeconds = OptionKey<Double>.number(
+    long: "poster-time-seconds", valueName: "SECONDS", bound: .nonNegative,
+    help:
+      "The most time a video's proposed thumbnail time (its first frame that is not nearly black within 5 s) is looked for on a miss, never past time-will-expire; 0 turns it off (default 1.5; off with --no-rescue)."
+  )
   /// The payload file.
   public static let payload = PositionalKey<String>.positional(
     name: "payload", valueName: "PAYLOAD.json", help: "The APNs payload.")
@@ -115,7 +121,8 @@ public enum RunnerCommand: ParsableCommand {
   public static let arguments: [any ArgumentKey] = [
     budget, expireMargin, PipelineOptions.cacheDirectory, keyFile, baseURL, attachmentKeys,
     attachmentsDirectory, strings, locale, maximumConcurrentFetches, maximumAttachments,
-    PipelineOptions.allowPrivateNetworks, noRescue, noPoster, fallbackImage, trace, payload,
+    PipelineOptions.allowPrivateNetworks, noRescue, noPoster, posterTimeSeconds, fallbackImage, trace,
+    payload,
   ]
 }
 
@@ -156,6 +163,9 @@ public struct RunnerOptions: Sendable, Equatable {
   /// The bundled fallback image (`--fallback-image`), when given: validated by
   /// ``RunnerProgram`` before the payload is run.
   public var fallbackImagePath: String?
+  /// With ``rescue``: the most time, in seconds, a video's poster time is looked for on a miss
+  /// (``AttachmentKit/PosterTimeConfiguration/maximumSeconds``); 0 turns it off. Default: 1.5.
+  public var posterTimeSeconds = 1.5
   /// The payload file.
   public var payloadPath: String
 
@@ -216,6 +226,13 @@ public struct RunnerOptions: Sendable, Equatable {
     options.includeTrace = arguments[RunnerCommand.trace]
     options.rescue = !arguments[RunnerCommand.noRescue]
     options.poster = !arguments[RunnerCommand.noPoster]
+    if let seconds = try arguments[RunnerCommand.posterTimeSeconds] {
+      guard seconds <= longestBudget else {
+        throw arguments.usageError(
+          "--poster-time-seconds expects at most \(Int(longestBudget)), got \(seconds)")
+      }
+      options.posterTimeSeconds = seconds
+    }
     options.allowPrivateNetworks = PipelineOptions.allowsPrivateNetworks(
       from: arguments, environment: EnvironmentVariables(environment))
     return .run(options)

@@ -447,9 +447,13 @@ public final class NotificationService: NotificationServiceExtension {
       trace.end(step, .failed, detail: "cannot copy the file: \(error.localizedDescription)")
       return .failed
     }
+    let (options, optionProblems) = reference.options.checked(against: attachment.validation)
+    for problem in optionProblems {
+      trace.note("attachment options \(reference.identifier)", .failed, detail: problem)
+    }
     let delivered = DeliveredAttachment(
       identifier: reference.identifier, url: URL(fileURLWithPath: path).absoluteString,
-      typeHint: attachment.uti, source: source)
+      typeHint: attachment.uti, source: source, options: options)
     let added = state.withLock { state in
       guard state.contentHandler != nil, var content = state.bestAttempt else { return false }
       state.staged[position] = delivered
@@ -468,7 +472,8 @@ public final class NotificationService: NotificationServiceExtension {
       step, .ok,
       detail: "\(attachment.uti), \(attachment.bytes) B from the \(attachment.source.rawValue) "
         + "in \(String(format: "%.1f", milliseconds)) ms"
-        + (source.map { ", in place of the first URL, from \($0)" } ?? ""))
+        + (source.map { ", in place of the first URL, from \($0)" } ?? "")
+        + (options.summary.map { "; options: " + $0 } ?? ""))
     return .attached
   }
 }

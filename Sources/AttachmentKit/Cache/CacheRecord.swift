@@ -138,6 +138,7 @@ struct CacheRecord: Equatable, Sendable {
     for codec in validation.codecs { lines.append("codec \(codec)") }
     for warning in validation.warnings { lines.append("warning \(warning)") }
     if let rescued = validation.rescued { lines += rescueLines(rescued) }
+    if let poster = validation.posterTimeSeconds { lines.append("poster-time \(poster)") }
     return lines
   }
 
@@ -160,6 +161,12 @@ struct CacheRecord: Equatable, Sendable {
       guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return nil }
       duration = seconds
     }
+    // A record written before poster times has no line: `nil`, as for a validation without one.
+    var posterTime: Double?
+    if let text = lines.single["poster-time"] {
+      guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return nil }
+      posterTime = seconds
+    }
     var rescued: Rescue?
     if lines.single["rescued-by"] != nil {
       guard let parsed = rescue(from: lines) else { return nil }
@@ -172,7 +179,8 @@ struct CacheRecord: Equatable, Sendable {
       type: type, detectedMIME: lines.single["mime"].map(String.init), bytes: bytes, sha256: String(sha),
       width: width, height: height, frames: frames, durationSeconds: duration,
       codecs: lines.repeated["codec", default: []].map(String.init),
-      warnings: lines.repeated["warning", default: []].map(String.init), rescued: rescued)
+      warnings: lines.repeated["warning", default: []].map(String.init), rescued: rescued,
+      posterTimeSeconds: posterTime)
   }
 
   // MARK: - A rescue's provenance (keyed lines, so any rescuer's facts fit)

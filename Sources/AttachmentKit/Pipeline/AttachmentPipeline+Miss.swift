@@ -160,6 +160,7 @@ extension AttachmentPipeline {
         let stop = Self.stop(after: result.failure, signal)
         action = stop.map { machine.stopped($0) } ?? machine.rescued(result)
       case .publish:
+        proposePosterTime(&validation, file: held, signal: signal)
         warnAboutTransportSecurity(&validation, url: url, fetched: fetched)
         let file = held
         held = nil  // consumed by publishing, whatever its outcome

@@ -21,6 +21,13 @@ public struct PipelineConfiguration: Sendable {
   /// cached derivative is never served it from a shared cache (it gets the refusal the
   /// original would get).
   public var rescuers: [any Rescuer] = []
+  /// Whether (and how) a video's poster time is proposed on a miss (``Validation/posterTimeSeconds``,
+  /// found in a rescue worker within a small budget of its own: see
+  /// ``PosterTimeConfiguration``). Default: `nil`, none: a caller that never asked starts no
+  /// worker process. `attachkit` turns it on with `--rescue` (the workers are then in use), the
+  /// extension runner with its rescue. A hit never proposes one: an entry cached without it
+  /// stays without it until it is fetched again.
+  public var posterTime: PosterTimeConfiguration? = nil
 
   /// The image rescuer's settings (WebP, HEIC, AVIF converted; images over the byte or pixel
   /// limit downscaled, with libvips), or `nil` when ``rescuers`` holds no ``ImageRescuer``.

@@ -28,6 +28,14 @@ public struct Validation: Sendable, Equatable, Codable {
   /// How this file was made from a near-miss the server sent (see ``ImageRescuer``), or `nil`
   /// when it is the server's own bytes. Every other field describes the delivered file.
   public var rescued: Rescue? = nil
+  /// For a video: the proposed poster time, in seconds from its start, for iOS's
+  /// `UNNotificationAttachmentOptionsThumbnailTimeKey`: the time of its first frame that is not
+  /// nearly black within its first seconds (0 when the first frame is bright), see
+  /// ``PosterTimeConfiguration``. `nil` when none was proposed (not a video, the pipeline's
+  /// ``PipelineConfiguration/posterTime`` off, the search's budget spent, dark all through):
+  /// iOS then takes the first frame. Found once on the miss and stored with the entry, so every
+  /// hit carries it without decoding anything.
+  public var posterTimeSeconds: Double? = nil
 
   /// Image, video or audio.
   public var category: MediaType.Category { type.category }
@@ -40,8 +48,8 @@ public struct Validation: Sendable, Equatable, Codable {
 }
 
 extension Validation {
-  /// Decodes a validation, also one encoded before ``codecs`` existed (it then decodes as
-  /// empty). Throws `DecodingError` when a field is missing or of the wrong type.
+  /// Decodes a validation, also one encoded before ``codecs`` or ``posterTimeSeconds``
+  /// existed (they then decode as empty and `nil`). Throws `DecodingError` when a field is missing or of the wrong type.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     type = try container.decode(MediaType.self, forKey: .type)
@@ -55,5 +63,6 @@ extension Validation {
     codecs = try container.decodeIfPresent([String].self, forKey: .codecs) ?? []
     warnings = try container.decode([String].self, forKey: .warnings)
     rescued = try container.decodeIfPresent(Rescue.self, forKey: .rescued)
+    posterTimeSeconds = try container.decodeIfPresent(Double.self, forKey: .posterTimeSeconds)
   }
 }

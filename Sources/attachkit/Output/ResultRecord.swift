@@ -119,6 +119,7 @@ struct ResultRecord: Sendable {
     object.set("height", validation?.height)
     object.set("frames", validation?.frames)
     object.set("durationSeconds", validation?.durationSeconds)
+    object.set("posterTimeSeconds", validation?.posterTimeSeconds)
     if let validation { object.set("codecs", .array(validation.codecs.map { .string($0) })) }
     if let rescued = validation?.rescued {
       var rescue = JSONObject()

@@ -94,6 +94,28 @@ struct CacheUnitTests {
       CacheRecord(decoding: text.replacingOccurrences(of: "peer loopback", with: "peer moon")[...]) == nil)
   }
 
+  @Test("a video's poster time round-trips; a record without one reads as none; a malformed one is a miss")
+  func posterTimeLine() throws {
+    var validation = Validation(
+      type: .mp4, detectedMIME: nil, bytes: 5_000, sha256: String(repeating: "d", count: 64), width: 320,
+      height: 240, frames: nil, durationSeconds: 4, codecs: ["avc1.42C00D"], warnings: [])
+    validation.posterTimeSeconds = 1.04
+    let record = CacheRecord(
+      url: "http://x/a.mp4", validation: validation, peer: .loopback, etag: nil, lastModified: nil, date: nil,
+      fetchedAt: 1, freshUntil: 2, lastAccess: 3)
+    let text = record.encoded()
+    #expect(text.contains("\nposter-time 1.04\n"))
+    #expect(text.hasPrefix("v 2\n"))  // binaries from before poster times read it, without the line
+    #expect(CacheRecord(decoding: text[...]) == record)
+    #expect(CacheRecord(decoding: text[...])?.validation.posterTimeSeconds == 1.04)
+    let older = text.replacingOccurrences(of: "poster-time 1.04\n", with: "")
+    #expect(CacheRecord(decoding: older[...])?.validation.posterTimeSeconds == nil)
+    for bad in ["-1", "nan", "inf", "soon"] {
+      let damaged = text.replacingOccurrences(of: "poster-time 1.04", with: "poster-time \(bad)")
+      #expect(CacheRecord(decoding: damaged[...]) == nil, "\(bad)")
+    }
+  }
+
   @Test("a rescued derivative's record is version 2r, which binaries from before rescue cannot read")
   func rescuedRecordVersion() throws {
     var validation = Validation(

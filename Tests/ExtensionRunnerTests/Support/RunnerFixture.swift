@@ -88,6 +88,21 @@ struct RunnerJSON: Decodable, Sendable {
     let typeHint: String
     /// Where it came from when not the payload's own URL (`fallback-urls[N]`, `fallback-image`).
     var source: String? = nil
+    /// The thumbnail options, when any is set.
+    var options: Options? = nil
+
+    /// `attachments[i].options`: iOS's thumbnail option keys without prefix and suffix.
+    struct Options: Decodable, Sendable, Equatable {
+      struct Rect: Decodable, Sendable, Equatable {
+        let x: Double
+        let y: Double
+        let width: Double
+        let height: Double
+      }
+      var thumbnailClippingRect: Rect? = nil
+      var thumbnailTime: Double? = nil
+      var thumbnailHidden: Bool? = nil
+    }
 
     /// The local path of the file URL.
     var path: String { URL(string: url)?.path ?? "" }

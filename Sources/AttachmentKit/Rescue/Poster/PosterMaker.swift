@@ -74,7 +74,8 @@ struct PosterMaker {
           ContinuousClock.now + (ContinuousClock.now.duration(to: $0) * 0.6)
         }
         let frame = try pick(
-          from: still, stream: stream, index: video.index, av: av, interrupt: interrupt, searchEnd: searchEnd)
+          from: still, stream: stream, index: video.index, av: av, interrupt: interrupt, searchEnd: searchEnd
+        ).frame
         try write(PosterOrientation(of: stream, av: av).apply(to: frame, av: av), to: job.output, av: av)
         // A still image FFmpeg reads (a BMP) is converted, not a poster of something else.
         if job.refusal.isImageSequence, stream.pointee.nb_frames <= 1 {
@@ -149,12 +150,22 @@ struct PosterMaker {
     return count == 0 ? 0 : sum / count
   }
 
+  /// The frame ``pick(from:stream:index:av:interrupt:searchEnd:window:)`` chose: the scaled
+  /// still, its time in seconds from the stream's start (`nil` when the frame has no time stamp),
+  /// and whether it is bright enough (mean luma at least ``PosterConfiguration/darkLuma``).
+  struct Pick {
+    var frame: OwnedFrame
+    var seconds: Double?
+    var isBright: Bool
+  }
+
   /// Decodes frames of stream `index` until one is bright enough, the frame budget (or twice as
-  /// many packets) is spent, or `searchEnd` passes with a frame in hand.
-  private func pick(
+  /// many packets) is spent, `searchEnd` passes with a frame in hand, or (with a `window`, in
+  /// seconds of the video) a frame comes past the window: the brightest frame so far is the pick.
+  func pick(
     from input: MediaInput, stream: UnsafeMutablePointer<AVStream>, index: Int, av: Libav,
-    interrupt: MediaInterrupt, searchEnd: ContinuousClock.Instant?
-  ) throws(MediaFailure) -> OwnedFrame {
+    interrupt: MediaInterrupt, searchEnd: ContinuousClock.Instant?, window: Double? = nil
+  ) throws(MediaFailure) -> Pick {
     for other in 0..<Int(input.context.pointee.nb_streams) where other != index {
       input.stream(other)?.pointee.discard = AVDISCARD_ALL
     }
@@ -172,24 +183,41 @@ struct PosterMaker {
     var current = try scaler.makeFrame()
     var best: OwnedFrame?
     var bestLuma = -1
+    var bestSeconds: Double?
     var decoded = 0
     var found = false
+    var pastWindow = false
+    let timeBase = stream.pointee.time_base
+    let origin = stream.pointee.start_time == ak_av_nopts_value() ? nil : stream.pointee.start_time
+    var firstStamp: Int64?
     // Packets read, bounded too: a stream whose every packet is damaged gives no frame.
     var fed = 0
     let packet = try OwnedPacket(av: av)
     let take = { (frame: UnsafeMutablePointer<AVFrame>) throws(MediaFailure) in
-      guard !found, decoded < configuration.maximumDecodedFrames else { return }
+      guard !found, !pastWindow, decoded < configuration.maximumDecodedFrames else { return }
+      let stamp = frame.pointee.best_effort_timestamp
+      var seconds: Double?
+      if stamp != ak_av_nopts_value(), timeBase.num > 0, timeBase.den > 0 {
+        if firstStamp == nil { firstStamp = stamp }
+        let start = origin ?? firstStamp ?? stamp
+        seconds = max(0, Double(stamp - start) * Double(timeBase.num) / Double(timeBase.den))
+      }
+      if let window, let seconds, seconds > window {
+        pastWindow = true
+        return
+      }
       decoded += 1
       try scaler.scale(frame, into: current.pointer)
       let luma = Self.meanLuma(current.pointer)
       guard luma > bestLuma else { return }
       bestLuma = luma
+      bestSeconds = seconds
       let previous = best
       best = current
       if let previous { current = previous } else { current = try scaler.makeFrame() }
       found = luma >= configuration.darkLuma
     }
-    while !found, decoded < configuration.maximumDecodedFrames {
+    while !found, !pastWindow, decoded < configuration.maximumDecodedFrames {
       if best != nil, let searchEnd, ContinuousClock.now >= searchEnd { break }
       try interrupt.checkFailure()
       guard try input.read(into: packet.pointer) else {
@@ -212,7 +240,7 @@ struct PosterMaker {
       }
       throw .unrescued("no frame of it decodes cleanly")
     }
-    return best
+    return Pick(frame: best, seconds: bestSeconds, isBright: found)
   }
 
   /// Encodes `still` as a baseline JPEG (FFmpeg's MJPEG encoder, quantizer 3: about libjpeg's

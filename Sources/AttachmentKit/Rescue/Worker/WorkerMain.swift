@@ -98,6 +98,10 @@ enum WorkerMain {
         return WorkerReply(rescue: try MediaRescuer(configuration: configuration).transcode(rescueJob))
       case .poster(let configuration):
         return WorkerReply(rescue: try PosterMaker(configuration: configuration).make(rescueJob))
+      case .posterTime(let configuration):
+        return WorkerReply(
+          posterTime: try PosterMaker(configuration: configuration.search).firstBrightSeconds(
+            rescueJob, window: configuration.searchSeconds))
       case .selfCheck:
         return WorkerReply(check: selfCheck())
       }

@@ -6,6 +6,9 @@ enum WorkerRescuer: Codable, Sendable {
   case media(MediaRescueConfiguration)
   /// ``PosterRescuer`` with its settings.
   case poster(PosterConfiguration)
+  /// No rescue: the time of an accepted video's first frame that is not nearly black
+  /// (``WorkerReply/posterTime``), with its settings.
+  case posterTime(PosterTimeConfiguration)
   /// No rescue: the worker reports what its confinement lets it do (``WorkerReply/check``).
   case selfCheck
 
@@ -13,7 +16,7 @@ enum WorkerRescuer: Codable, Sendable {
   var library: WorkerLibrary {
     switch self {
     case .image, .selfCheck: .libvips
-    case .media, .poster: .ffmpeg
+    case .media, .poster, .posterTime: .ffmpeg
     }
   }
 
@@ -23,6 +26,7 @@ enum WorkerRescuer: Codable, Sendable {
     case .image: "image"
     case .media: "media file"
     case .poster: "poster"
+    case .posterTime: "poster time"
     case .selfCheck: "self-check"
     }
   }
@@ -56,6 +60,8 @@ struct WorkerReply: Codable, Sendable {
   var error: WireError?
   /// A self-check's findings, one `name: outcome` line each.
   var check: String?
+  /// A poster time job's answer: the time in seconds, `nil` when none is proposed.
+  var posterTime: Double?
 }
 
 /// An ``AttachmentError`` as a value on the worker's socket.

@@ -105,8 +105,9 @@ final class WorkerPool: Sendable {
 
   /// Sends `job` to a worker of this pool as `rescuer`'s work and returns its answer: the
   /// worker, its permit and the job's files are taken and given back here, and everything
-  /// that can go wrong around the worker is thrown (see ``run(_:as:)``).
-  private func exchange(_ job: RescueJob, as rescuer: WorkerRescuer) throws(AttachmentError) -> WorkerReply {
+  /// that can go wrong around the worker is thrown (see ``run(_:as:)``). A job that is no
+  /// rescue (``WorkerRescuer/posterTime(_:)``) reads its own field of the answer.
+  func exchange(_ job: RescueJob, as rescuer: WorkerRescuer) throws(AttachmentError) -> WorkerReply {
     guard let executable = RescueWorkers.executable(for: configuration) else {
       throw job.refusal.notRescued(RescueWorkers.missingExecutable)
     }
