@@ -1,3 +1,4 @@
+import AttachmentKit
 import Foundation
 
 /// One attachment a payload asks for: where to fetch it and what to call it.

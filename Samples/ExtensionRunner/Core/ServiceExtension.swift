@@ -426,7 +426,8 @@ public final class NotificationService: NotificationServiceExtension {
     let attachment: Attachment
     do throws(AttachmentError) {
       attachment = try await pipeline.attachment(
-        AttachmentRequest(url: checked.get(), deadline: configuration.fetchDeadline))
+        AttachmentRequest(
+          url: checked.get(), deadline: configuration.fetchDeadline, thumbnail: reference.options))
     } catch {
       let outcome: StepOutcome = error.code == .cancelled ? .cancelled : .failed
       let detected = error.detected.map { " (the bytes are \($0))" } ?? ""
@@ -447,8 +448,8 @@ public final class NotificationService: NotificationServiceExtension {
       trace.end(step, .failed, detail: "cannot copy the file: \(error.localizedDescription)")
       return .failed
     }
-    let (options, optionProblems) = reference.options.checked(against: attachment.validation)
-    for problem in optionProblems {
+    let options = attachment.thumbnail
+    for problem in attachment.thumbnailProblems {
       trace.note("attachment options \(reference.identifier)", .failed, detail: problem)
     }
     let delivered = DeliveredAttachment(

@@ -38,6 +38,12 @@ public struct Attachment: Sendable {
   /// When the copy was received or last revalidated, in seconds since 1970 (the age a proxy
   /// takes off `s-maxage`).
   public var fetchedAt: Double? = nil
+  /// The thumbnail options to give iOS with the file: the request's, checked against this file,
+  /// and for a video given no time the proposed poster time (``ThumbnailOptions/timeIsProposed``).
+  public var thumbnail = ThumbnailOptions()
+  /// Why a thumbnail option of the request was dropped, one sentence each (`time 9 s is past the
+  /// video's duration of 2 s: thumbnailTime dropped`); empty when none was.
+  public var thumbnailProblems: [String] = []
   /// Which of the request's ``AttachmentRequest/alternatives`` answered (its index), `nil`
   /// when the request's own URL did.
   public var alternative: Int? = nil

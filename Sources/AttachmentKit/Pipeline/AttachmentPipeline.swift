@@ -136,6 +136,7 @@ public final class AttachmentPipeline: Sendable {
           answer.alternative = index - 1
           answer.failures = failures
         }
+        (answer.thumbnail, answer.thumbnailProblems) = request.thumbnail.checked(against: answer.validation)
         return answer
       } catch {
         failures.append(error)

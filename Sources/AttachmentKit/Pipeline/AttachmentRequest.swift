@@ -1,5 +1,6 @@
 /// One request for an attachment: what every face (the command line, serve, the extension
-/// runner, the benchmarks) builds and ``AttachmentPipeline/attachment(_:)`` takes.
+/// runner, the benchmarks) builds and ``AttachmentPipeline/attachment(_:)`` takes: the URL and
+/// its alternatives, the deadline, the profile, the cache policy and the thumbnail options.
 ///
 /// ```swift
 /// var request = try AttachmentRequest(url: payloadURL, timeout: .seconds(25))
@@ -31,17 +32,24 @@ public struct AttachmentRequest: Sendable {
   /// within the same ``deadline`` (a stop, the deadline or cancellation, ends the request at
   /// once). Empty by default.
   public var alternatives: [AttachmentURL]
+  /// The thumbnail options the caller gives (a payload's `options`): checked against the file
+  /// the answer holds and delivered as ``Attachment/thumbnail`` (see
+  /// ``ThumbnailOptions/checked(against:)``). None by default: a video then gets the proposed
+  /// poster time alone, when there is one.
+  public var thumbnail: ThumbnailOptions
 
   /// Makes a request for `url`, answered by `deadline`.
   public init(
     url: AttachmentURL, deadline: ContinuousClock.Instant, profile: AttachmentProfile = .ios,
-    cachePolicy: CachePolicy = .useCache, alternatives: [AttachmentURL] = []
+    cachePolicy: CachePolicy = .useCache, alternatives: [AttachmentURL] = [],
+    thumbnail: ThumbnailOptions = ThumbnailOptions()
   ) {
     self.url = url
     self.deadline = deadline
     self.profile = profile
     self.cachePolicy = cachePolicy
     self.alternatives = alternatives
+    self.thumbnail = thumbnail
   }
 
   /// Makes a request for the URL `text`, answered by `deadline`.

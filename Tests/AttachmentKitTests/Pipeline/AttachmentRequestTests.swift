@@ -108,4 +108,36 @@ struct AttachmentRequestTests {
       return
     }
   }
+
+  @Test("thumbnail options are checked against the file that answers: kept, or dropped with a reason")
+  func thumbnailOptions() async throws {
+    let fixture = try PipelineFixture("alternatives")
+    defer { fixture.close() }
+    fixture.server.serve("/a.png", body: Array(try Samples.bytes("png-rgba.png")), contentType: "image/png")
+    fixture.server.serve("/v.mp4", body: Array(try Samples.bytes("mp4-avc1.mp4")), contentType: "video/mp4")
+    let wide = ThumbnailOptions.ClippingRect(x: 0.5, y: 0, width: 0.6, height: 1)
+    let half = ThumbnailOptions.ClippingRect(x: 0, y: 0, width: 0.5, height: 0.5)
+
+    // An image given a time and a rectangle past its right edge, and a hidden thumbnail
+    var image = try AttachmentRequest(url: fixture.server.url("/a.png"), timeout: generousTimeout)
+    image.thumbnail = ThumbnailOptions(clippingRect: wide, time: 1, hidden: true)
+    let still = try await fixture.pipeline.attachment(image)
+    // A video given a time within it, then one past its end
+    var video = try AttachmentRequest(url: fixture.server.url("/v.mp4"), timeout: generousTimeout)
+    video.thumbnail = ThumbnailOptions(clippingRect: half, time: 0.5)
+    let movie = try await fixture.pipeline.attachment(video)
+    video.thumbnail = ThumbnailOptions(time: 9_999)
+    let late = try await fixture.pipeline.attachment(video)
+
+    #expect(still.thumbnail == ThumbnailOptions(hidden: true))
+    #expect(
+      still.thumbnailProblems == [
+        "crop reaches past the right edge (x + width = 1.1 > 1): thumbnailClippingRect dropped",
+        "time 1 s on an image (public.png), not a video: thumbnailTime dropped",
+      ])
+    #expect(movie.thumbnail == ThumbnailOptions(clippingRect: half, time: 0.5))
+    #expect(movie.thumbnailProblems.isEmpty)
+    #expect(late.thumbnail.time == nil && late.thumbnail.timeIsProposed == false)
+    #expect(late.thumbnailProblems.first?.hasPrefix("time 9999 s is past the video's duration of") == true)
+  }
 }
