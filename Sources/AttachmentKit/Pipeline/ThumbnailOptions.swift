@@ -1,5 +1,3 @@
-import Foundation
-
 /// The thumbnail options of one attachment: what iOS takes as
 /// `UNNotificationAttachmentOptionsThumbnailClippingRectKey`, `…ThumbnailTimeKey` and
 /// `…ThumbnailHiddenKey`, named without their prefix and suffix (`thumbnailClippingRect`,
@@ -107,9 +105,15 @@ public struct ThumbnailOptions: Sendable, Equatable {
 
   /// A number for people: up to three decimals, no trailing zeros.
   package static func seconds(_ value: Double) -> String {
-    var text = String(format: "%.3f", value)
-    while text.hasSuffix("0") { text.removeLast() }
-    if text.hasSuffix(".") { text.removeLast() }
+    // Without Foundation (the library links none): whole thousandths, trailing zeros dropped.
+    guard value.isFinite, abs(value) < 1e15 else { return String(value) }
+    let thousandths = Int64((abs(value) * 1000).rounded())
+    var text = (value < 0 && thousandths != 0 ? "-" : "") + String(thousandths / 1000)
+    var fraction = String(thousandths % 1000)
+    guard fraction != "0" else { return text }
+    fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+    while fraction.hasSuffix("0") { fraction.removeLast() }
+    text += "." + fraction
     return text
   }
 }

@@ -13,20 +13,28 @@ struct PosterMaker {
   /// The poster's settings.
   let configuration: PosterConfiguration
 
+  /// FFmpeg's libraries, for a job whose source is within the poster's source byte limit.
+  /// - Throws: `too_large` over that limit; the job's refusal when the libraries are missing.
+  func libraries(for job: RescueJob) throws(AttachmentError) -> Libav {
+    if job.bytes > configuration.source.maximumSourceBytes {
+      throw AttachmentError(
+        .tooLarge,
+        "The source is \(job.bytes) bytes, over the poster's source limit of \(configuration.source.maximumSourceBytes)."
+      )
+    }
+    guard let av = Libav.shared else {
+      throw job.refusal.notRescued("FFmpeg's libraries (libavformat59, libavcodec59) are not installed")
+    }
+    return av
+  }
+
   /// Makes the poster of `job.source` into `job.output`.
   /// - Throws: `too_large` or `too_long` for a source over the shared source limits; the
   ///   refusal with why ("it has no video stream", "no frame of it decodes cleanly");
   ///   `too_many_pixels`; `deadline_exceeded`.
   func make(_ job: RescueJob) throws(AttachmentError) -> Rescue {
     let limits = configuration.source
-    if job.bytes > limits.maximumSourceBytes {
-      throw AttachmentError(
-        .tooLarge,
-        "The source is \(job.bytes) bytes, over the poster's source limit of \(limits.maximumSourceBytes).")
-    }
-    guard let av = Libav.shared else {
-      throw job.refusal.notRescued("FFmpeg's libraries (libavformat59, libavcodec59) are not installed")
-    }
+    let av = try libraries(for: job)
     if job.refusal.format == ForeignFormat.bmp.mime, let size = BitmapHeader.size(of: job.source) {
       let (pixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
       if overflow || pixels > limits.maximumSourceFramePixels {

@@ -79,14 +79,7 @@ extension PosterMaker {
   ///   the job's refusal with why it could not be read; `deadline_exceeded`.
   func firstBrightSeconds(_ job: RescueJob, window: Double) throws(AttachmentError) -> Double? {
     let limits = configuration.source
-    if job.bytes > limits.maximumSourceBytes {
-      throw AttachmentError(
-        .tooLarge,
-        "The source is \(job.bytes) bytes, over the poster's source limit of \(limits.maximumSourceBytes).")
-    }
-    guard let av = Libav.shared else {
-      throw job.refusal.notRescued("FFmpeg's libraries (libavformat59, libavcodec59) are not installed")
-    }
+    let av = try libraries(for: job)
     let interrupt = MediaInterrupt(deadline: job.deadline)
     do throws(MediaFailure) {
       let input = try MediaInput(
