@@ -12,14 +12,16 @@ enum LoggedPath {
     switch route {
     case .proxy(let path):
       let expiry = path.expiry.map { "\($0)/" } ?? ""
+      // A profile's path keeps its profile segment: which platform asked is an operator's question.
+      let route = (path.profile.map { "/v1/\($0)/" } ?? "/v1/") + path.route.name
       switch path.payload {
       case .url(let url):
         let encoded = Base64URL.encode(Array(redact(url).utf8))
         let signature = path.route.protection == .signed ? "-/" : ""
-        return "/v1/\(path.route.name)/\(signature)\(expiry)\(encoded)"
+        return "\(route)/\(signature)\(expiry)\(encoded)"
       case .sealed:
         // The sealed URL opens the file as a signature does: it is not logged either.
-        return "/v1/\(path.route.name)/\(expiry)-"
+        return "\(route)/\(expiry)-"
       }
     case .malformed:
       // Up to the route's name: what follows may be a signature, spelled any way.

@@ -55,6 +55,10 @@ struct ProfileServeTests {
     #expect(Array(iosAgain.body) == original)
     // and the origin was asked once per profile
     #expect(origin.requestCount(path: "/p.jpg") == 2)
+    // and the access log names the profile of each request (signature redacted)
+    let logged = serve.events.compactMap { $0["path"] as? String }
+    #expect(logged.filter { $0.hasPrefix("/v1/android/a/-/") }.count == 2, "\(logged)")
+    #expect(logged.filter { $0.hasPrefix("/v1/a/-/") }.count == 2, "\(logged)")
   }
 
   @Test(
