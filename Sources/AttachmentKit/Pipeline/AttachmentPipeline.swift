@@ -121,7 +121,9 @@ public final class AttachmentPipeline: Sendable {
     let pipeline = try profiled(request.profile)
     let reload = request.cachePolicy == .reload
     var failures: [AttachmentError] = []
-    for (index, url) in ([request.url] + request.alternatives).enumerated() {
+    // No array of sources is built: a hit (no alternative tried) allocates nothing here.
+    for index in 0...request.alternatives.count {
+      let url = index == 0 ? request.url : request.alternatives[index - 1]
       do throws(AttachmentError) {
         if index > 0 {
           if Task.isCancelled { throw AttachmentError.cancelledError() }
@@ -140,15 +142,15 @@ public final class AttachmentPipeline: Sendable {
         return answer
       } catch {
         failures.append(error)
-        if error.isStop || index == request.alternatives.count { break }
+        if error.isStop { break }
       }
     }
-    throw Self.failure(failures, alternatives: request.alternatives.count)
+    throw Self.failure(failures)
   }
 
   /// The error of a request whose every source failed: the URL's own, its message naming how
   /// each alternative tried failed; the stop itself when the request stopped.
-  private static func failure(_ failures: [AttachmentError], alternatives: Int) -> AttachmentError {
+  private static func failure(_ failures: [AttachmentError]) -> AttachmentError {
     guard let error = failures.first else { return AttachmentError(.cancelled, "No source was tried.") }
     if let last = failures.last, last.isStop, failures.count > 1 { return last }
     guard failures.count > 1 else { return error }
