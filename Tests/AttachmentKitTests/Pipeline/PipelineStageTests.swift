@@ -62,22 +62,29 @@ struct PipelineStageTests {
     "a deadline that passes before the complete-file check: answered at the deadline, the check stops, nothing published"
   )
   func deadlineBeforeValidation() async throws {
-    let gate = StageGate(hold: .downloaded, until: .deadlinePassed)
-    let fixture = try Fixture(gate: gate)
-    defer { fixture.close() }
-    fixture.server.serve("/photo.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
-    let url = fixture.server.url("/photo.png")
+    // Observed progress decides whether the case was met: a parallel run once took the whole
+    // 5 s on the download itself, so no miss was ever held before its check (no stage seen).
+    // Such an attempt is made again, at most three times; the last is judged whatever it saw.
+    for attempt in 1...3 {
+      let gate = StageGate(hold: .downloaded, until: .deadlinePassed)
+      let fixture = try Fixture(gate: gate)
+      defer { fixture.close() }
+      fixture.server.serve("/photo.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
+      let url = fixture.server.url("/photo.png")
 
-    // (the deadline counts from the request, not from the fixture's set-up; 5 s, so that the
-    // download is done before it even when a loaded machine is slow to run the fetch)
-    let deadline = gate.startDeadline(in: .seconds(5))
-    let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
+      // (the deadline counts from the request, not from the fixture's set-up; 5 s, so that the
+      // download is done before it even when a loaded machine is slow to run the fetch)
+      let deadline = gate.startDeadline(in: .seconds(5))
+      let (code, answered) = await Self.attempt(fixture.pipeline, url, deadline: deadline)
+      if gate.stages.isEmpty, attempt < 3 { continue }
 
-    #expect(code == .deadlineExceeded)
-    #expect(answered < deadline + deadlineMargin)
-    #expect(await gate.wait(for: .finished, upTo: eventWait))
-    #expect(gate.stages == [.downloaded, .finished], "the check ran past its deadline")
-    try await fixture.expectNothingPublished(url)
+      #expect(code == .deadlineExceeded)
+      #expect(answered < deadline + deadlineMargin)
+      #expect(await gate.wait(for: .finished, upTo: eventWait))
+      #expect(gate.stages == [.downloaded, .finished], "the check ran past its deadline")
+      try await fixture.expectNothingPublished(url)
+      return
+    }
   }
 
   @Test("a deadline that passes after the check but before publishing: nothing published, no body left")
