@@ -44,26 +44,6 @@ enum StandardInput {
 
   /// Copies standard input to its end into `descriptor` (the file at `path`).
   private static func spool(into descriptor: Int32, path: String) throws(AttachmentError) {
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-      if count == 0 { return }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw DeliveredFile.ioError("Cannot read standard input")
-      }
-      var offset = 0
-      while offset < count {
-        let written = buffer.withUnsafeBytes {
-          write(descriptor, $0.baseAddress.map { $0 + offset }, count - offset)
-        }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else {
-          if written == 0 { errno = EIO }
-          throw DeliveredFile.ioError("Cannot write \(Terminal.safe(path))")
-        }
-        offset += written
-      }
-    }
+    try DeliveredFile.pump(0, to: descriptor, reading: "standard input", writing: Terminal.safe(path))
   }
 }

@@ -47,8 +47,9 @@ enum DeliveredFile {
     return (directory.hasSuffix("/") ? directory : directory + "/") + ".attachkit-\(getpid())-\(token).part"
   }
 
-  /// Copies what is left of `input` to `output` (`file` and `destination` name them in messages).
-  private static func pump(
+  /// Copies what is left of `input` to `output` (`file` and `destination` name them in
+  /// messages); `io_error` with the system's reason when a read or a write fails.
+  static func pump(
     _ input: Int32, to output: Int32, reading file: String, writing destination: String
   ) throws(AttachmentError) {
     var buffer = [UInt8](repeating: 0, count: 1 << 16)
