@@ -86,7 +86,10 @@ let package = Package(
       dependencies: ["PosixLock"],
       path: "Tests/TestSupport"),
     // Swift Testing traits the test targets share: a thread of its own, the CPU-bound
-    // worker, the rescue turn (test targets only: it links Swift Testing).
+    // worker, the rescue turn (test targets only: it links Swift Testing). SwiftPM builds every
+    // regular target on `swift build`, this one too, so its files are compiled only where the
+    // Testing module is (`#if canImport(Testing)`): a release build with the Swift runtime
+    // linked statically has none (scripts/build-static.sh builds that way).
     .target(
       name: "TestTraits",
       dependencies: ["TestSupport", "CTestPreload"],

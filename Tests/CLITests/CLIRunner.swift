@@ -9,6 +9,8 @@ enum CLI {
     let stderr: String
     /// Whether the process died of a signal (`status` is then the signal's number).
     var signalled = false
+    /// Standard output's bytes as written (`stdout` is their UTF-8 decoding).
+    var stdoutBytes: [UInt8] = []
 
     /// The stdout lines parsed as JSON objects.
     var jsonLines: [[String: Any]] {
@@ -36,18 +38,27 @@ enum CLI {
     try await run(program: attachkit, arguments, stdin: stdin, environment: environment)
   }
 
+  /// Runs `attachkit` with arguments and these bytes (a file) on standard input.
+  static func run(
+    _ arguments: [String], stdinBytes: [UInt8], environment: [String: String] = [:]
+  ) async throws -> Result {
+    try await onOwnThread { () throws -> Result in
+      try blockingRun(attachkit, arguments, stdin: Data(stdinBytes), environment: environment)
+    }
+  }
+
   /// Runs another program (a shell, a script) the same way, with `environment` added to the
   /// test's own.
   static func run(
     program: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]
   ) async throws -> Result {
     try await onOwnThread { () throws -> Result in
-      try blockingRun(program, arguments, stdin: stdin, environment: environment)
+      try blockingRun(program, arguments, stdin: stdin.map { Data($0.utf8) }, environment: environment)
     }
   }
 
   private static func blockingRun(
-    _ program: String, _ arguments: [String], stdin: String?, environment: [String: String]
+    _ program: String, _ arguments: [String], stdin: Data?, environment: [String: String]
   ) throws -> Result {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: program)
@@ -64,7 +75,9 @@ enum CLI {
     process.standardError = err
     process.standardInput = input
     try process.runClosingChildEnds()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    // (written before any output is read: a child that reads its whole input before it writes,
+    // as attachkit does, takes any size; another must not fill its output pipes first)
+    if let stdin { input.fileHandleForWriting.write(stdin) }
     try input.fileHandleForWriting.close()
     let errReader = PendingRead(err.fileHandleForReading)
     let outData = out.fileHandleForReading.readDataToEndOfFile()
@@ -74,7 +87,7 @@ enum CLI {
     return Result(
       status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
       stderr: String(decoding: errData, as: UTF8.self),
-      signalled: process.terminationReason == .uncaughtSignal)
+      signalled: process.terminationReason == .uncaughtSignal, stdoutBytes: Array(outData))
   }
 }
 

@@ -47,7 +47,7 @@ struct CLITests {
 
     // failed: 404
     let failed = try await CLI.run(["fetch", "--json"] + cache + [server.url("/status/404")])
-    #expect(failed.status == 1)
+    #expect(failed.status == 4)  // failed, not rejected: exit 4
     #expect(failed.jsonLines.first?["outcome"] as? String == "failed")
     #expect((failed.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "http_status")
   }
@@ -121,7 +121,7 @@ struct CLITests {
     let blocked = try await CLI.run(
       ["fetch", "--json"] + cache + [server.url("/a.png")],
       environment: ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "0"])
-    #expect(blocked.status == 1)
+    #expect(blocked.status == 4)
     #expect((blocked.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "blocked_address")
     #expect(blocked.jsonLines.first?["outcome"] as? String == "failed")
     let allowed = try await CLI.run(

@@ -55,7 +55,7 @@ struct FetchFallbackTests {
     #expect(server.requestCount(path: "/fallback.png") == 1)
   }
 
-  @Test("a fallback that fails too leaves the input's own failure (exit 1); the table names a fallback")
+  @Test("a fallback that fails too leaves the input's own failure (exit 4); the table names a fallback")
   func fallbackFails() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
@@ -66,7 +66,7 @@ struct FetchFallbackTests {
 
     let both = try await CLI.run(
       ["fetch", "--json"] + cache + ["--fallback", server.url("/status/500"), server.url("/status/404")])
-    #expect(both.status == 1)
+    #expect(both.status == 4)
     let line = try #require(both.jsonLines.first)
     #expect(line["outcome"] as? String == "failed")
     #expect(line["fallback"] == nil)
@@ -105,7 +105,7 @@ struct FetchFallbackTests {
       ])
     let elapsed = ContinuousClock.now - started
 
-    #expect(run.status == 1)
+    #expect(run.status == 4)
     let line = try #require(run.jsonLines.first)
     #expect((line["error"] as? [String: Any])?["code"] as? String == "deadline_exceeded")
     #expect(line["fallback"] == nil)

@@ -93,7 +93,7 @@ struct OriginOptionsTests {
   }
 
   @Test(
-    "--allow-origin: a URL outside the list is origin_not_allowed (exit 1); a malformed entry is a usage error"
+    "--allow-origin: a URL outside the list is origin_not_allowed (exit 4); a malformed entry is a usage error"
   )
   func allowOrigin() async throws {
     let server = try TestHTTPServer.start()
@@ -110,7 +110,7 @@ struct OriginOptionsTests {
     let outside = try await CLI.run(
       ["fetch", "--json", "--cache-dir", scratch.path + "/c", server.url("/a.jpg")],
       environment: ["ATTACHKIT_ALLOW_ORIGIN": "https://media.example.com/push/,*.cdn.example.com"])
-    #expect(outside.status == 1)
+    #expect(outside.status == 4)
     #expect((outside.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "origin_not_allowed")
     let bad = try await CLI.run(["fetch", "--allow-origin", "ftp://x/", server.url("/a.jpg")])
     #expect(bad.status == 2)

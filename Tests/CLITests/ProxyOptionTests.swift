@@ -56,7 +56,7 @@ struct CLIProxyTests {
         "fetch", "--json", "--cache-dir", scratch.path + "/c", "--proxy", proxy.baseURL, "--proxy-unchecked",
         "http://169.254.169.254/latest/meta-data",
       ], environment: guarded)
-    #expect(blocked.status == 1)
+    #expect(blocked.status == 4)
     #expect((blocked.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "blocked_address")
     #expect(proxy.totalRequests == 1)
   }

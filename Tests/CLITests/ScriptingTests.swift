@@ -97,10 +97,13 @@ struct ScriptingTests {
     #expect(several.stderr.contains("is not a directory"), "\(several.stderr)")
     let unwritable = try await CLI.run(
       ["fetch", "--json", "-o", scratch.path + "/missing/dir/a.gif"] + cache + [server.url("/a.gif")])
-    #expect(unwritable.status == 1)
+    #expect(unwritable.status == 4)
     let line = try #require(unwritable.jsonLines.first)
     #expect(line["outcome"] as? String == "failed")
     #expect((line["error"] as? [String: Any])?["code"] as? String == "io_error")
+    #expect(
+      (line["error"] as? [String: Any])?["message"] as? String
+        == "Cannot write \(scratch.path)/missing/dir/a.gif: No such file or directory.")
   }
 
   @Test(
@@ -123,7 +126,7 @@ struct ScriptingTests {
       try Self.runIntoClosedPipe(["prefetch", "--cache-dir", scratch.path + "/c", scratch.path + "/list"])
     }
     #expect(prefetch.reason == .exit, "killed by signal \(prefetch.status)")
-    #expect(prefetch.status == 1)
+    #expect(prefetch.status == 4)  // every nope:// URL failed (unsupported_scheme)
     #expect(prefetch.stderr.isEmpty, "\(prefetch.stderr)")
   }
 

@@ -32,7 +32,7 @@ struct SharedCacheCLITests {
     let publicOnly = try await CLI.run(
       ["fetch", "--json", "--max-video-seconds", "600"] + cache + [url],
       environment: ["ATTACHKIT_ALLOW_PRIVATE_NETWORKS": "0"])
-    #expect(publicOnly.status == 1)
+    #expect(publicOnly.status == 4)
     #expect((publicOnly.jsonLines.first?["error"] as? [String: Any])?["code"] as? String == "blocked_address")
     #expect(server.requestCount(path: "/v.mp4") == 1, "a refused hit must not ask the server")
 

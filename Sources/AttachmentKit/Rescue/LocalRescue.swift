@@ -84,13 +84,15 @@ enum LocalRescue {
     let input = open(path, O_RDONLY | O_CLOEXEC)
     var info = stat()
     guard input >= 0, fstat(input, &info) == 0 else {
+      let reason = String(cString: strerror(errno))
       if input >= 0 { close(input) }
-      throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)).")
+      throw AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)): \(reason).")
     }
     defer { close(input) }
     let written = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard written >= 0 else {
-      throw AttachmentError(.ioError, "Cannot write \(Redaction.escapeControlCharacters(output)).")
+      let reason = String(cString: strerror(errno))
+      throw AttachmentError(.ioError, "Cannot write \(Redaction.escapeControlCharacters(output)): \(reason).")
     }
     defer { close(written) }
     do {

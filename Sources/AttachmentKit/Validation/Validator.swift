@@ -65,11 +65,11 @@ public struct Validator: Sendable {
         StopSignal.error(for: reason, while: "before the file was checked"), facts: MediaFacts(bytes: 0))
     }
     let file: FileBytes
-    do {
+    do throws(FileBytesError) {
       file = try FileBytes(path: path, digesting: sha256 == nil)
     } catch {
       throw Refusal(
-        AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path))."),
+        AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)): \(error.reason)."),
         facts: MediaFacts(bytes: 0))
     }
     let size = file.count

@@ -13,9 +13,11 @@ enum CommonOptions {
     title: "EXIT CODES",
     body: """
         0    every input was accepted
-        1    at least one input was rejected or failed
+        1    at least one input was rejected (its bytes are no acceptable attachment), none failed
         2    usage error (bad option, unreadable input file)
         3    the cache directory is unusable
+        4    at least one input failed: network, HTTP status, deadline, I/O, a URL refused
+             before any fetch (outcome "failed" in --json)
         130  interrupted (Ctrl-C)
       """)
 
@@ -61,10 +63,18 @@ enum CommonOptions {
 
 /// Exit statuses of the command line.
 enum ExitCode: Int32 {
+  /// Every input was accepted (or, with `fetch --fallback`, replaced).
   case success = 0
-  case someFailed = 1
+  /// At least one input was rejected (its bytes are no acceptable attachment), none failed.
+  case someRejected = 1
+  /// A usage error: a bad option or input, reported before anything was answered.
   case usage = 2
+  /// The cache directory is unusable.
   case cacheUnusable = 3
+  /// At least one input failed (network, HTTP status, deadline, I/O, a URL refused before any
+  /// fetch): whatever else was rejected, a failure wins, since trying again may help.
+  case someFailed = 4
+  /// Ctrl-C stopped the run.
   case interrupted = 130
 }
 

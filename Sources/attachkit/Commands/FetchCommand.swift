@@ -10,6 +10,7 @@ enum FetchCommand: RunnableCommand {
     discussion: "A fresh cached copy answers without touching the network; a stale one is revalidated.",
     examples: [
       "attachkit fetch https://cdn.example.com/push/123", "attachkit fetch --json --deadline 10 URL",
+      "attachkit fetch -o - https://cdn.example.com/push/123 > banner.jpg",
     ],
     sections: [CommonOptions.exitCodes])
 
@@ -19,7 +20,7 @@ enum FetchCommand: RunnableCommand {
   static let output = OptionKey<String>.option(
     long: "output", short: "o", valueName: "FILE",
     help:
-      "Copy the delivered file to FILE (replaced if it exists). When FILE is a directory, each URL's file goes into it named after the URL's last path segment with the canonical extension (…/push/123 gives 123.jpg); several URLs need a directory."
+      "Copy the delivered file to FILE (replaced if it exists). When FILE is a directory, each URL's file goes into it named after the URL's last path segment with the canonical extension (…/push/123 gives 123.jpg); several URLs need a directory. '-' writes the file's bytes to standard output (one URL only), and the table or JSON lines to standard error."
   )
   static let fallback = OptionKey<String>.option(
     long: "fallback", valueName: "URL",
@@ -45,7 +46,9 @@ enum FetchCommand: RunnableCommand {
     let reload = arguments[noCache]
     let profile = try PipelineOptions.profile(from: arguments)
     let fallbackInput = try fallbackInput(arguments)
-    let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
+    let report = Report(
+      json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet],
+      toStandardError: output?.toStandardOutput ?? false)
     let emit: @Sendable (ResultRecord) -> Void = { report.add(output?.deliver($0) ?? $0) }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
     var inputs = urls.map(Batch.Input.init)
@@ -110,6 +113,10 @@ enum FetchCommand: RunnableCommand {
   {
     guard let target = arguments[output] else { return nil }
     guard let output = FetchOutput(target: target, urlCount: urlCount) else {
+      if target == "-" {
+        throw arguments.usageError(
+          "--output - writes one file to standard output, so it takes one URL, not \(urlCount)")
+      }
       throw arguments.usageError(
         "--output \(Terminal.safe(target)) is not a directory, so it cannot take the files of \(urlCount) URLs"
       )

@@ -1,13 +1,17 @@
 import AttachmentKit
 
-/// Where `fetch --output` copies each delivered file: to one file, or into a directory under
-/// a name from the URL with the canonical extension. Used from one task at a time (the
-/// report's), in input order, so names given twice are numbered the same way on every run.
+/// Where `fetch --output` copies each delivered file: to one file, into a directory under a
+/// name from the URL with the canonical extension, or (`-`) to standard output. Used from one
+/// task at a time (the report's), in input order, so names given twice are numbered the same
+/// way on every run.
 final class FetchOutput: @unchecked Sendable {
   /// The `--output` value as given.
   private let target: String
   /// Whether the files go into ``target`` as a directory.
   private let intoDirectory: Bool
+  /// Whether the file's bytes go to standard output (`--output -`): the report then goes to
+  /// standard error.
+  let toStandardOutput: Bool
   /// The names already given in the directory during this run.
   private var usedNames: Set<String> = []
 
@@ -15,18 +19,24 @@ final class FetchOutput: @unchecked Sendable {
   /// directory and there is more than one URL (the caller reports the usage error).
   init?(target: String, urlCount: Int) {
     self.target = target
-    intoDirectory = DeliveredFile.isDirectory(target)
+    toStandardOutput = target == "-"
+    intoDirectory = !toStandardOutput && DeliveredFile.isDirectory(target)
     if !intoDirectory && urlCount > 1 { return nil }
   }
 
-  /// `record` with its accepted file copied: its path is then the copy's. A copy that fails
-  /// turns the record into an `io_error` failure; other records pass unchanged.
+  /// `record` with its accepted file copied: its path is then the copy's (written to standard
+  /// output, the path stays the cached file's). A copy that fails turns the record into an
+  /// `io_error` failure; other records pass unchanged.
   func deliver(_ record: ResultRecord) -> ResultRecord {
     guard record.outcome == .accepted, let path = record.path, let validation = record.validation else {
       return record
     }
-    let destination = intoDirectory ? directoryEntry(for: record.input, validation.fileExtension) : target
     do throws(AttachmentError) {
+      if toStandardOutput {
+        try DeliveredFile.writeToStandardOutput(path)
+        return record
+      }
+      let destination = intoDirectory ? directoryEntry(for: record.input, validation.fileExtension) : target
       try DeliveredFile.copy(path, to: destination)
       var delivered = record
       delivered.path = destination

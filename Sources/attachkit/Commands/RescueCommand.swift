@@ -15,19 +15,23 @@ enum RescueCommand: RunnableCommand {
       MPEG-4 part 2 video become H.264, and FLAC, Vorbis, Opus, ADPCM, DTS or TrueHD audio AAC-LC \
       (FFmpeg). A video that cannot be made playable before the deadline becomes a JPEG poster of its \
       first frame that is not nearly black (actions ["poster"]; --no-poster refuses it instead). A file \
-      that is already acceptable is copied unchanged. Prints the result like validate, with a "rescued" object saying what was done.
+      that is already acceptable is copied unchanged. Prints the result like validate, with a "rescued" object saying what was done. \
+      '-' reads the file from standard input (spooled to a temporary file in $TMPDIR, else /tmp, removed after).
       """,
     examples: [
-      "attachkit rescue photo.heic --output photo.jpg", "attachkit rescue --json banner.webp -o out",
+      "attachkit rescue photo.heic --output photo.jpg", "attachkit rescue --json banner.webp -o out/",
       "attachkit rescue clip.webm --output clip.mp4",
+      "curl -s https://cdn.example.com/banner.webp | attachkit rescue - -o banner.jpg",
     ],
     sections: [CommonOptions.exitCodes])
 
   static let output = OptionKey<String>.option(
     long: "output", short: "o", valueName: "OUT",
-    help: "Where the delivered file goes (required; replaced if it exists, removed on failure).")
+    help:
+      "Where the delivered file goes (required; replaced if it exists, removed on failure). When OUT is a directory, the file goes into it named after FILE with the canonical extension, as fetch -o DIR names a URL's (photos/banner.webp gives banner.jpg; '-' gives attachment.jpg)."
+  )
   static let file = PositionalKey<String>.positional(
-    name: "file", valueName: "FILE", help: "The image, video or audio file to rescue.")
+    name: "file", valueName: "FILE", help: "The image, video or audio file to rescue ('-': standard input).")
 
   static let arguments: [any ArgumentKey] =
     [
@@ -47,21 +51,45 @@ enum RescueCommand: RunnableCommand {
       limits: configuration.limits, poster: arguments[PipelineOptions.noPoster] ? nil : PosterConfiguration())
     // The profile's limits and rescuers (`android`: images only, JPEG or PNG ≤ 1 MB, 1024 px).
     configuration = try PipelineOptions.profile(from: arguments).applied(to: configuration)
-    let deadline = ContinuousClock.now + (try PipelineOptions.deadline(from: arguments))
+    let timeout = try PipelineOptions.deadline(from: arguments)
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
-    report.addLocalFile(file, path: output) { [configuration] () throws(AttachmentError) in
-      try deliver(file, to: output, configuration: configuration, deadline: deadline)
+    let delivery = Delivery(
+      input: file, output: output, intoDirectory: DeliveredFile.isDirectory(output),
+      configuration: configuration, timeout: timeout)
+    report.addLocalFile(file) { () throws(AttachmentError) in
+      guard file == "-" else { return try delivery.deliver(file) }
+      return try StandardInput.withSpooledFile { path throws(AttachmentError) in try delivery.deliver(path) }
     }
     return .finished(report.finish())
   }
 
-  /// Validates `file`; an accepted file is copied to `output`, a rescuable refusal rescued.
-  private static func deliver(
-    _ file: String, to output: String, configuration: PipelineConfiguration, deadline: ContinuousClock.Instant
-  ) throws(AttachmentError) -> Validation {
-    let validation = try configuration.rescuers.attachment(
-      fromFile: file, rescuingInto: output, limits: configuration.limits, deadline: deadline)
-    if validation.rescued == nil { try DeliveredFile.copy(file, to: output) }
-    return validation
+  /// One rescue: where its file goes and what it must meet.
+  private struct Delivery {
+    /// The input as given (a path, or `-`): what a file in a directory is named after.
+    let input: String
+    /// `--output` as given.
+    let output: String
+    /// Whether ``output`` is a directory the file goes into.
+    let intoDirectory: Bool
+    /// The limits and rescuers.
+    let configuration: PipelineConfiguration
+    /// The deadline, from when the file is there to read.
+    let timeout: Duration
+
+    /// Validates `file`; an accepted file is copied, a rescuable refusal rescued, to
+    /// ``output`` or, in a directory, to a file in flight moved to its name once its type is
+    /// known. Returns the validation and where the delivered file is.
+    func deliver(_ file: String) throws(AttachmentError) -> (validation: Validation, path: String?) {
+      let deadline = ContinuousClock.now + timeout
+      let target = intoDirectory ? DeliveredFile.temporaryPath(in: output) : output
+      let validation = try configuration.rescuers.attachment(
+        fromFile: file, rescuingInto: target, limits: configuration.limits, deadline: deadline)
+      if validation.rescued == nil { try DeliveredFile.copy(file, to: target) }
+      guard intoDirectory else { return (validation, output) }
+      let name = DeliveredFile.name(forFile: input, fileExtension: validation.fileExtension)
+      let path = (output.hasSuffix("/") ? output : output + "/") + name
+      try DeliveredFile.move(target, to: path)
+      return (validation, path)
+    }
   }
 }

@@ -11,25 +11,30 @@ enum RunClock {
 final class Report: @unchecked Sendable {
   private let json: Bool
   private let quiet: Bool
+  /// Whether the table or JSON lines go to standard error (`fetch -o -`: standard output
+  /// carries the file).
+  private let toStandardError: Bool
   private var records: [ResultRecord] = []
   private var printedHeader = false
   /// The run's start, so the summary's wall time covers everything the run did (it can never
   /// be shorter than one of its requests).
   private let start = RunClock.start
 
-  init(json: Bool, quiet: Bool) {
+  init(json: Bool, quiet: Bool, toStandardError: Bool = false) {
     self.json = json
     self.quiet = quiet
+    self.toStandardError = toStandardError
   }
 
-  /// Runs `check` on the local `file` and adds its record: the validation of what lies at
-  /// `path` (the file itself, or where the delivered file went), or the refusal, timed.
+  /// Runs `check` on the local `file` and adds its record: the validation and where the file
+  /// it describes lies (the file itself, where the delivered file went, or `nil` for standard
+  /// input spooled to a file that is gone), or the refusal, timed.
   func addLocalFile(
-    _ file: String, path: String, _ check: () throws(AttachmentError) -> Validation
+    _ file: String, _ check: () throws(AttachmentError) -> (validation: Validation, path: String?)
   ) {
     let start = ContinuousClock.now
     do throws(AttachmentError) {
-      let validation = try check()
+      let (validation, path) = try check()
       add(
         ResultRecord(
           input: file, path: path, validation: validation, totalMicroseconds: Report.elapsed(since: start)))
@@ -44,7 +49,7 @@ final class Report: @unchecked Sendable {
   func add(_ record: ResultRecord) {
     records.append(record)
     if json {
-      Terminal.out(record.json.text + "\n")
+      output(record.json.text + "\n")
       return
     }
     if quiet {
@@ -62,20 +67,27 @@ final class Report: @unchecked Sendable {
     // The header goes out with the first row, in one write.
     let header = printedHeader ? "" : Table.header + "\n"
     printedHeader = true
-    Terminal.out(header + Table.row(record) + "\n")
+    output(header + Table.row(record) + "\n")
   }
 
   /// Prints the summary (to stderr with --json, so stdout stays pure JSON lines) and returns
-  /// the exit status.
+  /// the exit status: ``ExitCode/interrupted``, else ``ExitCode/someFailed`` when an input
+  /// failed, else ``ExitCode/someRejected`` when one was rejected, else success.
   func finish(interrupted: Bool = false) -> ExitCode {
-    let allAccepted = records.allSatisfy { $0.outcome == .accepted }
     if !quiet {
       let summary = Table.summary(
         records: records, wallMicroseconds: Self.elapsed(since: start), interrupted: interrupted)
-      if json { Terminal.error(summary + "\n") } else { Terminal.out(summary + "\n") }
+      if json { Terminal.error(summary + "\n") } else { output(summary + "\n") }
     }
     if interrupted { return .interrupted }
-    return allAccepted ? .success : .someFailed
+    if records.contains(where: { $0.outcome == .failed }) { return .someFailed }
+    if records.contains(where: { $0.outcome == .rejected }) { return .someRejected }
+    return .success
+  }
+
+  /// Writes report text where the report goes: standard output, or standard error.
+  private func output(_ text: String) {
+    if toStandardError { Terminal.error(text) } else { Terminal.out(text) }
   }
 
   /// Microseconds since `start`.

@@ -76,8 +76,9 @@ struct ResultRecord: Sendable {
     isStale = attachment.isStale
   }
 
-  /// The result of a local file the validator accepted.
-  init(input: String, path: String, validation: Validation, totalMicroseconds: Int64) {
+  /// The result of a local file the validator accepted; `path` is where the file it describes
+  /// lies (`nil`: nowhere any more, standard input's spooled copy).
+  init(input: String, path: String?, validation: Validation, totalMicroseconds: Int64) {
     self.input = input
     outcome = .accepted
     source = .file

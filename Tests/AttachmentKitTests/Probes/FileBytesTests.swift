@@ -64,14 +64,20 @@ struct FileBytesTests {
     #expect(reader.bytes(at: 0, count: ByteReader.windowSize + 1) == nil)
   }
 
-  /// Open failures are reported.
+  /// Open failures are reported, each with the system's reason for a message.
   @Test func openFailuresAreReported() throws {
     #expect(throws: FileBytesError.openFailed(errno: ENOENT)) {
       _ = try FileBytes(path: "/nonexistent/probe/file")
     }
-    #expect(throws: FileBytesError.notRegularFile) {
+    #expect(throws: FileBytesError.directory) {
       _ = try FileBytes(path: "/tmp")
     }
+    #expect(throws: FileBytesError.notRegularFile) {
+      _ = try FileBytes(path: "/dev/null")
+    }
+    #expect(FileBytesError.openFailed(errno: ENOENT).reason == "No such file or directory")
+    #expect(FileBytesError.directory.reason == "Is a directory")
+    #expect(FileBytesError.notRegularFile.reason == "Not a regular file")
   }
 
   /// Reader bounds never trap.

@@ -14,6 +14,18 @@ enum FileBytesError: Error, Sendable, Equatable {
   case statFailed(errno: Int32)
   /// The path is not a regular file (a directory, FIFO, device, ...).
   case notRegularFile
+  /// The path is a directory.
+  case directory
+
+  /// The system's reason, for a message (`strerror`: "No such file or directory", "Is a
+  /// directory"; "Not a regular file" for a FIFO, device or socket).
+  var reason: String {
+    switch self {
+    case .openFailed(let code), .statFailed(let code): String(cString: strerror(code))
+    case .directory: String(cString: strerror(EISDIR))
+    case .notRegularFile: "Not a regular file"
+    }
+  }
 }
 
 /// Read-only random access to the bytes of a file, by `pread` on a descriptor that stays open
@@ -38,7 +50,7 @@ final class FileBytes: Sendable {
 
   /// Opens `path` read-only; with `digesting`, ``digest`` hashes the bytes as they are read
   /// (finish it with ``ReadAlongDigest/finish(reading:)``). Throws when it cannot be opened,
-  /// is not a regular file, or its size cannot be read.
+  /// is a directory or another file that is not a regular one, or its size cannot be read.
   init(path: String, digesting: Bool = false) throws(FileBytesError) {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw .openFailed(errno: errno) }
@@ -47,6 +59,10 @@ final class FileBytes: Sendable {
       let code = errno
       close(descriptor)
       throw .statFailed(errno: code)
+    }
+    if (info.st_mode & S_IFMT) == S_IFDIR {
+      close(descriptor)
+      throw .directory
     }
     guard (info.st_mode & S_IFMT) == S_IFREG, let size = Int64(exactly: info.st_size), size >= 0,
       Int(exactly: size) != nil
