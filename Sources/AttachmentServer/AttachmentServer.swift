@@ -74,9 +74,16 @@ public final class AttachmentServer: Sendable {
   /// Requests started and not yet answered.
   public var inflightRequests: Int { metrics.inflight }
 
-  /// Loads libmicrohttpd and starts listening.
-  /// - Throws: `invalid_configuration` when libmicrohttpd is not installed, the host is not an
-  ///   IP literal, or the address cannot be bound (in use, not local).
+  /// The port of the operator listener (``ServerConfiguration/metricsAddress``), or 0 when there
+  /// is none or before ``start()``.
+  public var metricsPort: UInt16 {
+    daemon.withLock { $0?.operatorListener?.port ?? 0 }
+  }
+
+  /// Loads libmicrohttpd and starts listening: on ``ServerConfiguration/host`` and
+  /// ``ServerConfiguration/port``, and on ``ServerConfiguration/metricsAddress`` when it is set.
+  /// - Throws: `invalid_configuration` when libmicrohttpd is not installed, a host is not an
+  ///   IP literal, or an address cannot be bound (in use, not local).
   public func start() throws(AttachmentError) {
     guard let mhd = MicroHTTPD.shared else {
       throw AttachmentError(
@@ -85,10 +92,48 @@ public final class AttachmentServer: Sendable {
     }
     // sendfile to a closed socket raises SIGPIPE; the error is handled where it occurs.
     signal(SIGPIPE, SIG_IGN)
-    guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
-      throw AttachmentError(.invalidConfiguration, "The listen address is not an IPv4 or IPv6 literal.")
-    }
     let context = Unmanaged.passRetained(self).toOpaque()
+    let published = ListenAddress(host: configuration.host, port: configuration.port)
+    let main: Listening
+    var operatorListener: Listening?
+    do {
+      main = try listen(on: published, as: .published, context: context, mhd: mhd)
+    } catch {
+      Unmanaged<AttachmentServer>.fromOpaque(context).release()
+      throw error
+    }
+    if let address = configuration.metricsAddress {
+      do {
+        operatorListener = try listen(on: address, as: .operatorOnly, context: context, mhd: mhd)
+      } catch {
+        mhd.stopDaemon(main.pointer)
+        Unmanaged<AttachmentServer>.fromOpaque(context).release()
+        throw error
+      }
+    }
+    guard watch.start() else {
+      mhd.stopDaemon(main.pointer)
+      if let other = operatorListener { mhd.stopDaemon(other.pointer) }
+      Unmanaged<AttachmentServer>.fromOpaque(context).release()
+      throw AttachmentError(.invalidConfiguration, "Cannot start the connection watch's thread.")
+    }
+    daemon.withLock {
+      $0 = DaemonHandle(
+        pointer: main.pointer, port: main.port, context: context, operatorListener: operatorListener)
+    }
+  }
+
+  /// Starts one libmicrohttpd daemon on `address` for `listener`'s requests, its callbacks
+  /// called with `context`.
+  /// - Throws: `invalid_configuration` when the host is not an IP literal or the address cannot
+  ///   be bound.
+  private func listen(
+    on address: ListenAddress, as listener: Listener, context: UnsafeMutableRawPointer, mhd: MicroHTTPD
+  ) throws(AttachmentError) -> Listening {
+    let flag = listener == .published ? "--listen" : "--metrics-listen"
+    guard let socketAddress = SocketAddress(host: address.host, port: address.port) else {
+      throw AttachmentError(.invalidConfiguration, "The \(flag) address is not an IPv4 or IPv6 literal.")
+    }
     let completed: MHD_RequestCompletedCallback = { cls, connection, slot, termination in
       guard let cls else { return }
       Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
@@ -99,9 +144,16 @@ public final class AttachmentServer: Sendable {
       Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
         .connection(connection, started: event == .CONNECTION_NOTIFY_STARTED)
     }
-    let requestLine: RequestLineCallback = { cls, target, _ in
+    // A C callback captures nothing: one literal per listener says which it is.
+    let publicLine: RequestLineCallback = { cls, target, _ in
       guard let cls else { return nil }
-      return Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue().requestLine(target)
+      return Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
+        .requestLine(target, on: .published)
+    }
+    let operatorLine: RequestLineCallback = { cls, target, _ in
+      guard let cls else { return nil }
+      return Unmanaged<AttachmentServer>.fromOpaque(cls).takeUnretainedValue()
+        .requestLine(target, on: .operatorOnly)
     }
     let handler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, _, uploadSize, slot in
       guard let cls, let slot else { return .NO }
@@ -109,24 +161,22 @@ public final class AttachmentServer: Sendable {
         .handle(connection: connection, url: url, method: method, uploadSize: uploadSize, slot: slot)
     }
     var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-    if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
-    let started: OpaquePointer? = address.withSockaddr { sockaddr in
+    if socketAddress.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+    let started: OpaquePointer? = socketAddress.withSockaddr { sockaddr in
       let options = daemonOptions(
-        address: sockaddr, context: context, callbacks: (completed, notify, requestLine))
+        address: sockaddr, port: address.port, listener: listener, context: context,
+        callbacks: (completed, notify, listener == .published ? publicLine : operatorLine))
       return options.withUnsafeBufferPointer { items in
-        ak_mhd_start_daemon(mhd.startDaemon, flags, configuration.port, handler, context, items.baseAddress)
+        ak_mhd_start_daemon(mhd.startDaemon, flags, address.port, handler, context, items.baseAddress)
       }
     }
-    guard let started, watch.start() else {
-      if let started { mhd.stopDaemon(started) }
-      Unmanaged<AttachmentServer>.fromOpaque(context).release()
+    guard let started else {
       throw AttachmentError(
         .invalidConfiguration,
-        "Cannot listen on \(configuration.host):\(configuration.port) (in use, or not an address of this machine)."
+        "Cannot listen on \(address.host):\(address.port) (\(flag): in use, or not an address of this machine)."
       )
     }
-    let port = ak_mhd_bound_port(mhd.getDaemonInfo, started)
-    daemon.withLock { $0 = DaemonHandle(pointer: started, port: port, context: context) }
+    return Listening(pointer: started, port: ak_mhd_bound_port(mhd.getDaemonInfo, started))
   }
 
   /// libmicrohttpd's `MHD_OPTION_URI_LOG_CALLBACK`: the request target before any decoding; what
@@ -135,22 +185,23 @@ public final class AttachmentServer: Sendable {
     @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) ->
     UnsafeMutableRawPointer?
 
-  /// The daemon's options, ending with `END`: the connection limit (with its margin), the idle
-  /// timeout, the per-connection memory, the completion, connection and request-line callbacks
-  /// (called with `context`), the listen address, and a thread pool when more than one thread is
-  /// configured.
+  /// A daemon's options, ending with `END`: the connection limit (with its margin; a few for
+  /// the operator listener), the idle timeout, the per-connection memory, the completion,
+  /// connection and request-line callbacks (called with `context`), the listen address, and a
+  /// thread pool when more than one thread is configured (the public listener only).
   private func daemonOptions(
-    address: UnsafePointer<sockaddr>?, context: UnsafeMutableRawPointer,
+    address: UnsafePointer<sockaddr>?, port: UInt16, listener: Listener, context: UnsafeMutableRawPointer,
     callbacks: (
       completed: MHD_RequestCompletedCallback, notify: MHD_NotifyConnectionCallback,
       requestLine: RequestLineCallback
     )
   ) -> [MHD_OptionItem] {
     let (completed, notify, requestLine) = callbacks
+    let connections =
+      listener == .published
+      ? configuration.maximumConnections + configuration.connectionMargin : Self.operatorConnections
     var options: [MHD_OptionItem] = [
-      MHD_OptionItem(
-        option: .CONNECTION_LIMIT,
-        value: configuration.maximumConnections + configuration.connectionMargin, ptr_value: nil),
+      MHD_OptionItem(option: .CONNECTION_LIMIT, value: connections, ptr_value: nil),
       // No inactivity timeout of libmicrohttpd's own: the connection watch measures progress.
       MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: 0, ptr_value: nil),
       MHD_OptionItem(
@@ -164,19 +215,22 @@ public final class AttachmentServer: Sendable {
       MHD_OptionItem(
         option: .SOCK_ADDR, value: 0, ptr_value: address.map { UnsafeMutableRawPointer(mutating: $0) }),
     ]
-    if configuration.port != 0 {
+    if port != 0 {
       // SO_REUSEPORT: a new instance binds the port while this one drains (a restart without
       // refusing connections). Never with port 0: the kernel may then pick a port another
       // reuse-port socket of this user holds, and two servers would share it.
       options.append(MHD_OptionItem(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil))
     }
-    if configuration.threads > 1 {
+    if listener == .published && configuration.threads > 1 {
       options.append(
         MHD_OptionItem(option: .THREAD_POOL_SIZE, value: configuration.threads, ptr_value: nil))
     }
     options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
     return options
   }
+
+  /// Connections the operator listener takes at once: scrapers and probes, not clients.
+  static let operatorConnections = 16
 
   /// Stops gracefully: stops accepting connections, cancels the upstream fetches no request
   /// waits for (those of requests answered at their own `X-Deadline-Ms`), and lets every
@@ -208,6 +262,8 @@ public final class AttachmentServer: Sendable {
       if suspended.withLock({ $0 }) > 0 { return summary }
     }
     mhd.stopDaemon(handle.pointer)
+    // The operator listener answered scrapes through the drain; it goes last.
+    if let other = handle.operatorListener { mhd.stopDaemon(other.pointer) }
     watch.stop()
     daemon.withLock { $0 = nil }
     Unmanaged<AttachmentServer>.fromOpaque(handle.context).release()
@@ -258,9 +314,22 @@ public struct DrainSummary: Sendable, Equatable {
   public init() {}
 }
 
-/// The running daemon.
+/// The running daemons.
 struct DaemonHandle: @unchecked Sendable {
+  /// The public listener's daemon.
   let pointer: OpaquePointer
+  /// The public listener's port.
   let port: UInt16
+  /// The server, retained for the daemons' callbacks.
   let context: UnsafeMutableRawPointer
+  /// The operator listener, when configured.
+  let operatorListener: Listening?
+}
+
+/// One started daemon and the port it bound.
+struct Listening: @unchecked Sendable {
+  /// libmicrohttpd's daemon.
+  let pointer: OpaquePointer
+  /// The port it listens on.
+  let port: UInt16
 }

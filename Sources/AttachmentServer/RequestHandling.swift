@@ -20,11 +20,12 @@ extension AttachmentServer {
       // The watch may have cut the connection just now (its head was late): end it.
       guard watch.enter(.working, connection).alive else { return .NO }
       state.method = method.map { String(cString: $0) } ?? ""
-      if let verified = targets.entry(for: state.target) {
+      if state.listener == .published, let verified = targets.entry(for: state.target) {
         state.verified = verified
         state.route = verified.route
       } else {
         state.route = Route(target: state.target)
+          .served(on: state.listener, separated: configuration.metricsAddress != nil)
       }
       state.facts = RequestFacts.read(connection, mhd: mhd, trusted: configuration.trustedForwarders)
       state.phase = .receiving
@@ -90,11 +91,12 @@ extension AttachmentServer {
     return nil
   }
 
-  /// libmicrohttpd's request-line callback: the request target as sent, before any decoding.
-  /// Returns the request's state, which libmicrohttpd keeps in the request's slot until
-  /// ``completed(slot:termination:)`` (called for every request this saw).
-  func requestLine(_ target: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer {
-    Unmanaged.passRetained(RequestState(target: target.map { String(cString: $0) } ?? "")).toOpaque()
+  /// libmicrohttpd's request-line callback: the request target as sent, before any decoding,
+  /// on `listener`. Returns the request's state, which libmicrohttpd keeps in the request's slot
+  /// until ``completed(slot:termination:)`` (called for every request this saw).
+  func requestLine(_ target: UnsafePointer<CChar>?, on listener: Listener) -> UnsafeMutableRawPointer {
+    let state = RequestState(target: target.map { String(cString: $0) } ?? "", listener: listener)
+    return Unmanaged.passRetained(state).toOpaque()
   }
 
   /// libmicrohttpd's completion notice: the answer was sent, or the connection ended.

@@ -10,6 +10,8 @@ final class RequestState: @unchecked Sendable {
   /// The request target exactly as sent: path and query, before libmicrohttpd decodes `%`
   /// escapes and drops the query (what a CDN keys on).
   let target: String
+  /// The listener the request came in on.
+  let listener: Listener
   /// The request method (set when the headers arrive).
   var method = ""
   /// What the target asks for (parsed once, when the headers arrive).
@@ -60,9 +62,10 @@ final class RequestState: @unchecked Sendable {
     return Queued(status: 0, outcome: "abandoned", url: nil, bytes: 0)
   }
 
-  /// A request whose request line named `target`.
-  init(target: String) {
+  /// A request whose request line named `target`, on `listener`.
+  init(target: String, listener: Listener) {
     self.target = target
+    self.listener = listener
   }
 }
 

@@ -8,6 +8,11 @@ public struct ServerConfiguration: Sendable {
   public var host: String
   /// The TCP port; `0` picks a free one (see ``AttachmentServer/port``). Default: `8080`.
   public var port: UInt16
+  /// A second listener for the operator's routes (`--metrics-listen`): when set, `/metrics` is
+  /// answered there only (the public listener answers it `404`); `/readyz` and `/healthz` are
+  /// answered on both, since a tier's probe reaches only the public port. Proxy paths are
+  /// `404` on it. Default: none (every route on the public listener).
+  public var metricsAddress: ListenAddress?
   /// Accept `/v1/u/<base64url(url)>` without a signature. For trusted networks only; the
   /// command warns at start when it is on. Default: `false`.
   public var acceptsUnsigned = false
@@ -66,6 +71,20 @@ public struct ServerConfiguration: Sendable {
 
   /// Makes a configuration listening on `host:port`, with the defaults above.
   public init(host: String = "127.0.0.1", port: UInt16 = 8080) {
+    self.host = host
+    self.port = port
+  }
+}
+
+/// An address to listen on: an IPv4 or IPv6 literal and a TCP port.
+public struct ListenAddress: Sendable, Equatable {
+  /// The IP literal (`127.0.0.1`, `::1`, `0.0.0.0`).
+  public var host: String
+  /// The TCP port; `0` picks a free one.
+  public var port: UInt16
+
+  /// The address `host:port`.
+  public init(host: String, port: UInt16) {
     self.host = host
     self.port = port
   }

@@ -40,6 +40,11 @@ enum ServeCommand: RunnableCommand {
   static let listen = OptionKey<String>.option(
     long: "listen", valueName: "ADDR:PORT",
     help: "The address and port to listen on, an IP literal ([::1]:8080 for IPv6; default 127.0.0.1:8080).")
+  static let metricsListen = OptionKey<String>.option(
+    long: "metrics-listen", valueName: "ADDR:PORT",
+    help:
+      "Answer /metrics and /readyz on this address only (the public listener then answers them 404; /healthz stays on both)."
+  )
   static let keyFile = OptionKey<String>.option(
     long: "key-file", valueName: "FILE",
     help: "Signing keys, one hex key per line: the first signs, every one verifies (rotation).")
@@ -94,7 +99,7 @@ enum ServeCommand: RunnableCommand {
 
   static let arguments: [any ArgumentKey] =
     [
-      listen, keyFile, maximumConnections, maximumFetches, threads, idleTimeout, headTimeout,
+      listen, metricsListen, keyFile, maximumConnections, maximumFetches, threads, idleTimeout, headTimeout,
       minimumRequestRate,
       drainTimeout, trustForwardedFrom, header, fallbackImage, fallbackMaxAge, unsigned,
     ]
@@ -143,9 +148,11 @@ enum ServeCommand: RunnableCommand {
         "warning",
         [("message", .string("--unsigned is on: anyone who can reach this port can make it fetch any URL."))])
     }
-    event(
-      "listening",
-      [("address", .string(addressText(server.host, proxy.port))), ("pid", .int(Int64(getpid())))])
+    var listening: [(key: String, value: JSON)] = [("address", .string(addressText(server.host, proxy.port)))]
+    if let metrics = server.metricsAddress {
+      listening.append(("metricsAddress", .string(addressText(metrics.host, proxy.metricsPort))))
+    }
+    event("listening", listening + [("pid", .int(Int64(getpid())))])
     let notifier = ServiceNotifier()
     notifier.ready()
     let received = waitForStop(&signals, reloading: arguments[Self.keyFile], into: proxy, notifier: notifier)
@@ -245,7 +252,7 @@ enum ServeCommand: RunnableCommand {
     }
   }
 
-  /// The server's settings from `--listen`, `--unsigned`, `--deadline`, `--max-connections`,
+  /// The server's settings from `--listen`, `--metrics-listen`, `--unsigned`, `--deadline`, `--max-connections`,
   /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate`,
   /// `--drain-timeout`, `--trust-forwarded-from`, `--fallback-max-age` and `--header` (read in
   /// that order).
@@ -253,7 +260,10 @@ enum ServeCommand: RunnableCommand {
     -> ServerConfiguration
   {
     var server = ServerConfiguration()
-    (server.host, server.port) = try listenAddress(arguments)
+    (server.host, server.port) = try listenAddress(arguments, listen) ?? ("127.0.0.1", 8080)
+    if let (host, port) = try listenAddress(arguments, metricsListen) {
+      server.metricsAddress = ListenAddress(host: host, port: port)
+    }
     server.acceptsUnsigned = arguments[unsigned]
     server.version = RootCommand.version
     server.deadlineSeconds = try PipelineOptions.deadlineSeconds(from: arguments)
@@ -292,9 +302,13 @@ enum ServeCommand: RunnableCommand {
     }
   }
 
-  /// `--listen`: `ADDR:PORT`, `[IPv6]:PORT`, or `:PORT` / `PORT` for loopback.
-  private static func listenAddress(_ arguments: ParsedArguments) throws(UsageError) -> (String, UInt16) {
-    guard let text = arguments[listen] else { return ("127.0.0.1", 8080) }
+  /// `--listen` or `--metrics-listen` (`option`): `ADDR:PORT`, `[IPv6]:PORT`, or `:PORT` / `PORT`
+  /// for loopback; `nil` when the option is not given.
+  private static func listenAddress(_ arguments: ParsedArguments, _ option: OptionKey<String>)
+    throws(UsageError)
+    -> (String, UInt16)?
+  {
+    guard let text = arguments[option] else { return nil }
     var host = "127.0.0.1"
     var portText = Substring(text)
     if let colon = text.lastIndex(of: ":") {
@@ -307,7 +321,7 @@ enum ServeCommand: RunnableCommand {
     }
     guard let port = UInt16(portText) else {
       throw arguments.usageError(
-        "--listen expects ADDR:PORT with a port from 0 to 65535, got '\(Terminal.safe(text))'")
+        "--\(option.spec.name) expects ADDR:PORT with a port from 0 to 65535, got '\(Terminal.safe(text))'")
     }
     return (host, port)
   }
