@@ -3,7 +3,8 @@ import TestSupport
 import TestTraits
 import Testing
 
-/// docs/deploy.md's systemd unit, checked offline with systemd's own analyzer: it loads
+/// The systemd unit shipped as `docs/attachkit.service`, checked offline with systemd's own
+/// analyzer: it loads
 /// (`systemd-analyze verify`) and its exposure stays low (`systemd-analyze security
 /// --offline=true --threshold=15`, that is 1.5; it was 8.3 EXPOSED before the hardening).
 /// Skipped, saying why, where systemd-analyze is missing or cannot run offline.
@@ -13,10 +14,17 @@ struct DeploySystemdTests {
     FileManager.default.isExecutableFile(atPath: $0)
   }
 
-  /// The documented unit written to `directory`, its `ExecStart` binary replaced by the built
+  /// `docs/attachkit.service`, as shipped.
+  static func shippedUnit() throws -> String {
+    let path = URL(fileURLWithPath: DocsDeploy.path).deletingLastPathComponent()
+      .appendingPathComponent("attachkit.service").path
+    return try String(contentsOfFile: path, encoding: .utf8)
+  }
+
+  /// The shipped unit written to `directory`, its `ExecStart` binary replaced by the built
   /// one (verify checks that it is executable).
   static func unitFile(in directory: String) throws -> String {
-    let unit = try DocsDeploy.block("ini", containing: "[Service]")
+    let unit = try shippedUnit()
       .replacingOccurrences(of: "/usr/local/bin/attachkit", with: Binaries.attachkit)
     let path = directory + "/attachkit.service"
     try writeTestFile(unit, to: path)
@@ -27,7 +35,7 @@ struct DeploySystemdTests {
     "the unit is Type=notify with ExecReload, a system-call filter, capability and address-family limits, UMask"
   )
   func unitSettings() throws {
-    let unit = try DocsDeploy.block("ini", containing: "[Service]")
+    let unit = try Self.shippedUnit()
     for setting in [
       "Type=notify", "ExecReload=/bin/kill -HUP $MAINPID", "SystemCallFilter=@system-service",
       "CapabilityBoundingSet=\n", "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX", "UMask=0077",
@@ -68,5 +76,38 @@ struct DeploySystemdTests {
     #expect(run.status == 0, "\(overall)\n\(run.stderr)")
     let score = overall.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }
     #expect((score ?? 99) <= 1.5, "\(overall)")
+  }
+
+  @Test(
+    "the unit's ExecStart starts serve as written (its addresses and paths made local); metrics on loopback only"
+  )
+  func execStartRuns() async throws {
+    let unit = try Self.shippedUnit()
+    let line = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+    let words = line.dropFirst("ExecStart=".count).split(separator: " ").map(String.init)
+    #expect(Array(words.prefix(2)) == ["/usr/local/bin/attachkit", "serve"], "\(words)")
+    let metrics = words.firstIndex(of: "--metrics-listen").map { words[$0 + 1] }
+    #expect(metrics?.hasPrefix("127.0.0.1:") == true, "\(words)")
+    // This machine has none of the unit's addresses or directories: each value that names one is
+    // made local; every option stays as written, so an unknown one or a bad value fails here.
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let local = [
+      "--listen": "127.0.0.1:0", "--metrics-listen": "127.0.0.1:0", "--key-file": workspace.keyFile,
+      "--cache-dir": workspace.cache,
+    ]
+    var arguments: [String] = []
+    for (index, word) in words.enumerated().dropFirst(2) {
+      if index > 2, let value = local[words[index - 1]] {
+        arguments.append(value)
+      } else {
+        arguments.append(word)
+      }
+    }
+    let serve = try await ServeProcess(workspace: workspace, arguments, allowPrivate: false)
+    defer { serve.stop() }
+    let listening = serve.events.first { $0["event"] as? String == "listening" }
+    #expect((listening?["metricsAddress"] as? String)?.hasPrefix("127.0.0.1:") == true, "\(serve.log)")
+    #expect(try await Curl.get(serve.url("/metrics")).status == 404)
   }
 }

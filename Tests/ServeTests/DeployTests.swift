@@ -4,7 +4,8 @@ import TestTraits
 import Testing
 
 /// The deployment of docs/deploy.md on loopback: two `attachkit serve` instances behind nginx,
-/// which picks one by a consistent hash of the request URI and caches answers as a CDN would.
+/// which picks one by a consistent hash of the request URI and caches answers as a CDN would
+/// (the document's own `location` blocks).
 @Suite(
   "attachkit serve behind nginx", .serialized, .threadOfItsOwn,
   .requires(
@@ -54,6 +55,13 @@ struct DeployTests {
     #expect(hit.header("ETag") == miss.header("ETag"))
     #expect(hit.header("X-Attachment-Type-Hint") == "public.jpeg")
     #expect(try await attachmentRequests() == 1)  // the HIT never reached AttachmentKit
+    // Each answer carries its own request's id, not the one stored with the copy.
+    let ids = [miss.header("X-Request-Id"), hit.header("X-Request-Id")].compactMap { $0 }
+    #expect(ids.count == 2 && ids[0] != ids[1] && ids.allSatisfy { $0.count == 32 }, "\(ids)")
+    // The operator's routes are not passed to anyone through the tier.
+    for route in ["/metrics", "/readyz", "/metrics?format=x"] {
+      #expect(try await Curl.get(nginx.url(route)).status == 404, "\(route)")
+    }
     // serve logged the client nginx forwards for, and nginx's request id (32 hex digits).
     let line = (first.events + second.events).first { $0["route"] as? String == "attachment" }
     #expect(line?["client"] as? String == "203.0.113.9")
@@ -105,6 +113,7 @@ final class NginxTier {
     port = try Loopback.freePort()
     directPort = try Loopback.freePort()
     let servers = backends.map { "    server 127.0.0.1:\($0);" }.joined(separator: "\n")
+    let locations = try Self.documentedLocations()
     let configuration = """
       daemon off;
       master_process off;
@@ -129,19 +138,7 @@ final class NginxTier {
         proxy_set_header Connection "";
         server {
           listen 127.0.0.1:\(port);
-          location / {
-            proxy_pass http://attach;
-            proxy_cache media;
-            proxy_cache_lock on;
-            proxy_cache_revalidate on;
-            proxy_cache_valid 200 206 1h;
-            proxy_hide_header X-Attachment-Source;
-            # Any proxy_set_header here replaces the http level's: Connection "" is said again.
-            proxy_set_header Connection "";
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_set_header X-Request-Id $request_id;
-            add_header X-Cache $upstream_cache_status always;
-          }
+      \(locations)
         }
         server {
           listen 127.0.0.1:\(directPort);
@@ -164,6 +161,18 @@ final class NginxTier {
   enum TierError: Error {
     case missing
     case didNotListen(String)
+    case undocumented
+  }
+
+  /// The `location` blocks of docs/deploy.md's nginx server, as written there: the lines after
+  /// its `server_name` up to the server's closing brace.
+  static func documentedLocations() throws -> String {
+    let block = try DocsDeploy.block("nginx", containing: "proxy_cache_path")
+    let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
+    guard let start = lines.firstIndex(where: { $0.contains("server_name") }),
+      let end = lines.lastIndex(where: { $0 == "}" }), start < end
+    else { throw TierError.undocumented }
+    return lines[(start + 1)..<end].joined(separator: "\n")
   }
 
   func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }

@@ -46,6 +46,13 @@ struct DeployVarnishTests {
     #expect(hit.header("ETag") == miss.header("ETag"))
     #expect(hit.header("X-Attachment-Type-Hint") == "public.jpeg")
     #expect(hit.header("X-Attachment-Source") == nil)
+    // Each answer carries its own request's id, not the one stored with the copy.
+    let ids = [miss.header("X-Request-Id"), hit.header("X-Request-Id")].compactMap { $0 }
+    #expect(ids.count == 2 && ids[0] != ids[1] && ids.allSatisfy { $0.hasPrefix("varnish-") }, "\(ids)")
+    // The operator's routes are not passed to anyone through the tier; its probe still works.
+    for route in ["/metrics", "/readyz", "/metrics?format=x"] {
+      #expect(try await Curl.get(varnish.url(route)).status == 404, "\(route)")
+    }
     let range = try await Curl.get(varnish.url(path), ["-H", "Range: bytes=100-199"])
     #expect(range.status == 206)
     #expect(Array(range.body) == Array(jpeg[100..<200]))
