@@ -452,6 +452,10 @@ public final class NotificationService: NotificationServiceExtension {
     for problem in attachment.thumbnailProblems {
       trace.note("attachment options \(reference.identifier)", .failed, detail: problem)
     }
+    // What validation noted, and what libvips or FFmpeg logged while rescuing it.
+    for warning in attachment.warnings {
+      trace.note("attachment warning \(reference.identifier)", .event, detail: warning)
+    }
     let delivered = DeliveredAttachment(
       identifier: reference.identifier, url: URL(fileURLWithPath: path).absoluteString,
       typeHint: attachment.uti, source: source, options: options)

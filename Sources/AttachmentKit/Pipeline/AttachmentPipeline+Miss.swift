@@ -253,7 +253,7 @@ extension AttachmentPipeline {
           deadline: signal.deadline, isCancelled: { signal.reason == .cancelled }))
       do throws(Refusal) {
         var validation = try validator.judge(file: output.path, sha256: nil, signal: signal, sniffed: nil)
-        validation.rescued = rescued
+        validation.record(rescued)
         return (output, validation)
       } catch {
         throw error.error

@@ -41,6 +41,9 @@ struct Libvips: @unchecked Sendable {
   /// glib's `g_module_open`, which runs a libvips module's `g_module_check_init` (it registers
   /// the module's loaders and makes the module resident).
   let moduleOpen: @convention(c) (UnsafePointer<CChar>?, Int32) -> OpaquePointer?
+  /// glib's `g_log_set_writer_func`, which a worker points at its library log
+  /// (``LibraryLog``); `nil` when glib lacks it.
+  let setLogWriter: UnsafeMutableRawPointer?
 
   private init?() {
     typealias Image = @convention(c) (OpaquePointer?) -> Int32
@@ -98,6 +101,7 @@ struct Libvips: @unchecked Sendable {
     self.version = version
     self.operationBlock = operationBlock
     self.moduleOpen = moduleOpen
+    setLogWriter = library.symbol("g_log_set_writer_func")
     self.newFromFile = newFromFile
     self.thumbnail = thumbnail
     self.thumbnailImage = thumbnailImage

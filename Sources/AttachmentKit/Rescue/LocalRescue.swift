@@ -98,7 +98,7 @@ enum LocalRescue {
     do {
       let rescue = try body("/proc/self/fd/\(input)", Int64(info.st_size), "/proc/self/fd/\(written)")
       var validation = try Validator(limits: limits).validate(file: output, deadline: deadline)
-      validation.rescued = rescue
+      validation.record(rescue)
       return validation
     } catch {
       unlink(output)

@@ -39,6 +39,12 @@ public struct Rescue: Sendable, Equatable, Codable {
   /// The codecs of what the server sent (RFC 6381 strings, as ``Validation/codecs``); empty
   /// for an image or when unknown.
   public var originalCodecs: [String]
+  /// What the rescue's libraries logged while they made the file (libvips' and FFmpeg's
+  /// warnings, `libvips: read gave 2 warnings`), each once, at most 8 and a count of the
+  /// rest; never written to standard error. The pipeline and ``Swift/Array/attachment(fromFile:rescuingInto:limits:deadline:)``
+  /// move them into the delivered file's ``Validation/warnings`` (``Validation/record(_:)``),
+  /// which the cache keeps, so this is empty on a ``Validation/rescued``.
+  public var warnings: [String] = []
 
   /// Makes a rescue record (`rescuer` defaults to the image rescuer's name).
   public init(
@@ -69,5 +75,6 @@ public struct Rescue: Sendable, Equatable, Codable {
     originalHeight = try container.decodeIfPresent(Int.self, forKey: .originalHeight)
     originalDurationSeconds = try container.decodeIfPresent(Double.self, forKey: .originalDurationSeconds)
     originalCodecs = try container.decodeIfPresent([String].self, forKey: .originalCodecs) ?? []
+    warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
   }
 }

@@ -48,6 +48,15 @@ public struct Validation: Sendable, Equatable, Codable {
 }
 
 extension Validation {
+  /// Records that this file was made by `rescue`: its provenance becomes ``rescued``, and what
+  /// its libraries logged (``Rescue/warnings``) joins ``warnings``, each once.
+  public mutating func record(_ rescue: Rescue) {
+    var provenance = rescue
+    for warning in provenance.warnings where !warnings.contains(warning) { warnings.append(warning) }
+    provenance.warnings = []
+    rescued = provenance
+  }
+
   /// Decodes a validation, also one encoded before ``codecs`` or ``posterTimeSeconds``
   /// existed (they then decode as empty and `nil`). Throws `DecodingError` when a field is missing or of the wrong type.
   public init(from decoder: any Decoder) throws {

@@ -68,4 +68,20 @@ const char *ak_library_path(const void *address);
 /// -errno when a step fails.
 int ak_worker_confine(void);
 
+/// Keeps GLib's error, critical and warning messages (libvips' `VIPS-WARNING`s among them) in
+/// this process's bounded list of library messages, and drops its chattier ones, instead of
+/// writing any to standard error: `set_writer_func` is GLib's `g_log_set_writer_func` (GLib
+/// allows it once per process; later calls do nothing). Returns 0, or -1 when it is NULL.
+int ak_library_log_capture_glib(void *set_writer_func);
+
+/// Keeps FFmpeg's messages of level warning and worse (each line prefixed with the name of
+/// what logged it, `[h264]`) in the same list: `set_callback` is `av_log_set_callback`.
+/// Returns 0, or -1 when it is NULL.
+int ak_library_log_capture_av(void *set_callback);
+
+/// Copies the kept messages into `buffer` (at most `size` bytes, NUL-terminated), each as
+/// `library: text` and a newline, each once, at most 8 of them, then empties the list.
+/// Returns how many more there were (dropped, or too long for `buffer`).
+long ak_library_log_take(char *buffer, size_t size);
+
 #endif

@@ -23,6 +23,17 @@ enum Table {
     if let error = record.error {
       line += "\n          ↳ \(error.code.rawValue): \(Terminal.safe(error.message))"
     }
+    if let rescued = record.validation?.rescued {
+      var from = Terminal.safe(rescued.from)
+      if let width = rescued.originalWidth, let height = rescued.originalHeight {
+        from += " \(width)×\(height)"
+      }
+      from += ", " + bytes(rescued.originalBytes)
+      line += "\n          ↳ rescued from \(from): " + rescued.actions.map(\.rawValue).joined(separator: ", ")
+    }
+    for warning in record.validation?.warnings ?? [] {
+      line += "\n          ↳ warning: \(Terminal.safe(warning))"
+    }
     if let fallback = record.fallback {
       line +=
         "\n          ↳ fallback \(Terminal.safeURL(fallback.url)) in place of \(fallback.error.code.rawValue): "
@@ -39,8 +50,12 @@ enum Table {
     let transferred = records.reduce(Int64(0)) { $0 + ($1.bytesTransferred ?? 0) }
     let latencies = records.map(\.totalMicroseconds).sorted()
     let fallbacks = records.filter { $0.fallback != nil }.count
+    let rescued = records.filter { $0.outcome == .accepted && $0.validation?.rescued != nil }.count
     var text = "\(accepted) accepted, \(rejected) refused, \(failed) failed"
-    if fallbacks > 0 { text += " (\(fallbacks) accepted by fallback)" }
+    var notes: [String] = []
+    if rescued > 0 { notes.append("\(rescued) rescued") }
+    if fallbacks > 0 { notes.append("\(fallbacks) accepted by fallback") }
+    if !notes.isEmpty { text += " (" + notes.joined(separator: ", ") + ")" }
     text += " · \(bytes(transferred)) transferred · \(hits) cache hits"
     text += " · wall \(duration(wallMicroseconds))"
     if !latencies.isEmpty {

@@ -12,6 +12,8 @@ struct Libav: @unchecked Sendable {
 
   // flat table: one property per FFmpeg function the rescue calls.
   let av_log_set_level: ak_av_log_set_level_fn
+  /// `av_log_set_callback`, which a worker points at its library log (``LibraryLog``).
+  let av_log_set_callback: UnsafeMutableRawPointer
   let av_strerror: ak_av_strerror_fn
   let av_dict_set: ak_av_dict_set_fn
   let av_dict_free: ak_av_dict_free_fn
@@ -88,9 +90,16 @@ struct Libav: @unchecked Sendable {
       }
       throw Missing()
     }
+    func resolveSymbol(_ name: String) throws(Missing) -> UnsafeMutableRawPointer {
+      for library in libraries {
+        if let symbol = library.symbol(name) { return symbol }
+      }
+      throw Missing()
+    }
     do {
       // flat table: the same names, resolved.
       av_log_set_level = try resolve("av_log_set_level")
+      av_log_set_callback = try resolveSymbol("av_log_set_callback")
       av_strerror = try resolve("av_strerror")
       av_dict_set = try resolve("av_dict_set")
       av_dict_free = try resolve("av_dict_free")

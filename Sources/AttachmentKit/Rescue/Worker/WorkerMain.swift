@@ -52,6 +52,7 @@ enum WorkerMain {
     case .ffmpeg: _ = Libav.shared
     case nil: break
     }
+    if let preload { LibraryLog.capture(preload) }
     var buffer = [UInt8](repeating: 0, count: workerMessageLimit)
     while true {
       var source: Int32 = -1
@@ -84,6 +85,18 @@ enum WorkerMain {
       return WorkerReply(
         error: WireError(AttachmentError(.ioError, "The rescue worker got a malformed job.")))
     }
+    LibraryLog.capture(job.rescuer.library)
+    var reply = run(job, source: source, output: output, ceiling: ceiling)
+    let messages = LibraryLog.take()
+    if !messages.isEmpty {
+      reply.rescue?.warnings += messages
+      reply.error = reply.error.map { $0.adding(messages) }
+    }
+    return reply
+  }
+
+  /// Runs `job` (see ``perform(_:source:output:ceiling:)``).
+  private static func run(_ job: WorkerJob, source: Int32, output: Int32, ceiling: UInt64) -> WorkerReply {
     let deadline = job.secondsLeft.map { ContinuousClock.now + .nanoseconds(Int64(($0 * 1e9).rounded())) }
     let peakBefore = addressSpacePeak()
     let rescueJob = RescueJob(

@@ -80,6 +80,14 @@ struct WireError: Codable, Sendable {
     detected = error.detected
   }
 
+  /// The error with what the rescue's libraries logged (``LibraryLog``) at the end of its
+  /// message: `… (libvips: …; FFmpeg: …)`, the first three.
+  func adding(_ messages: [String]) -> WireError {
+    var copy = self
+    copy.message += " (\(messages.prefix(3).joined(separator: "; ")))"
+    return copy
+  }
+
   /// The error again (an unknown kind reads as a local failure).
   var error: AttachmentError {
     let kind = AttachmentError.Kind(rawValue: kind) ?? .local
