@@ -77,10 +77,13 @@ enum CLI {
     try process.runClosingChildEnds()
     // (written before any output is read: a child that reads its whole input before it writes,
     // as attachkit does, takes any size; another must not fill its output pipes first)
-    if let stdin { input.fileHandleForWriting.write(stdin) }
+    // A child that stops before reading it all (a usage error, a spool it cannot create) makes
+    // the write fail with EPIPE: the throwing write says so instead of trapping, and the
+    // child's answer is what the test judges.
+    if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
     try input.fileHandleForWriting.close()
     let errReader = PendingRead(err.fileHandleForReading)
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let outData = readToEnd(out.fileHandleForReading)
     let errData = errReader.wait()
     process.blockUntilExit()
     process.closeStandardPipes()
@@ -91,6 +94,23 @@ enum CLI {
   }
 }
 
+/// Everything `handle` yields until its end, read with read(2) and retried on EINTR (Foundation's
+/// `readDataToEndOfFile` trapped once on an interrupted read under load); stops at an error.
+func readToEnd(_ handle: FileHandle) -> Data {
+  var data = Data()
+  var buffer = [UInt8](repeating: 0, count: 65_536)
+  while true {
+    let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+    if count > 0 {
+      data.append(contentsOf: buffer[0..<count])
+    } else if count < 0 && errno == EINTR {
+      continue
+    } else {
+      return data
+    }
+  }
+}
+
 /// A handle read to its end on a thread of its own, so that two pipes cannot block each
 /// other (a child filling its stderr pipe while the reader waits on stdout).
 final class PendingRead: @unchecked Sendable {
@@ -98,7 +118,7 @@ final class PendingRead: @unchecked Sendable {
   private var data: Data?  // guarded by `condition`
 
   init(_ handle: FileHandle) {
-    Thread { [self] in finish(handle.readDataToEndOfFile()) }.start()
+    Thread { [self] in finish(readToEnd(handle)) }.start()
   }
 
   private func finish(_ data: Data) {
