@@ -234,8 +234,12 @@ struct PayloadTests {
     let afterRun = ContinuousClock.now
     defer { child.terminate() }
     try? await Task.sleep(for: .milliseconds(300))
+    // The bounds bracket the read itself: the youngest the child can be is taken before it,
+    // the oldest after it (taken both after, a loaded machine's pause between the read and the
+    // clock made the child look 35 ms too young).
+    let beforeRead = ContinuousClock.now
     let age = try #require(ProcessStart.age(pid: String(child.processIdentifier)))
-    let (oldest, youngest) = (ContinuousClock.now - beforeRun, ContinuousClock.now - afterRun)
+    let (oldest, youngest) = (ContinuousClock.now - beforeRun, beforeRead - afterRun)
     #expect(age >= youngest - .milliseconds(20), "age \(age), at least \(youngest)")
     #expect(age <= oldest + .milliseconds(20), "age \(age), at most \(oldest)")
     #expect(ProcessStart.age(pid: "no-such-process") == nil)

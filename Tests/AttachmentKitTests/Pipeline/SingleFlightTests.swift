@@ -64,8 +64,10 @@ struct SingleFlightJoinTests {
     var late = 0
     var answered = 0
     for round in 0..<2_000 {
-      // 2 s: far beyond the microseconds a flight takes here; a lost wakeup waits all of it.
-      let deadline = ContinuousClock.now + .seconds(2)
+      // 60 s: far beyond the microseconds a flight takes, and beyond any queueing of its tasks
+      // on a loaded machine (2 s was not: one caller of 16,000 ran after it once); a lost
+      // wakeup waits all of it, so the test is slow only when it fails.
+      let deadline = ContinuousClock.now + .seconds(60)
       let outcomes = await withTaskGroup(of: Result<Int, AttachmentError>?.self) { group in
         for _ in 0..<8 {
           group.addTask {
