@@ -61,7 +61,9 @@ struct ArgumentReader {
       let name = String(body.prefix { $0 != "=" })
       let inlineValue = body.count > name.count ? String(body.dropFirst(name.count + 1)) : nil
       let typed = "--" + name
-      guard let spec = specs.first(where: { !$0.isPositional && $0.name == name }) else {
+      guard
+        let spec = specs.first(where: { !$0.isPositional && ($0.name == name || $0.aliases.contains(name)) })
+      else {
         throw unknownOption(typed)
       }
       return (spec, typed, inlineValue)

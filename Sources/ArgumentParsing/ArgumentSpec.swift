@@ -34,6 +34,9 @@ public struct ArgumentSpec: Sendable, Equatable {
   /// The values a choice option or positional accepts, in order (shell completion offers
   /// them); empty for every other argument.
   var choices: [String] = []
+  /// Older long names an option or flag still answers to (without dashes), kept so that scripts
+  /// written against them go on working; help names them after the help text. Empty for most.
+  public internal(set) var aliases: [String] = []
 
   /// Declares an option that takes a value: `--long VALUE`, `--long=VALUE`, or `-s VALUE`.
   ///

@@ -18,7 +18,8 @@ struct HelpEntry {
     case .flag: label = "\(short)--\(spec.name)"
     case .positional: label = spec.valueName
     }
-    help = spec.help
+    let aliases = spec.aliases.map { "--" + $0 }.joined(separator: ", ")
+    help = spec.aliases.isEmpty ? spec.help : spec.help + " (Also " + aliases + ", its older name.)"
   }
 
   /// A row with a label and help text of its own.

@@ -38,7 +38,7 @@ struct HelpFormatter {
       blocks.append(["SUBCOMMANDS:"] + commands.flatMap { $0.lines(column: column) } + ["", pointer])
     }
     if !configuration.examples.isEmpty {
-      blocks.append(["EXAMPLES:"] + configuration.examples.flatMap { TextWrapping.preformatted("  " + $0) })
+      blocks.append(["EXAMPLES:"] + configuration.examples.flatMap { TextWrapping.commandLine("  " + $0) })
     }
     if let prefix = configuration.environmentPrefix, !specs.isEmpty {
       blocks.append(EnvironmentHelp.block(specs, prefix: prefix))

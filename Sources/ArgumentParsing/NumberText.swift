@@ -28,6 +28,31 @@ enum NumberText {
   }
 }
 
+extension NumberText {
+  /// The units a duration may carry, longest suffix first, with their length in seconds.
+  static let durationUnits: [(suffix: String, seconds: Double)] = [
+    ("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400),
+  ]
+
+  /// Reads a duration in seconds: a decimal number of seconds (`25`, `2.5`), or one with a unit
+  /// (`500ms`, `2s`, `1.5m`, `1h`, `7d`); `nan`, `inf`, hex and two units are malformed.
+  static func duration(_ text: String) -> Reading<Double> {
+    for unit in durationUnits where text.hasSuffix(unit.suffix) {
+      let number = String(text.dropLast(unit.suffix.count))
+      // (`ms` is tried before `s` and `m`: "500ms" is never read as 500m followed by "s")
+      guard number.last?.isASCIIDigit == true || number.last == "." else { continue }
+      switch decimal(number) {
+      case .value(let value):
+        let seconds = value * unit.seconds
+        return seconds.isFinite ? .value(seconds) : .outOfRange
+      case .outOfRange: return .outOfRange
+      case .malformed: return .malformed
+      }
+    }
+    return decimal(text)
+  }
+}
+
 extension Character {
   /// Whether this is one of `0` to `9`.
   var isASCIIDigit: Bool { ("0"..."9").contains(self) }

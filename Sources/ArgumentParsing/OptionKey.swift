@@ -12,7 +12,7 @@
 /// `--long=VALUE` form; otherwise parsing reports the value as missing.
 public struct OptionKey<Value: Sendable>: ArgumentKey {
   /// The declaration, of kind ``ArgumentSpec/Kind/option``.
-  public let spec: ArgumentSpec
+  public private(set) var spec: ArgumentSpec
   /// Turns the text given into a value, or says what is wrong with it; the second argument is
   /// what the message calls the value's source (`--long`, or the environment variable it came
   /// from).
@@ -26,6 +26,16 @@ public struct OptionKey<Value: Sendable>: ArgumentKey {
     spec = .option(
       long: long, short: short, valueName: valueName, help: help, reading: reading, choices: choices)
     self.convert = convert
+  }
+}
+
+extension OptionKey {
+  /// The same option, also answering to the older long names `names` (without dashes): one
+  /// name for each option across commands, and scripts that used the old one still work.
+  public func aliased(_ names: String...) -> OptionKey {
+    var copy = self
+    copy.spec.aliases += names
+    return copy
   }
 }
 
@@ -82,6 +92,30 @@ extension OptionKey where Value == Double {
     ) { text, subject in
       let expected = "\(subject) expects \(bound.describe("number")), got '\(text)'"
       switch NumberText.decimal(text) {
+      case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
+        return .success(value)
+      case .outOfRange: return .failure(InvalidValue(message: expected + " (out of range)"))
+      case .value, .malformed: return .failure(InvalidValue(message: expected))
+      }
+    }
+  }
+}
+
+extension OptionKey where Value == Double {
+  /// Declares an option whose value is a duration in seconds: a number of seconds (`25`, `2.5`),
+  /// or a number with a unit, `ms`, `s`, `m`, `h` or `d` (`500ms`, `2s`, `1m`), as `curl
+  /// --max-time` takes seconds and `sleep` takes units. Reading it throws on anything else and
+  /// on a value outside `bound`.
+  public static func duration(
+    long: String, short: Character? = nil, valueName: String = "DURATION", bound: NumberBound = .positive,
+    help: String
+  ) -> OptionKey {
+    OptionKey(
+      long: long, short: short, valueName: valueName, help: help, reading: "duration \(bound)"
+    ) { text, subject in
+      let expected =
+        "\(subject) expects \(bound.describe("duration")) in seconds or with a unit (500ms, 2s, 1m, 1h), got '\(text)'"
+      switch NumberText.duration(text) {
       case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
         return .success(value)
       case .outOfRange: return .failure(InvalidValue(message: expected + " (out of range)"))

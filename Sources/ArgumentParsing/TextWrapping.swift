@@ -50,6 +50,17 @@ enum TextWrapping {
     return lines
   }
 
+  /// Wraps a command line (an example) so that it still pastes into a shell: a line that fits
+  /// is kept; a longer one is broken between words, each line but the last ending in ` \` and
+  /// the continuations indented four more spaces than the first.
+  static func commandLine(_ text: String) -> [String] {
+    guard text.count > width else { return [trimmingTrailingSpaces(text)] }
+    let leading = String(text.prefix { $0 == " " })
+    let words = text.split(separator: " ").map(String.init)
+    let lines = fill(words, firstPrefix: leading, indent: leading + "    ", width: width - 2)
+    return lines.enumerated().map { index, line in index == lines.count - 1 ? line : line + " \\" }
+  }
+
   /// Where a long line's continuation starts: after the first gap of two or more spaces that
   /// follows some text within the left half, or else after the line's leading spaces.
   private static func hangingColumn(of line: Substring) -> Int {

@@ -20,7 +20,7 @@ public enum PipelineOptions {
   public static let maximumCacheBytes = OptionKey<Int64>.byteCount(
     long: "max-cache-bytes", valueName: "BYTES", bound: .positive,
     help:
-      "The size the cache may grow to; least recently used entries are evicted past it (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB)."
+      "The size the cache may grow to; least recently used entries are evicted past it (default: $ATTACHKIT_MAX_CACHE_BYTES, else 512MiB)."
   )
   /// `--durable`: fsync before answering.
   public static let durable = FlagKey(
@@ -45,9 +45,9 @@ public enum PipelineOptions {
     help:
       "With --rescue: each rescue worker's memory ceiling (RLIMIT_AS); a rescue that needs more fails alone (default 1GiB)."
   )
-  /// `--poster-time-seconds SECONDS`: the poster-time search's wall budget; 0 turns it off.
-  public static let posterTimeSeconds = OptionKey<Double>.number(
-    long: "poster-time-seconds", valueName: "SECONDS", bound: .nonNegative,
+  /// `--poster-time-seconds DURATION`: the poster-time search's wall budget; 0 turns it off.
+  public static let posterTimeSeconds = OptionKey<Double>.duration(
+    long: "poster-time-seconds", valueName: "DURATION", bound: .nonNegative,
     help:
       "With --rescue: the most time an accepted video's poster time (posterTimeSeconds, its first frame that is not nearly black within 5 s) is looked for on a miss, worker start included, never past the deadline; 0 turns it off (default 1.5)."
   )
@@ -64,10 +64,13 @@ public enum PipelineOptions {
     help:
       "The target each file is made for: ios (the default: Apple's limits), android (an FCM notification image: JPEG or PNG of at most 1 MB and 1024 pixels on the long side; video and audio refused) or ios-compact (accepted images over 2048 pixels on the long side downscaled, GIFs left animated). Each profile's files are cached apart."
   )
-  /// `--deadline SECONDS`: the absolute deadline of each request, in seconds.
-  public static let deadline = OptionKey<Double>.number(
-    long: "deadline", valueName: "SECONDS", bound: .positive,
-    help: "Absolute deadline per request, in seconds (default 25, leaving headroom in the 30 s budget).")
+  /// `--deadline DURATION`: the absolute deadline of each request, in seconds (`25`, `500ms`, `2s`,
+  /// `1m`).
+  public static let deadline = OptionKey<Double>.duration(
+    long: "deadline", valueName: "DURATION", bound: .positive,
+    help:
+      "Absolute deadline per request: seconds, or with a unit (500ms, 2s, 1m) (default 25, leaving headroom in the 30 s budget)."
+  )
   /// `--retries N`: how many times a transient network failure is retried within the deadline.
   public static let retries = OptionKey<Int>.integer(
     long: "retries", bound: .nonNegative,
@@ -117,10 +120,10 @@ public enum PipelineOptions {
   /// `--max-video-bytes BYTES`: the largest video accepted.
   public static let maximumVideoBytes = OptionKey<Int64>.byteCount(
     long: "max-video-bytes", valueName: "BYTES", bound: .positive, help: "Largest video (default 50MB).")
-  /// `--max-video-seconds SECONDS`: the longest video accepted, in seconds.
-  public static let maximumVideoSeconds = OptionKey<Double>.number(
-    long: "max-video-seconds", valueName: "SECONDS", bound: .positive,
-    help: "Longest video, in seconds (default 30).")
+  /// `--max-video-seconds DURATION`: the longest video accepted, in seconds (`30`, `1.5m`).
+  public static let maximumVideoSeconds = OptionKey<Double>.duration(
+    long: "max-video-seconds", valueName: "DURATION", bound: .positive,
+    help: "Longest video: seconds, or with a unit (90s, 1.5m) (default 30).")
 
   /// Every option ``configuration(from:environment:)`` reads, in the order help lists them:
   /// the one group that `fetch`, `prefetch` and `serve` declare, so a pipeline is configured
@@ -143,7 +146,7 @@ public enum PipelineOptions {
   /// size limit and durability, the limits, rescue, the private-network guard and the proxy;
   /// everything else is the library's default.
   /// - Throws: ``ArgumentParsing/UsageError`` for a malformed value, a bad
-  ///   `ATTACHKIT_CACHE_MAX_BYTES`, `--proxy` without `--proxy-unchecked` (unless private
+  ///   `ATTACHKIT_MAX_CACHE_BYTES`, `--proxy` without `--proxy-unchecked` (unless private
   ///   networks are allowed), `--proxy-unchecked` without `--proxy`, and a bad
   ///   `ATTACHKIT_RETRIES`.
   public static func configuration(
@@ -296,8 +299,8 @@ public enum PipelineOptions {
     arguments[allowPrivateNetworks] || environment.isOn("ATTACHKIT_ALLOW_PRIVATE_NETWORKS")
   }
 
-  /// The cache size limit in bytes from `--max-cache-bytes`, else `$ATTACHKIT_CACHE_MAX_BYTES`,
-  /// else `nil` (the library's default, 512 MiB).
+  /// The cache size limit in bytes from `--max-cache-bytes`, else `$ATTACHKIT_MAX_CACHE_BYTES`
+  /// (or its older name, `$ATTACHKIT_CACHE_MAX_BYTES`), else `nil` (the library's default, 512 MiB).
   /// - Throws: ``ArgumentParsing/UsageError`` when either is no positive byte size.
   public static func maximumCacheBytes(
     from arguments: ParsedArguments, environment: EnvironmentVariables = .process
@@ -321,17 +324,25 @@ public enum PipelineOptions {
     return count
   }
 
-  /// `$ATTACHKIT_CACHE_MAX_BYTES` as a number of bytes, or `nil` when unset or empty.
-  /// - Throws: ``ArgumentParsing/UsageError`` about the command `arguments` belong to when it
-  ///   is set to anything but a positive byte size.
+  /// The cache size limit's variable, and the older name still read when it is unset.
+  public static let cacheBytesVariables = ["ATTACHKIT_MAX_CACHE_BYTES", "ATTACHKIT_CACHE_MAX_BYTES"]
+
+  /// `$ATTACHKIT_MAX_CACHE_BYTES` (else its older name, `$ATTACHKIT_CACHE_MAX_BYTES`) as a number
+  /// of bytes, or `nil` when both are unset or empty.
+  /// - Throws: ``ArgumentParsing/UsageError`` about the command `arguments` belong to, naming the
+  ///   variable, when the one read holds anything but a positive byte size.
   public static func environmentCacheBytes(
     for arguments: ParsedArguments, environment: EnvironmentVariables = .process
   ) throws(UsageError) -> Int64? {
-    guard let text = environment["ATTACHKIT_CACHE_MAX_BYTES"], !text.isEmpty else { return nil }
+    guard
+      let (variable, text) = cacheBytesVariables.lazy.compactMap({ name in
+        environment[name].flatMap { $0.isEmpty ? nil : (name, $0) }
+      }).first
+    else { return nil }
     guard let bytes = ByteCount.parse(text), bytes > 0 else {
       let shown = Redaction.escapeControlCharacters(text)
       throw arguments.usageError(
-        "ATTACHKIT_CACHE_MAX_BYTES expects a positive byte size such as 500, 10MB or 5MiB, got '\(shown)'")
+        "\(variable) expects a positive byte size such as 500, 10MB or 5MiB, got '\(shown)'")
     }
     return bytes
   }

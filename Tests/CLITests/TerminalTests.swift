@@ -36,7 +36,9 @@ struct TerminalTests {
     return String(decoding: data, as: UTF8.self)
   }
 
-  @Test("prefetch draws a progress bar on a terminal, in colour unless NO_COLOR, and none on a pipe")
+  @Test(
+    "prefetch draws a progress bar on a terminal, in colour unless NO_COLOR, and none on a pipe or with TERM=dumb"
+  )
   func progressBar() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
@@ -60,9 +62,18 @@ struct TerminalTests {
     #expect(terminal.contains("\u{1B}[36m"))
 
     let plain = try await Self.runOnTerminal(
-      "\(base)2' '\(list)'", environment: env.merging(["NO_COLOR": "1"]) { $1 })
+      "\(base)2' '\(list)'", environment: env.merging(["NO_COLOR": "1", "TERM": "xterm"]) { $1 })
     #expect(plain.contains("4/4"))
     #expect(!plain.contains("\u{1B}[36m"))
+
+    // A terminal that takes no escape sequences (TERM=dumb, or none named): no colour, no line
+    // erased and redrawn, the table and summary as on a pipe.
+    for term in ["dumb", ""] {
+      let dumb = try await Self.runOnTerminal(
+        "\(base)\(term.isEmpty ? "5" : "4")' '\(list)'", environment: env.merging(["TERM": term]) { $1 })
+      #expect(!dumb.contains("\u{1B}"), "TERM=\(term): \(dumb.debugDescription)")
+      #expect(dumb.contains("4 accepted"), "TERM=\(term): \(dumb)")
+    }
 
     let piped = try await CLI.run(["prefetch", "--cache-dir", scratch.path + "/c3", list])
     #expect(!piped.stderr.contains("\u{1B}"))

@@ -43,8 +43,9 @@ enum CacheCommand: ParsableCommand {
       abstract: "Evict least recently used entries down to the low watermark when over the size limit.",
       sections: [CommonOptions.cacheExitCodes])
     static let maximumBytes = OptionKey<Int64>.byteCount(
-      long: "max-bytes", valueName: "BYTES", bound: .positive,
-      help: "The size limit for this run (default: $ATTACHKIT_CACHE_MAX_BYTES, else 512MiB).")
+      long: "max-cache-bytes", valueName: "BYTES", bound: .positive,
+      help: "The size limit for this run (default: $ATTACHKIT_MAX_CACHE_BYTES, else 512MiB)."
+    ).aliased("max-bytes")
     static let arguments = CacheCommand.common + [maximumBytes]
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
       var limit = try arguments[maximumBytes]

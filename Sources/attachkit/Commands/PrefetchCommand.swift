@@ -38,7 +38,8 @@ enum PrefetchCommand: RunnableCommand {
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
     let quiet = arguments[CommonOptions.quiet]
     let report = Report(json: arguments[CommonOptions.json], quiet: quiet)
-    let progress = Terminal.isTerminal(2) && !quiet ? ProgressBar(total: urls.count) : nil
+    // (redrawn in place with escape sequences: none on a pipe or a dumb terminal)
+    let progress = Terminal.takesEscapes(2) && !quiet ? ProgressBar(total: urls.count) : nil
     return .run {
       let results = await Batch.run(
         inputs: urls.map(Batch.Input.init), concurrency: concurrency, pipeline: pipeline, timeout: timeout,

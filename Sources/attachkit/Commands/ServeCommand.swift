@@ -57,19 +57,19 @@ enum ServeCommand: RunnableCommand {
   static let threads = OptionKey<Int>.integer(
     long: "threads", valueName: "N", bound: .positive,
     help: "Event-loop threads answering connections (default: the online CPUs, 1 to 8).")
-  static let idleTimeout = OptionKey<Int>.integer(
-    long: "idle-timeout", valueName: "SECONDS", bound: .positive,
-    help: "Close a connection idle this long, the slowloris bound (default 10).")
-  static let headTimeout = OptionKey<Int>.integer(
-    long: "head-timeout", valueName: "SECONDS", bound: .positive,
+  static let idleTimeout = OptionKey<Double>.duration(
+    long: "idle-timeout", valueName: "DURATION", bound: .positive,
+    help: "Close a connection idle this long (seconds, or 500ms, 2s, 1m), the slowloris bound (default 10).")
+  static let headTimeout = OptionKey<Double>.duration(
+    long: "head-timeout", valueName: "DURATION", bound: .positive,
     help: "A request head must be complete this long after its first byte, else 408 (default 10).")
   static let minimumRequestRate = OptionKey<Int>.integer(
     long: "min-request-rate", valueName: "BYTES", bound: .positive,
     help:
       "The slowest a request head may arrive, in bytes per second after its first second, else 408 (default 100)."
   )
-  static let drainTimeout = OptionKey<Int>.integer(
-    long: "drain-timeout", valueName: "SECONDS", bound: .positive,
+  static let drainTimeout = OptionKey<Double>.duration(
+    long: "drain-timeout", valueName: "DURATION", bound: .positive,
     help: "On SIGTERM, wait at most this long for requests in flight, then cut and log them (default 30).")
   static let trustForwardedFrom = OptionKey<TrustedNetworks>.parsed(
     long: "trust-forwarded-from", valueName: "LIST",
@@ -90,9 +90,9 @@ enum ServeCommand: RunnableCommand {
     help:
       "Answer a refused file (422) or a failed upstream (502, 504) on the file routes with this image instead: 200, X-Attachment-Fallback: 1, a short Cache-Control lifetime; request errors (bad signature, malformed path or URL, refused origin, overload) keep their status. Validated at start (also $ATTACHKIT_FALLBACK_IMAGE)."
   )
-  static let fallbackMaxAge = OptionKey<Int>.integer(
-    long: "fallback-max-age", valueName: "SECONDS", bound: .nonNegative,
-    help: "The Cache-Control max-age of a --fallback-image answer (default 60).")
+  static let fallbackMaxAge = OptionKey<Double>.duration(
+    long: "fallback-max-age", valueName: "DURATION", bound: .nonNegative,
+    help: "The Cache-Control max-age of a --fallback-image answer, whole seconds (default 60; 1m, 5m).")
   static let unsigned = FlagKey(
     long: "unsigned",
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
@@ -271,13 +271,20 @@ enum ServeCommand: RunnableCommand {
     if let count = try arguments[maximumFetches] { server.maximumFetches = count }
     if let count = try arguments[threads] { server.threads = count }
     if let seconds = try arguments[idleTimeout] {
-      server.idleTimeoutSeconds = UInt32(clamping: seconds)
+      // (the watch counts whole seconds: a part of one rounds up, never to 0)
+      server.idleTimeoutSeconds = UInt32(clamping: Int64(min(seconds, 4e9).rounded(.up)))
     }
-    if let seconds = try arguments[headTimeout] { server.requestHeadTimeoutSeconds = Double(seconds) }
+    if let seconds = try arguments[headTimeout] { server.requestHeadTimeoutSeconds = seconds }
     if let bytes = try arguments[minimumRequestRate] { server.minimumRequestBytesPerSecond = Double(bytes) }
-    if let seconds = try arguments[drainTimeout] { server.drainSeconds = Double(seconds) }
+    if let seconds = try arguments[drainTimeout] { server.drainSeconds = seconds }
     if let networks = try arguments[trustForwardedFrom] { server.trustedForwarders = networks }
-    if let seconds = try arguments[fallbackMaxAge] { server.fallbackLifetimeSeconds = seconds }
+    if let seconds = try arguments[fallbackMaxAge] {
+      guard seconds == seconds.rounded(), seconds <= 1e9 else {
+        throw arguments.usageError(
+          "--fallback-max-age expects whole seconds for Cache-Control's max-age, got \(seconds) s")
+      }
+      server.fallbackLifetimeSeconds = Int(seconds)
+    }
     do {
       server.responseHeaders = try ResponseHeaderFields(addingLines: arguments.values(of: header))
     } catch {

@@ -1,8 +1,9 @@
 import AttachmentKit
 import Glibc
 
-/// A one-line progress bar on standard error (a terminal only): done/total, bytes, rate, ETA,
-/// redrawn in place. Colour only when `NO_COLOR` is unset.
+/// A one-line progress bar on standard error (a terminal that takes escape sequences only,
+/// ``Terminal/takesEscapes(_:)``): done/total, bytes, rate, ETA, redrawn in place. Colour only
+/// when `NO_COLOR` is unset.
 final class ProgressBar: @unchecked Sendable {
   private let total: Int
   private let start = ContinuousClock.now

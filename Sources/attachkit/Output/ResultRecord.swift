@@ -60,7 +60,7 @@ struct ResultRecord: Sendable {
     self = record
     self.input = input
     self.totalMicroseconds = totalMicroseconds
-    fallback = Fallback(url: record.input, error: error)
+    fallback = Fallback(url: record.input, error: SettingNames.reworded(error))
   }
 
   /// The result of an attachment the pipeline returned.
@@ -92,7 +92,7 @@ struct ResultRecord: Sendable {
     self.input = input
     outcome = error.isRejection ? .rejected : .failed
     self.source = source
-    self.error = error
+    self.error = SettingNames.reworded(error)
     self.totalMicroseconds = totalMicroseconds
   }
 

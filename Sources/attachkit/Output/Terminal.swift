@@ -12,9 +12,16 @@ enum Terminal {
   /// Whether a descriptor is a terminal.
   static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
-  /// Whether colour may be used on a descriptor (a terminal, and `NO_COLOR` unset).
+  /// Whether a descriptor is a terminal that takes escape sequences (colour, erasing a line):
+  /// a terminal whose `TERM` is set and is not `dumb` (Emacs' shell, some CI logs).
+  static func takesEscapes(_ fd: Int32) -> Bool {
+    guard isTerminal(fd), let term = getenv("TERM").map({ String(cString: $0) }) else { return false }
+    return !term.isEmpty && term != "dumb"
+  }
+
+  /// Whether colour may be used on a descriptor (``takesEscapes(_:)``, and `NO_COLOR` unset).
   static func allowsColor(_ fd: Int32) -> Bool {
-    isTerminal(fd) && (getenv("NO_COLOR").map { String(cString: $0).isEmpty } ?? true)
+    takesEscapes(fd) && (getenv("NO_COLOR").map { String(cString: $0).isEmpty } ?? true)
   }
 
   /// Text with control characters escaped, so input (URLs, file names) cannot steer a terminal.
