@@ -5,6 +5,8 @@ let package = Package(
   name: "AttachmentKit",
   products: [
     .library(name: "AttachmentKit", targets: ["AttachmentKit"]),
+    // Foundation's URL for the library's front door, in a module of its own (below).
+    .library(name: "AttachmentKitFoundation", targets: ["AttachmentKitFoundation"]),
     .executable(name: "attachkit", targets: ["attachkit"]),
     .executable(name: "attachkit-rescue-worker", targets: ["attachkit-rescue-worker"]),
     .executable(name: "sample-server", targets: ["SampleServer"]),
@@ -58,6 +60,9 @@ let package = Package(
     .target(
       name: "AttachmentKit",
       dependencies: ["CAV", "CCurl", "CLMDB", "CMagic", "CVips", "CWorkerIO", "PosixLock"]),
+    // `attachment(for: URL)` and `AttachmentRequest(url: URL, …)`: the library never imports
+    // Foundation (a cache hit maps none of it), so its overloads that take Foundation's URL live here.
+    .target(name: "AttachmentKitFoundation", dependencies: ["AttachmentKit"]),
     // A rescue worker of its own, for programs that do not re-execute themselves as workers
     // (RescueWorkers.runIfRequested()): found beside the program's executable.
     .executableTarget(

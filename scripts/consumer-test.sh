@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The README's library section, built as a user builds it: a package of its own that depends on
+# this one by path (through a directory named AttachmentKit, as the README says to clone it),
+# with the README's Package.swift lines and its Foundation URL example as main.swift, run against
+# the samples served on loopback. Fails when the README's code no longer builds or its answer is
+# not the sample's. About 2 min on two cores (it compiles the library once, in a scratch path of
+# its own under $TMPDIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+work=$(mktemp -d)
+server=""
+cleanup() {
+  [ -z "$server" ] || kill "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# block MARKER: the body of the README's first swift block that contains MARKER.
+block() {
+  awk -v marker="$1" '
+    /^```swift$/ { inside = 1; body = ""; next }
+    /^```$/ && inside { if (index(body, marker)) { printf "%s", body; exit } inside = 0; next }
+    inside { body = body $0 "\n" }' README.md
+}
+
+ln -s "$root" "$work/AttachmentKit"
+mkdir -p "$work/Fetcher/Sources/Fetcher"
+manifest=$(block '.package(path: "../AttachmentKit")')
+example=$(block 'import AttachmentKitFoundation')
+[ -n "$manifest" ] && [ -n "$example" ] || { echo "consumer-test: the README's blocks are missing" >&2; exit 1; }
+{
+  echo '// swift-tools-version:6.0'
+  echo 'import PackageDescription'
+  echo 'let package = Package('
+  echo '  name: "Fetcher",'
+  # the README's lines, without their comment line
+  grep -v '^//' <<<"$manifest"
+  echo ')'
+} >"$work/Fetcher/Package.swift"
+
+# The samples on loopback, on a port the kernel picks.
+python3 -m http.server 0 --bind 127.0.0.1 --directory Samples >"$work/server.log" 2>&1 &
+server=$!
+port=""
+for _ in $(seq 1 100); do
+  port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$work/server.log" | head -1)
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+[ -n "$port" ] || { echo "consumer-test: the sample server did not start" >&2; exit 1; }
+sed "s#http://127.0.0.1:8000/#http://127.0.0.1:$port/#" <<<"$example" >"$work/Fetcher/Sources/Fetcher/main.swift"
+grep -q "127.0.0.1:$port" "$work/Fetcher/Sources/Fetcher/main.swift" || {
+  echo "consumer-test: the README's example names no http://127.0.0.1:8000/ URL" >&2
+  exit 1
+}
+
+echo "consumer-test: building the README's consumer package against $root by path" >&2
+swift build --package-path "$work/Fetcher" --scratch-path "$work/build" >&2
+output=$(XDG_CACHE_HOME="$work/cache" "$(swift build --package-path "$work/Fetcher" --scratch-path "$work/build" --show-bin-path)/Fetcher")
+echo "$output"
+read -r uti path <<<"$output"
+[ "$uti" = "public.jpeg" ] || { echo "consumer-test: expected public.jpeg, got '$output'" >&2; exit 1; }
+cmp "$path" Samples/media/jpeg-baseline.jpg || { echo "consumer-test: the file is not the sample's bytes" >&2; exit 1; }
+echo "consumer-test: passed (attachment(for: URL) answered $uti)" >&2
