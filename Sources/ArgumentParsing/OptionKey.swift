@@ -39,6 +39,26 @@ extension OptionKey {
   }
 }
 
+extension OptionKey where Value: Comparable & AdditiveArithmetic {
+  /// Declares an option whose text `read` turns into a number within `bound`, for the numeric
+  /// factories: a malformed, out-of-range or out-of-bound value is a usage error that names the
+  /// option, says what it expects (`bound` and `noun`, then `hint`) and quotes what it got.
+  fileprivate init(
+    long: String, short: Character?, valueName: String, bound: NumberBound, help: String, reading: String,
+    noun: String, hint: String = "", read: @escaping @Sendable (String) -> NumberText.Reading<Value>
+  ) {
+    self.init(long: long, short: short, valueName: valueName, help: help, reading: reading) { text, subject in
+      let expected = "\(subject) expects \(bound.describe(noun))\(hint), got '\(text)'"
+      switch read(text) {
+      case .value(let value) where bound.admits(isNegative: value < .zero, isZero: value == .zero):
+        return .success(value)
+      case .outOfRange: return .failure(InvalidValue(message: expected + " (out of range)"))
+      case .value, .malformed: return .failure(InvalidValue(message: expected))
+      }
+    }
+  }
+}
+
 /// Why an option's text is no value of its key's type: the message of the usage error.
 struct InvalidValue: Error {
   /// What the option expects and what it got, in one line.
@@ -65,16 +85,10 @@ extension OptionKey where Value: FixedWidthInteger {
     help: String
   ) -> OptionKey {
     OptionKey(
-      long: long, short: short, valueName: valueName, help: help,
-      reading: "whole number \(Value.self) \(bound)"
-    ) { text, subject in
-      let expected = "\(subject) expects \(bound.describe("whole number")), got '\(text)'"
-      switch NumberText.wholeNumber(text, as: Value.self) {
-      case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
-        return .success(value)
-      case .outOfRange: return .failure(InvalidValue(message: expected + " (out of range)"))
-      case .value, .malformed: return .failure(InvalidValue(message: expected))
-      }
+      long: long, short: short, valueName: valueName, bound: bound, help: help,
+      reading: "whole number \(Value.self) \(bound)", noun: "whole number"
+    ) { text in
+      NumberText.wholeNumber(text, as: Value.self)
     }
   }
 }
@@ -88,16 +102,8 @@ extension OptionKey where Value == Double {
     help: String
   ) -> OptionKey {
     OptionKey(
-      long: long, short: short, valueName: valueName, help: help, reading: "number \(bound)"
-    ) { text, subject in
-      let expected = "\(subject) expects \(bound.describe("number")), got '\(text)'"
-      switch NumberText.decimal(text) {
-      case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
-        return .success(value)
-      case .outOfRange: return .failure(InvalidValue(message: expected + " (out of range)"))
-      case .value, .malformed: return .failure(InvalidValue(message: expected))
-      }
-    }
+      long: long, short: short, valueName: valueName, bound: bound, help: help, reading: "number \(bound)",
+      noun: "number", read: NumberText.decimal)
   }
 }
 
@@ -111,17 +117,8 @@ extension OptionKey where Value == Double {
     help: String
   ) -> OptionKey {
     OptionKey(
-      long: long, short: short, valueName: valueName, help: help, reading: "duration \(bound)"
-    ) { text, subject in
-      let expected =
-        "\(subject) expects \(bound.describe("duration")) in seconds or with a unit (500ms, 2s, 1m, 1h), got '\(text)'"
-      switch NumberText.duration(text) {
-      case .value(let value) where bound.admits(isNegative: value < 0, isZero: value == 0):
-        return .success(value)
-      case .outOfRange: return .failure(InvalidValue(message: expected + " (out of range)"))
-      case .value, .malformed: return .failure(InvalidValue(message: expected))
-      }
-    }
+      long: long, short: short, valueName: valueName, bound: bound, help: help, reading: "duration \(bound)",
+      noun: "duration", hint: " in seconds or with a unit (500ms, 2s, 1m, 1h)", read: NumberText.duration)
   }
 }
 
