@@ -38,6 +38,13 @@ public struct ArgumentSpec: Sendable, Equatable {
   /// written against them go on working; help names them after the help text. Empty for most.
   public internal(set) var aliases: [String] = []
 
+  /// The help text as help pages and the manual print it: ``help``, then the older names when
+  /// there are any ("(Also --max-bytes, its older name.)").
+  var helpNamingAliases: String {
+    guard !aliases.isEmpty else { return help }
+    return help + " (Also " + aliases.map { "--" + $0 }.joined(separator: ", ") + ", its older name.)"
+  }
+
   /// Declares an option that takes a value: `--long VALUE`, `--long=VALUE`, or `-s VALUE`.
   ///
   /// A value that starts with `-` (other than `-` itself and negative numbers) must use the

@@ -18,8 +18,7 @@ struct HelpEntry {
     case .flag: label = "\(short)--\(spec.name)"
     case .positional: label = spec.valueName
     }
-    let aliases = spec.aliases.map { "--" + $0 }.joined(separator: ", ")
-    help = spec.aliases.isEmpty ? spec.help : spec.help + " (Also " + aliases + ", its older name.)"
+    help = spec.helpNamingAliases
   }
 
   /// A row with a label and help text of its own.

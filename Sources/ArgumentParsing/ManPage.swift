@@ -89,7 +89,7 @@ struct ManPage {
     case .flag: label = "\(short)\\fB\\-\\-\(escape(spec.name))\\fR"
     case .positional: label = "\\fI\(escape(spec.valueName))\\fR"
     }
-    return [".TP", label] + paragraphs(spec.help)
+    return [".TP", label] + paragraphs(spec.helpNamingAliases)
   }
 
   /// Prose: each line of `text` a paragraph (`.PP` between them), escaped.

@@ -60,6 +60,8 @@ struct NewcomerCLITests {
     #expect(help.stdout.contains("--max-cache-bytes BYTES"))
     let words = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     #expect(words.contains("(Also --max-bytes, its older name.)"), "\(help.stdout)")
+    let manual = try await CLI.run(["man"])
+    #expect(manual.stdout.contains("(Also \\-\\-max\\-bytes, its older name.)"))
 
     // A malformed limit is named by the variable the run read: the new name first, then the old.
     for variable in ["ATTACHKIT_MAX_CACHE_BYTES", "ATTACHKIT_CACHE_MAX_BYTES"] {
