@@ -2,7 +2,7 @@
 # The README's test command: installs what is missing, builds, and runs every test, in parallel
 # (Swift Testing's default, as plain `swift test` does; see the README's Tests section).
 # `scripts/test.sh --no-parallel` runs them one at a time instead; any arguments are passed to
-# `swift test`.
+# `swift test`. Then the README's consumer package is built and run, alone (ConsumerPackageTests).
 # Besides the packages every build needs, it installs what the environment-dependent tests use, so
 # that they run instead of skipping: nginx and varnish (the tiers of the serve deployment tests),
 # goaccess (reads serve's access log), systemd (systemd-analyze checks the unit file) and, in
@@ -20,6 +20,10 @@ log=$(mktemp "${TMPDIR:-/tmp}/attachkit-test.XXXXXX.log")
 trap 'rm -f "$log"' EXIT
 status=0
 swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
+# The README's library section built as a package of its own (ConsumerPackageTests): alone,
+# after the suite, since it compiles the library and would slow the other tests past their bounds.
+echo "== the README's consumer package (ConsumerPackageTests, alone)"
+ATTACHKIT_CONSUMER_TEST=1 swift test --skip-build --filter ConsumerPackageTests 2>&1 | tee -a "$log" || status=$?
 skipped=$(grep -c '^SKIPPED: ' "$log" || true)
 if [ "$skipped" -gt 0 ]; then
   echo "== $skipped test(s) or part(s) of tests SKIPPED on this machine:"

@@ -3,6 +3,8 @@ import TestSupport
 import TestTraits
 import Testing
 
+@testable import AttachmentServer
+
 /// `serve --fallback-image`: a refused file or a failed upstream is answered `200` with the
 /// bundled image, `X-Attachment-Fallback: 1` and a short lifetime; request errors keep theirs.
 @Suite("attachkit serve --fallback-image", .serialized, .threadOfItsOwn)
@@ -52,9 +54,11 @@ struct FallbackServeTests {
     let path = try await serve.signed(origin.url("/push.jpg"), keyFile: workspace.keyFile)
 
     // When a client asks twice (the second from the refusal memo) and once with HEAD
+    let asked = ContinuousClock.now
     let first = try await Curl.get(serve.url(path))
     let second = try await Curl.get(serve.url(path))
     let head = try await Urllib.get(serve.url(path), method: "HEAD")
+    let answered = ContinuousClock.now - asked
 
     // Then each answer is the fallback: 200, the bytes of the file, its type, the header and a
     // short public lifetime
@@ -72,8 +76,11 @@ struct FallbackServeTests {
     #expect(head.headers["x-attachment-fallback"] == "1")
     #expect(head.headers["content-length"] == String(image.bytes.count))
     #expect(head.bytes == 0)
-    // and the origin was asked once (the memo answered the rest)
-    #expect(origin.requestCount(path: "/push.jpg") == 1)
+    // and the origin was asked once (the memo answered the rest), when the three came within
+    // the memo's 30 s (a loaded machine once took 43 s for the test: the memo had expired)
+    if answered < .seconds(RefusalMemo.rejectionLifetime) {
+      #expect(origin.requestCount(path: "/push.jpg") == 1, "asked over \(answered)")
+    }
 
     // The info route still says what failed
     let info = try await Curl.get(
