@@ -1,3 +1,4 @@
+import AttachmentKit
 import Glibc
 
 /// Small POSIX file helpers for the benchmark's scratch space.
@@ -50,9 +51,7 @@ enum Files {
     defer { closedir(handle) }
     var result: [String] = []
     while let entry = readdir(handle) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-      }
+      let name = DirectoryEntry.name(entry)
       if name != "." && name != ".." { result.append(name) }
     }
     return result

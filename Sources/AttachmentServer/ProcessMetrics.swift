@@ -54,8 +54,7 @@ enum ProcessMetrics {
     defer { closedir(directory) }
     var count = 0
     while let entry = readdir(directory) {
-      let first = withUnsafeBytes(of: entry.pointee.d_name) { $0.first ?? 0 }
-      if first != UInt8(ascii: ".") { count += 1 }
+      if DirectoryEntry.name(entry).first != "." { count += 1 }
     }
     return max(0, count - 1)
   }

@@ -13,9 +13,7 @@ package enum FileSystem {
   static func names(from handle: OpaquePointer) -> [String] {
     var names: [String] = []
     while let entry = readdir(handle) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-      }
+      let name = DirectoryEntry.name(entry)
       if name != "." && name != ".." { names.append(name) }
     }
     return names
