@@ -25,15 +25,21 @@ build_library_target() {
   mkdir -p "$out/modules"
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name PosixLock -emit-module \
     -emit-module-path "$out/modules/PosixLock.swiftmodule" -c Sources/PosixLock/*.swift -o "$out/modules/PosixLock.o"
-  # CWorkerIO, a C target: its object, and the module map SwiftPM would make for its header.
+  # CWorkerIO, a C target: an object for each of its files, and the module map SwiftPM would
+  # make for its header.
   mkdir -p "$out/modules/CWorkerIO"
-  cc -O2 -c -I Sources/CWorkerIO/include Sources/CWorkerIO/worker_io.c -o "$out/modules/CWorkerIO.o"
+  local cworker=() source object
+  for source in Sources/CWorkerIO/*.c; do
+    object="$out/modules/CWorkerIO-$(basename "$source" .c).o"
+    cc -O2 -c -I Sources/CWorkerIO/include "$source" -o "$object"
+    cworker+=("$object")
+  done
   printf 'module CWorkerIO {\n  header "%s"\n  export *\n}\n' "$PWD/Sources/CWorkerIO/include/CWorkerIO.h" \
     >"$out/modules/CWorkerIO/module.modulemap"
   # -package-name: the library declares package-access members (as SwiftPM builds it).
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentKit -package-name attachmentkit \
     -I "$out/modules" -I "$out/modules/CWorkerIO" -I Sources/CAV -I Sources/CCurl -I Sources/CMagic \
-    -I Sources/CVips -I Sources/CLMDB -ldl -llmdb "${sources[@]}" "$entry" "$out/modules/PosixLock.o" "$out/modules/CWorkerIO.o" \
+    -I Sources/CVips -I Sources/CLMDB -ldl -llmdb "${sources[@]}" "$entry" "$out/modules/PosixLock.o" "${cworker[@]}" \
     -o "$out/fuzz-$name"
 }
 
