@@ -105,9 +105,7 @@ extension OptionKey where Value == Double {
       long: long, short: short, valueName: valueName, bound: bound, help: help, reading: "number \(bound)",
       noun: "number", read: NumberText.decimal)
   }
-}
 
-extension OptionKey where Value == Double {
   /// Declares an option whose value is a duration in seconds: a number of seconds (`25`, `2.5`),
   /// or a number with a unit, `ms`, `s`, `m`, `h` or `d` (`500ms`, `2s`, `1m`), as `curl
   /// --max-time` takes seconds and `sleep` takes units. Reading it throws on anything else and

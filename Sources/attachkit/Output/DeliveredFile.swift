@@ -39,12 +39,11 @@ enum DeliveredFile {
     }
   }
 
-  /// A name for a file in flight in `directory` (hidden, unlikely to exist, never a name that
-  /// ``name(forFile:fileExtension:)`` gives): a delivered file is written there, then moved to
-  /// the name its type decides.
+  /// A name for a file in flight in `directory` (``AttachmentKit/TemporaryFile``'s: hidden,
+  /// never a name that ``name(forFile:fileExtension:)`` gives): a delivered file is written
+  /// there, then moved to the name its type decides.
   static func temporaryPath(in directory: String) -> String {
-    let token = String(UInt64.random(in: 0...UInt64.max), radix: 16)
-    return (directory.hasSuffix("/") ? directory : directory + "/") + ".attachkit-\(getpid())-\(token).part"
+    TemporaryFile.path(in: directory)
   }
 
   /// Copies what is left of `input` to `output` (`file` and `destination` name them in

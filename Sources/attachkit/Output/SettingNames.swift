@@ -15,20 +15,9 @@ enum SettingNames {
   /// and detected type unchanged.
   static func reworded(_ error: AttachmentError) -> AttachmentError {
     var message = error.message
-    for (setting, flag) in flags { message = replacing(setting, with: flag, in: message) }
+    for (setting, flag) in flags { message = message.replacing(setting, with: flag) }
     guard message != error.message else { return error }
     return AttachmentError(
       error.code, message, httpStatus: error.httpStatus, detected: error.detected, kind: error.kind)
-  }
-
-  /// `text` with every `target` replaced by `replacement` (no Foundation in this binary).
-  private static func replacing(_ target: String, with replacement: String, in text: String) -> String {
-    var result = ""
-    var rest = Substring(text)
-    while let range = rest.firstRange(of: target) {
-      result += rest[..<range.lowerBound] + replacement
-      rest = rest[range.upperBound...]
-    }
-    return result + rest
   }
 }
