@@ -14,49 +14,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], int socket_fd) {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attributes;
-  int status = posix_spawn_file_actions_init(&actions);
-  if (status != 0) return -status;
-  status = posix_spawnattr_init(&attributes);
-  if (status != 0) {
-    posix_spawn_file_actions_destroy(&actions);
-    return -status;
-  }
-  sigset_t empty, all;
-  sigemptyset(&empty);
-  sigfillset(&all);
-  pid_t pid = -1;
-  // dup2 onto 3 clears close-on-exec on the copy; when the socket already is 3, dup2 does
-  // nothing, so it is moved away first by the caller (the socket is never 3 there: 0-2 are
-  // open and the pair is made with close-on-exec after them).
-  // Standard input, output and error are /dev/null: a worker holds none of its parent's
-  // (a pipe a reader waits on, serve's log), and the libraries' warnings go nowhere.
-  if ((status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) == 0 &&
-      (status = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)) == 0 &&
-      (status = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)) == 0 &&
-      (status = posix_spawn_file_actions_adddup2(&actions, socket_fd, AK_WORKER_SOCKET_FD)) == 0 &&
-      (status = posix_spawn_file_actions_addclosefrom_np(&actions, AK_WORKER_SOCKET_FD + 1)) == 0 &&
-      (status = posix_spawnattr_setsigmask(&attributes, &empty)) == 0 &&
-      (status = posix_spawnattr_setsigdefault(&attributes, &all)) == 0 &&
-      (status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0) {
-    status = posix_spawn(&pid, path, &actions, &attributes, argv, envp);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  return status == 0 ? pid : -status;
+static volatile sig_atomic_t ak_signal_exit_status = 1;
+
+static void ak_exit_with_status(int signal_number) {
+  (void)signal_number;
+  _exit(ak_signal_exit_status);
 }
 
 int ak_worker_socketpair(int pair[2]) {
   return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0 ? 0 : -errno;
-}
-
-int ak_try_network_socket(void) {
-  int descriptor = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (descriptor < 0) return errno;
-  close(descriptor);
-  return 0;
 }
 
 int ak_send_with_fds(int socket_fd, const void *bytes, size_t length, int fd1, int fd2) {
@@ -160,58 +126,11 @@ const char *ak_library_path(const void *address) {
   return info.dli_fname;
 }
 
-// libseccomp's API (seccomp.h), declared here so the header is not needed to build: the
-// worker opens the library at run time.
-typedef void *scmp_filter_ctx;
-struct scmp_arg_cmp {
-  unsigned int arg;
-  int op;
-  uint64_t datum_a;
-  uint64_t datum_b;
-};
-#define AK_SCMP_ACT_ALLOW 0x7fff0000U
-#define AK_SCMP_ACT_ERRNO(x) (0x00050000U | ((x) & 0x0000ffffU))
-enum { AK_SCMP_CMP_NE = 1, AK_SCMP_CMP_EQ = 4, AK_SCMP_CMP_MASKED_EQ = 7 };
-
-int ak_worker_confine(void) {
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -errno;
-  void *library = dlopen("libseccomp.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (library == NULL) return -ENOENT;
-  scmp_filter_ctx (*init)(uint32_t) = (scmp_filter_ctx (*)(uint32_t))dlsym(library, "seccomp_init");
-  int (*add)(scmp_filter_ctx, uint32_t, int, unsigned int, const struct scmp_arg_cmp *) =
-      (int (*)(scmp_filter_ctx, uint32_t, int, unsigned int, const struct scmp_arg_cmp *))dlsym(
-          library, "seccomp_rule_add_array");
-  int (*resolve)(const char *) = (int (*)(const char *))dlsym(library, "seccomp_syscall_resolve_name");
-  int (*load)(scmp_filter_ctx) = (int (*)(scmp_filter_ctx))dlsym(library, "seccomp_load");
-  void (*release)(scmp_filter_ctx) = (void (*)(scmp_filter_ctx))dlsym(library, "seccomp_release");
-  if (!init || !add || !resolve || !load || !release) return -ENOENT;
-  scmp_filter_ctx filter = init(AK_SCMP_ACT_ALLOW);
-  if (filter == NULL) return -ENOMEM;
-  static const char *const denied[] = {
-      "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "execve", "execveat", "fork",
-      "vfork", "tkill", "ptrace", "process_vm_readv", "process_vm_writev", "kill", "setrlimit", "mount", "umount2",
-      "pivot_root", "chroot", "unshare", "setns", "bpf", "perf_event_open", "keyctl", "add_key", "request_key",
-      "io_uring_setup", "userfaultfd", "personality", "init_module", "finit_module", "kexec_load", "reboot",
-      "swapon", "swapoff"};
-  int status = 0;
-  uint32_t eperm = AK_SCMP_ACT_ERRNO(EPERM);
-  for (size_t i = 0; status == 0 && i < sizeof denied / sizeof denied[0]; i++) {
-    int number = resolve(denied[i]);
-    if (number < 0) continue;  // not a system call on this architecture (fork on arm64)
-    status = add(filter, eperm, number, 0, NULL);
-  }
-  // A new process is a clone without CLONE_THREAD; threads stay allowed.
-  struct scmp_arg_cmp no_thread = {.arg = 0, .op = AK_SCMP_CMP_MASKED_EQ, .datum_a = CLONE_THREAD, .datum_b = 0};
-  if (status == 0) status = add(filter, eperm, resolve("clone"), 1, &no_thread);
-  // clone3 passes its flags in memory a filter cannot read: ENOSYS makes glibc use clone.
-  if (status == 0) status = add(filter, AK_SCMP_ACT_ERRNO(ENOSYS), resolve("clone3"), 0, NULL);
-  // Limits may be read (prlimit64 with no new limit), not raised.
-  struct scmp_arg_cmp new_limit = {.arg = 2, .op = AK_SCMP_CMP_NE, .datum_a = 0, .datum_b = 0};
-  if (status == 0) status = add(filter, eperm, resolve("prlimit64"), 1, &new_limit);
-  // Signals go to this process only (abort() and raise() use tgkill on themselves).
-  struct scmp_arg_cmp other = {.arg = 0, .op = AK_SCMP_CMP_NE, .datum_a = (uint64_t)getpid(), .datum_b = 0};
-  if (status == 0) status = add(filter, eperm, resolve("tgkill"), 1, &other);
-  if (status == 0) status = load(filter);
-  release(filter);
-  return status;
+int ak_exit_on_signal(int signal_number, int status) {
+  if (signal_number <= 0 || signal_number >= NSIG) return -EINVAL;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = ak_exit_with_status;
+  ak_signal_exit_status = status;
+  return sigaction(signal_number, &action, NULL) == 0 ? 0 : -errno;
 }

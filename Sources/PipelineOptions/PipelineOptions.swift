@@ -39,6 +39,12 @@ public enum PipelineOptions {
     help:
       "With --rescue: the most rescue worker processes per library (libvips, FFmpeg) at once; more rescues wait for a free one until their deadline (default 2; about one per core)."
   )
+  /// `--worker-jobs N`: the jobs one rescue worker runs before it exits.
+  public static let workerJobs = OptionKey<Int>.integer(
+    long: "worker-jobs", bound: .positive,
+    help:
+      "With --rescue: the jobs one rescue worker runs before it exits (default 1). More reuses a worker a decoder's attacker may own for the next caller's job, and drops Landlock: a risk to accept knowingly."
+  )
   /// `--rescue-memory BYTES`: each rescue worker's address-space ceiling.
   public static let rescueMemory = OptionKey<Int64>.byteCount(
     long: "rescue-memory", valueName: "BYTES", bound: .positive,
@@ -131,7 +137,8 @@ public enum PipelineOptions {
   public static let all: [any ArgumentKey] =
     [
       cacheDirectory, deadline, retries, allowPrivateNetworks, maximumCacheBytes, durable, rescue,
-      rescueWorkers, rescueMemory, noPoster, posterTimeSeconds, proxy, proxyUnchecked, cacheKeyIgnore,
+      rescueWorkers, workerJobs, rescueMemory, noPoster, posterTimeSeconds, proxy, proxyUnchecked,
+      cacheKeyIgnore,
       allowOrigin,
       originHeaders,
     ]
@@ -198,7 +205,11 @@ public enum PipelineOptions {
     var workers = RescueWorkerConfiguration()
     let pool = try arguments[rescueWorkers]
     let ceiling = try arguments[rescueMemory]
+    let jobs = try arguments[workerJobs]
     guard arguments[rescue] else {
+      if jobs != nil {
+        throw arguments.usageError("--worker-jobs sizes the workers of --rescue: add --rescue")
+      }
       if pool != nil || ceiling != nil {
         throw arguments.usageError(
           "--rescue-workers and --rescue-memory size the workers of --rescue: add --rescue")
@@ -210,6 +221,7 @@ public enum PipelineOptions {
     }
     if let pool { workers.poolSize = pool }
     if let ceiling { workers.memoryCeilingBytes = ceiling }
+    if let jobs { workers.jobsPerWorker = jobs }
     var image = RescueConfiguration()
     image.workers = workers
     var media = MediaRescueConfiguration()

@@ -1,7 +1,8 @@
-// The system calls of a rescue worker and its parent that Swift cannot make cleanly:
-// posix_spawn with a descriptor placed at 3 and every other one closed, descriptors passed over a
-// Unix socket (SCM_RIGHTS), per-process resource limits, and the worker's seccomp filter
-// (libseccomp, opened with dlopen in the worker only, so no other process maps it).
+// The system calls of a rescue worker and its parent that Swift cannot make cleanly: the spawn
+// into namespaces (worker_spawn.c), descriptors passed over a Unix socket (SCM_RIGHTS) and
+// per-process resource limits (worker_io.c), Landlock (worker_landlock.c), the seccomp
+// allow-list (worker_seccomp.c; libseccomp is opened with dlopen in the worker only, so no other
+// process maps it) and the sandbox's probes (worker_probes.c).
 #ifndef ATTACHKIT_CWORKERIO_H
 #define ATTACHKIT_CWORKERIO_H
 
@@ -12,19 +13,162 @@
 /// The descriptor number a worker finds its socket at.
 #define AK_WORKER_SOCKET_FD 3
 
-/// Starts `path` with `argv` (NULL-terminated) and `envp`, the descriptor `socket_fd` as
-/// descriptor 3, standard input, output and error on /dev/null, every descriptor above 3
-/// closed, an empty signal mask and default signal dispositions. Returns the child's process
-/// id, or -errno.
-pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], int socket_fd);
+/// The sandbox layers a worker's spawn can put in place (``ak_spawn_request/layers``).
+enum {
+  /// A user namespace of its own (one id mapped: its own).
+  AK_LAYER_USER_NAMESPACE = 1 << 0,
+  /// A PID namespace of its own: it sees no other process (it is its namespace's process 1).
+  AK_LAYER_PID_NAMESPACE = 1 << 1,
+  /// A network namespace of its own: no interface but a loopback that is down.
+  AK_LAYER_NETWORK_NAMESPACE = 1 << 2,
+  /// An IPC namespace of its own: no System V or POSIX message queue of anyone else's.
+  AK_LAYER_IPC_NAMESPACE = 1 << 3,
+  /// A mount namespace of its own.
+  AK_LAYER_MOUNT_NAMESPACE = 1 << 4,
+  /// A session of its own (`setsid`): no controlling terminal.
+  AK_LAYER_SESSION = 1 << 5,
+  /// An unprivileged user and group (``ak_spawn_request/uid``), with no supplementary group:
+  /// a root parent's worker is not root.
+  AK_LAYER_UNPRIVILEGED_USER = 1 << 6,
+};
+
+/// How to start a worker: its layers, and the user and group it runs as under
+/// ``AK_LAYER_UNPRIVILEGED_USER``.
+struct ak_spawn_request {
+  unsigned layers;
+  unsigned uid;
+  unsigned gid;
+};
+
+/// The step of a worker's start that failed (``ak_spawn_worker``'s `failed_stage`).
+enum {
+  AK_SPAWN_STAGE_NONE = 0,
+  /// clone with the namespaces (user namespaces refused, no privilege for the others).
+  AK_SPAWN_STAGE_CLONE = 1,
+  /// writing the user namespace's uid_map or gid_map.
+  AK_SPAWN_STAGE_USER_MAP = 2,
+  /// setgroups, setresgid or setresuid to the unprivileged user.
+  AK_SPAWN_STAGE_IDENTITY = 3,
+  /// setsid.
+  AK_SPAWN_STAGE_SESSION = 4,
+  /// placing the descriptors.
+  AK_SPAWN_STAGE_DESCRIPTORS = 5,
+  /// execve.
+  AK_SPAWN_STAGE_EXEC = 6,
+};
+
+/// Starts `path` with `argv` (NULL-terminated) and `envp` in the layers `request` asks for, the
+/// descriptor `socket_fd` as descriptor 3, standard input, output and error on /dev/null, every
+/// other descriptor closed, an empty signal mask and default signal dispositions. Returns the
+/// child's process id (as this process sees it), or -errno with the step that failed in
+/// `failed_stage` (the child is then reaped).
+pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], int socket_fd,
+                      const struct ak_spawn_request *request, int *failed_stage);
+
+/// A read-only copy of `source_fd`'s file (from its start) in a file no path names
+/// (`O_TMPFILE` in `directory`, else in /tmp), owned by `owner` (user and group): the source an
+/// unprivileged worker may read when the original is not readable by it. Returns the copy's
+/// descriptor (close-on-exec, at offset 0), or -errno.
+int ak_private_copy(int source_fd, const char *directory, unsigned owner);
+
+/// Makes this process undumpable (`PR_SET_DUMPABLE` 0): no other process of its user can read or
+/// write its memory (/proc/PID/mem, ptrace, process_vm_*) or take its descriptors (pidfd_getfd),
+/// and it writes no core file. Returns 0, or -errno.
+int ak_make_undumpable(void);
+
+/// This process's `PR_GET_DUMPABLE` (0: undumpable).
+int ak_is_dumpable(void);
+
+/// The Landlock ABI version this kernel offers, or -errno (EOPNOTSUPP or ENOSYS: none).
+int ak_landlock_abi(void);
+
+/// Restricts the calling thread and every thread it starts afterwards (call it while the process
+/// has one thread) with Landlock: every file-system access right of the kernel's ABI handled and
+/// none granted but reading `source_fd`'s file and reading, writing and truncating
+/// `output_fd`'s (-1: none), which the job's libraries open again as /proc/self/fd/N; TCP bind
+/// and connect refused (ABI 4); signals to, and abstract Unix sockets of, processes outside the
+/// domain refused (ABI 6). Sets `PR_SET_NO_NEW_PRIVS`. The ABI used goes to `abi`. Returns 0, or
+/// -errno.
+int ak_landlock_confine(int source_fd, int output_fd, int *abi);
+
+/// Installs the worker's seccomp allow-list on every thread (TSYNC): any system call not on it
+/// kills the process (SIGSYS); see worker_seccomp.c for the list and why each call is there.
+/// Returns 0; -ENOENT when libseccomp cannot be opened; -errno when a step fails.
+int ak_seccomp_allow_list(void);
+
+/// Opens libseccomp (before Landlock shuts every path), so that ``ak_seccomp_allow_list`` finds
+/// it loaded. Returns 0, or -ENOENT.
+int ak_seccomp_preload(void);
+
+/// What the sandbox's probes aim at: the parent (its process id as the parent sees it, the
+/// address of a buffer of its, a descriptor only it holds), a file only the parent's user may
+/// read, and a path in a directory anyone may write to.
+struct ak_probe_target {
+  int parent_pid;
+  uint64_t parent_address;
+  int parent_fd;
+  const char *key_path;
+  const char *write_path;
+};
+
+/// The probes (``ak_probe``).
+enum {
+  AK_PROBE_PARENT_MEMORY = 1,
+  AK_PROBE_PARENT_DESCRIPTOR,
+  AK_PROBE_KEY_FILE,
+  AK_PROBE_SYSTEM_FILE,
+  AK_PROBE_WRITE_FILE,
+  AK_PROBE_SIGNAL_QUEUE,
+  AK_PROBE_PIDFD_SIGNAL,
+  AK_PROBE_KILL,
+  AK_PROBE_TGKILL,
+  AK_PROBE_TERMINAL,
+  AK_PROBE_EXECUTE,
+  AK_PROBE_PROCESS,
+  AK_PROBE_SOCKET,
+  AK_PROBE_CONNECT,
+  AK_PROBE_PTRACE,
+  AK_PROBE_PROCESS_MEMORY,
+  AK_PROBE_UNSHARE,
+  AK_PROBE_MOUNT,
+  AK_PROBE_RAISE_LIMIT,
+  AK_PROBE_THREAD_SOCKET,
+  AK_PROBE_BPF,
+  AK_PROBE_PERF_EVENT_OPEN,
+  AK_PROBE_IO_URING,
+  AK_PROBE_FSOPEN,
+  AK_PROBE_OPEN_TREE,
+  AK_PROBE_MOVE_MOUNT,
+  AK_PROBE_OPEN_BY_HANDLE,
+  AK_PROBE_DELETE_MODULE,
+  AK_PROBE_KEXEC_FILE_LOAD,
+  AK_PROBE_IOPL,
+  AK_PROBE_EXECUTABLE_MEMORY,
+};
+
+/// A probe's outcome.
+enum { AK_PROBE_BLOCKED = 0, AK_PROBE_ALLOWED = 1, AK_PROBE_UNKNOWN = 2 };
+
+/// Tries `probe` against `target` from this (confined) process: ``AK_PROBE_ALLOWED`` when the
+/// attack got through, ``AK_PROBE_BLOCKED`` with the errno it failed with in `error`. A step
+/// the seccomp filter refuses does not return: the process is killed.
+int ak_probe(int probe, const struct ak_probe_target *target, int *error);
+
+/// Counts `signal_number` arriving at this process from now on (a handler that only counts),
+/// so that a check can tell whether a probe reached it. Returns 0, or -errno.
+int ak_signal_count_start(int signal_number);
+
+/// Puts back the disposition ``ak_signal_count_start`` replaced; returns how many arrived.
+long ak_signal_count_stop(int signal_number);
+
+/// Makes `signal_number` end this process with exit status `status` (a worker is its PID
+/// namespace's process 1, for which the kernel ignores a signal such as SIGXFSZ whose default
+/// action would end it). Returns 0, or -errno.
+int ak_exit_on_signal(int signal_number, int status);
 
 /// Makes the parent's and the worker's ends of a worker socket: a Unix SOCK_SEQPACKET pair
 /// (message boundaries kept, close-on-exec). Returns 0, or -errno.
 int ak_worker_socketpair(int pair[2]);
-
-/// Tries to open a TCP socket (and closes it): 0 when it opened, or the errno it failed with
-/// (a worker's self-check of its filter).
-int ak_try_network_socket(void);
 
 /// Sends one datagram of `length` bytes with up to two descriptors (-1: none) as SCM_RIGHTS.
 /// Returns 0, or -errno.
@@ -54,19 +198,6 @@ int ak_name_this_thread(const char *name);
 
 /// The path of the shared library that holds `address` (`dladdr`'s file name), or NULL.
 const char *ak_library_path(const void *address);
-
-/// Confines the calling process (the worker, after its set-up): `PR_SET_NO_NEW_PRIVS`, then a
-/// seccomp filter that allows every system call but these, which fail with EPERM: creating a
-/// socket or using one to reach anything (socket, socketpair, connect, bind, listen, accept,
-/// accept4), starting a program or a process (execve, execveat, fork, vfork, clone without
-/// CLONE_THREAD; clone3 fails with ENOSYS so glibc falls back to clone), touching other
-/// processes (ptrace, process_vm_readv/writev, kill, tkill, tgkill of another process), raising its
-/// limits (setrlimit, prlimit64 with a new limit), and the kernel's administrative surface
-/// (mount, umount2, pivot_root, chroot, unshare, setns, bpf, perf_event_open, keyctl, add_key,
-/// request_key, io_uring_setup, userfaultfd, personality, init_module, finit_module,
-/// kexec_load, reboot, swapon, swapoff). Returns 0; -ENOENT when libseccomp cannot be opened;
-/// -errno when a step fails.
-int ak_worker_confine(void);
 
 /// Keeps GLib's error, critical and warning messages (libvips' `VIPS-WARNING`s among them) in
 /// this process's bounded list of library messages, and drops its chattier ones, instead of

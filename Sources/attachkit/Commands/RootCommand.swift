@@ -46,7 +46,8 @@ extension RootCommand {
     .command(FetchCommand.self), .command(PrefetchCommand.self), .command(ValidateCommand.self),
     .command(RescueCommand.self), .group(CacheCommand.self, CacheCommand.commands),
     .command(ServeCommand.self),
-    .command(SignCommand.self), .command(CompletionCommand.self), .command(ManCommand.self),
+    .command(SandboxCommand.self), .command(SignCommand.self), .command(CompletionCommand.self),
+    .command(ManCommand.self),
   ]
 
   /// Every runnable command by its words after `attachkit` (`"cache gc"`), from ``tree``.

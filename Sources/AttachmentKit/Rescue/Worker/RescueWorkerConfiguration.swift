@@ -25,6 +25,17 @@ public struct RescueWorkerConfiguration: Sendable, Hashable, Codable {
   /// A worker whose resident memory is over this after a job, in bytes, is retired (its
   /// memory goes back to the system) and a new one takes the next job. Default 256 MiB.
   public var retireAboveResidentBytes: Int64 = 256 << 20
+  /// The jobs one worker runs before it exits. Default 1: a worker runs one job and exits, so a
+  /// decoder an attacker took over never sees the next job (in `serve`, another caller's URL);
+  /// the pool keeps a started worker ready (a warm spare), so a job does not wait for a start.
+  /// More than 1 reuses workers at that risk, and without Landlock (its rules name the first
+  /// job's files): ``SandboxLayer/landlock`` and ``SandboxLayer/oneJobPerWorker`` are then
+  /// missing from the sandbox report. At least 1.
+  public var jobsPerWorker: Int = 1
+  /// The most threads a worker may run (`RLIMIT_NPROC`, counted in its own user namespace):
+  /// past it, thread creation fails. Default 256 (a transcode on a large machine starts some
+  /// dozens).
+  public var maximumThreads: Int = 256
 
   /// The defaults above.
   public init() {}

@@ -9,13 +9,14 @@ enum WorkerRescuer: Codable, Sendable {
   /// No rescue: the time of an accepted video's first frame that is not nearly black
   /// (``WorkerReply/posterTime``), with its settings.
   case posterTime(PosterTimeConfiguration)
-  /// No rescue: the worker reports what its confinement lets it do (``WorkerReply/check``).
-  case selfCheck
+  /// No rescue: one of the sandbox's probes, tried from inside the confined worker
+  /// (``WorkerReply/probe``), with what it aims at.
+  case probe(SandboxProbeJob)
 
   /// The library its workers load (their start-up argument `--preload`).
   var library: WorkerLibrary {
     switch self {
-    case .image, .selfCheck: .libvips
+    case .image, .probe: .libvips
     case .media, .poster, .posterTime: .ffmpeg
     }
   }
@@ -27,7 +28,7 @@ enum WorkerRescuer: Codable, Sendable {
     case .media: "media file"
     case .poster: "poster"
     case .posterTime: "poster time"
-    case .selfCheck: "self-check"
+    case .probe: "sandbox probe"
     }
   }
 }
@@ -58,8 +59,10 @@ struct WorkerJob: Codable, Sendable {
 struct WorkerReply: Codable, Sendable {
   var rescue: Rescue?
   var error: WireError?
-  /// A self-check's findings, one `name: outcome` line each.
-  var check: String?
+  /// A probe's outcome (``WorkerRescuer/probe(_:)``).
+  var probe: SandboxProbeOutcome?
+  /// How the worker confined itself for the job.
+  var confinement: WorkerConfinement?
   /// A poster time job's answer: the time in seconds, `nil` when none is proposed.
   var posterTime: Double?
 }

@@ -6,9 +6,11 @@ import PosixLock
 /// The rescue workers of one library (libvips or FFmpeg) and one ``RescueWorkerConfiguration``
 /// in this process: at most ``RescueWorkerConfiguration/poolSize`` at once (image and media
 /// rescues have pools of their own, so two long transcodes never hold an image rescue back),
-/// started on the first rescue (a process that never rescues starts none), reused across jobs,
-/// and replaced when one dies, is killed at a deadline or cancellation, or grows past
-/// ``RescueWorkerConfiguration/retireAboveResidentBytes``.
+/// started on the first rescue (a process that never rescues starts none), each running
+/// ``RescueWorkerConfiguration/jobsPerWorker`` jobs (one by default) and replaced when it has,
+/// dies, is killed at a deadline or cancellation, or grows past
+/// ``RescueWorkerConfiguration/retireAboveResidentBytes``. Once a pool has run a job, it keeps
+/// a started worker ready (a warm spare), so the next job does not wait for a start.
 ///
 /// This is the one owner of worker processes: rescuers hand it a job and get the worker's
 /// answer, or a typed refusal for everything that can go wrong around it.
@@ -44,6 +46,10 @@ final class WorkerPool: Sendable {
   private struct Workers {
     var idle: [WorkerProcess] = []
     var busy = 0
+    /// The jobs checked out so far.
+    var jobs = 0
+    /// Whether a spare is being started.
+    var spareStarting = false
   }
   private let workers = Locked(Workers())
 
@@ -108,6 +114,35 @@ final class WorkerPool: Sendable {
   /// that can go wrong around the worker is thrown (see ``run(_:as:)``). A job that is no
   /// rescue (``WorkerRescuer/posterTime(_:)``) reads its own field of the answer.
   func exchange(_ job: RescueJob, as rescuer: WorkerRescuer) throws(AttachmentError) -> WorkerReply {
+    let outputLimit = Self.outputLimit(job.limits)
+    switch try attempt(job, as: rescuer) {
+    case .replied(let reply):
+      return reply
+    case .stopped(.cancelled):
+      throw AttachmentError.cancelledError()
+    case .stopped:
+      throw AttachmentError(
+        .deadlineExceeded,
+        "The deadline passed while the \(rescuer.noun) was rescued; its worker was stopped.")
+    case .died(let death):
+      if death.signal == SIGXFSZ || death.exitCode == WorkerMain.outputTooLarge {
+        throw AttachmentError(
+          .tooLarge,
+          "The rescued file grew past the output limit of \(outputLimit) bytes; its worker was stopped.")
+      }
+      throw job.refusal.notRescued(death.reason(ceiling: configuration.memoryCeilingBytes))
+    }
+  }
+
+  /// Runs `job` in a worker of this pool as `rescuer`'s work and says how it ended: takes a
+  /// permit, opens the job's files (given to an unprivileged worker for the job), checks out a
+  /// worker, sets its hard limits for the job, and gives everything back. `inspect` sees the
+  /// worker after it answered, while it is still alive (the sandbox report reads its `/proc`).
+  /// - Throws: `deadline_exceeded` or `cancelled` while waiting for a permit; `io_error` when a
+  ///   file cannot be opened; the job's refusal when no worker can start.
+  func attempt(
+    _ job: RescueJob, as rescuer: WorkerRescuer, inspecting inspect: ((WorkerProcess) -> Void)? = nil
+  ) throws(AttachmentError) -> WorkerProcess.Outcome {
     guard let executable = RescueWorkers.executable(for: configuration) else {
       throw job.refusal.notRescued(RescueWorkers.missingExecutable)
     }
@@ -127,40 +162,31 @@ final class WorkerPool: Sendable {
       throw job.refusal.notRescued("its rescue worker cannot start: \(failure.reason)")
     }
     defer { workers.withLock { $0.busy -= 1 } }
+    // The unprivileged worker of a root parent is given the job's two files for the job.
+    let grant = WorkerFileGrant(source: source, output: output, for: worker)
+    defer { grant.revoke() }
     let secondsLeft = job.deadline.map { deadline -> Double in
       let left = (deadline - ContinuousClock.now).components
       return max(0, Double(left.seconds) + Double(left.attoseconds) / 1e18)
     }
-    let outputLimit = Self.outputLimit(job.limits)
-    worker.setLimit(RLIMIT_FSIZE, outputLimit)
-    // CPU time as a backstop for the parent's kill: the time left on every core, and a margin.
+    worker.setLimit(RLIMIT_FSIZE, Self.outputLimit(job.limits))
+    // CPU time as a backstop for the parent's kill: the time left on every core, and a margin;
+    // SIGXCPU there, and the kernel's SIGKILL a second later.
     let cores = Double(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     let budget = UInt64(((secondsLeft ?? 600) * cores).rounded(.up)) + 2
-    worker.setLimit(RLIMIT_CPU, (worker.cpuSeconds ?? 0) + budget)
+    let cpuLimit = (worker.cpuSeconds ?? 0) + budget
+    worker.setLimit(RLIMIT_CPU, cpuLimit, hard: cpuLimit + 1)
 
     let message = WorkerJob(
       rescuer: rescuer, bytes: job.bytes, refusal: job.refusal, limits: job.limits,
       secondsLeft: secondsLeft)
-    switch worker.run(
-      message, source: source, output: output, deadline: job.deadline, isCancelled: job.isCancelled)
-    {
-    case .replied(let reply):
+    let outcome = worker.run(
+      message, source: grant.source, output: output, deadline: job.deadline, isCancelled: job.isCancelled)
+    if case .replied = outcome {
+      inspect?(worker)
       keep(worker)
-      return reply
-    case .stopped(.cancelled):
-      throw AttachmentError.cancelledError()
-    case .stopped:
-      throw AttachmentError(
-        .deadlineExceeded,
-        "The deadline passed while the \(rescuer.noun) was rescued; its worker was stopped.")
-    case .died(let death):
-      if death.signal == SIGXFSZ {
-        throw AttachmentError(
-          .tooLarge,
-          "The rescued file grew past the output limit of \(outputLimit) bytes; its worker was stopped.")
-      }
-      throw job.refusal.notRescued(death.reason(ceiling: configuration.memoryCeilingBytes))
     }
+    return outcome
   }
 
   /// Waits for one of the pool's permits (a worker's place) until `deadline`, or until
@@ -186,18 +212,6 @@ final class WorkerPool: Sendable {
       }
       if permits.wait(timeout: wait) == .success { return }
     }
-  }
-
-  /// Runs the worker's self-check (``WorkerRescuer/selfCheck``) in a worker of this pool:
-  /// what its confinement lets it do, one `name: outcome` line each; `nil` when no worker
-  /// answered.
-  func selfCheck(deadline: ContinuousClock.Instant) -> String? {
-    let job = RescueJob(
-      source: "/dev/null", bytes: 0,
-      refusal: Refusal(AttachmentError(.ioError, "No refusal."), facts: MediaFacts(bytes: 0)),
-      output: "/dev/null",
-      limits: ValidationLimits(), deadline: deadline)
-    return (try? exchange(job, as: .selfCheck))?.check
   }
 
   /// Gives back a permit taken with ``takePermit(until:isCancelled:waiting:)``.
@@ -230,18 +244,44 @@ final class WorkerPool: Sendable {
   /// An idle worker, or a new one started from `executable`, counted as busy (the caller holds
   /// a permit, so busy workers never outnumber the pool; the caller uncounts it when done).
   private func checkOut(_ executable: String) -> Result<WorkerProcess, WorkerStartFailure> {
-    let ready = workers.withLock { workers -> WorkerProcess? in
+    let (ready, spare) = workers.withLock { workers -> (WorkerProcess?, Bool) in
       workers.busy += 1
-      return workers.idle.popLast()
+      workers.jobs += 1
+      let ready = workers.idle.popLast()
+      // A pool that has run a job before keeps one started worker ready for the next.
+      let spare = workers.jobs > 1 && workers.idle.isEmpty && !workers.spareStarting
+      if spare { workers.spareStarting = true }
+      return (ready, spare)
     }
+    if spare { startSpare(executable) }
     if let ready { return .success(ready) }
     let started = WorkerProcess.start(executable, library: library, configuration: configuration)
     if case .failure = started { workers.withLock { $0.busy -= 1 } }
     return started
   }
 
+  /// Starts a worker in the background and puts it among the idle ones (the warm spare).
+  private func startSpare(_ executable: String) {
+    let (library, configuration) = (library, configuration)
+    BackgroundWork.start("AttachmentKit.worker-spare", qos: .userInitiated) { [self] in
+      let started = WorkerProcess.start(executable, library: library, configuration: configuration)
+      let surplus = workers.withLock { workers -> WorkerProcess? in
+        workers.spareStarting = false
+        guard case .success(let worker) = started else { return nil }
+        guard workers.idle.isEmpty else { return worker }
+        workers.idle.append(worker)
+        return nil
+      }
+      surplus?.stop()
+    }
+  }
+
   /// Puts a worker that answered back among the idle ones, or retires it when it has grown.
   private func keep(_ worker: WorkerProcess) {
+    if worker.jobsSent >= worker.jobLimit {
+      worker.release()
+      return
+    }
     if let resident = worker.residentBytes, resident > configuration.retireAboveResidentBytes {
       worker.stop()
       return

@@ -8,19 +8,53 @@ final class WorkerProcess: @unchecked Sendable {
   /// The worker's process id.
   let pid: pid_t
   private let socket: Int32
+  /// The sandbox layers its spawn put in place (`AK_LAYER_*`).
+  let layers: UInt32
+  /// The jobs it may run before it exits (1: one job per worker).
+  let jobLimit: Int
+  /// The jobs it has been sent.
+  private(set) var jobsSent = 0
   /// The worker's peak address space in bytes (`VmPeak`), read while a job runs: what its
   /// memory ceiling counts, gone from `/proc` once it has died.
   private var addressSpacePeak: Int64 = 0
 
-  private init(pid: pid_t, socket: Int32) {
+  private init(pid: pid_t, socket: Int32, layers: UInt32, jobLimit: Int) {
     self.pid = pid
     self.socket = socket
+    self.layers = layers
+    self.jobLimit = jobLimit
   }
 
+  /// Whether it runs as the unprivileged user (the parent is root): the job's files are handed
+  /// to that user for the job (``WorkerPool``).
+  var isUnprivileged: Bool { layers & UInt32(AK_LAYER_UNPRIVILEGED_USER) != 0 }
+
   /// Starts `executable` as a worker with `configuration`'s limits, loading `library` before
-  /// its first job. Returns why it could not, as a reason for a refusal.
+  /// its first job, in every sandbox layer this machine grants (``SpawnLayers``). The parent is
+  /// made undumpable first. Returns why it could not, as a reason for a refusal.
   static func start(
     _ executable: String, library: WorkerLibrary?, configuration: RescueWorkerConfiguration
+  ) -> Result<WorkerProcess, WorkerStartFailure> {
+    _ = ak_make_undumpable()
+    var layers = SpawnLayers.requested
+    while true {
+      switch spawn(executable, library: library, configuration: configuration, layers: layers) {
+      case .success(let worker):
+        SpawnLayers.record(layers)
+        return .success(worker)
+      case .failure(let failure):
+        guard let stage = failure.stage, let fewer = SpawnLayers.fallback(from: layers, failedAt: stage)
+        else {
+          return .failure(failure)
+        }
+        layers = fewer
+      }
+    }
+  }
+
+  /// One attempt of ``start(_:library:configuration:)`` with `layers`.
+  private static func spawn(
+    _ executable: String, library: WorkerLibrary?, configuration: RescueWorkerConfiguration, layers: UInt32
   ) -> Result<WorkerProcess, WorkerStartFailure> {
     var pair: [Int32] = [-1, -1]
     let made = ak_worker_socketpair(&pair)
@@ -28,24 +62,34 @@ final class WorkerProcess: @unchecked Sendable {
       return .failure(
         WorkerStartFailure(reason: "its socket cannot be made: \(String(cString: strerror(-made)))"))
     }
+    let jobLimit = max(1, configuration.jobsPerWorker)
+    // RLIMIT_NPROC counts the worker's own threads only in a user namespace of its own;
+    // elsewhere it would count every process of the user.
+    let threads = layers & UInt32(AK_LAYER_USER_NAMESPACE) != 0 ? configuration.maximumThreads : 0
     var arguments = [
       executable, RescueWorkers.workerArgument, "--memory", String(configuration.memoryCeilingBytes),
-      "--files",
-      String(configuration.maximumOpenFiles),
+      "--files", String(configuration.maximumOpenFiles), "--jobs", String(jobLimit),
+      "--threads", String(threads),
+      // Landlock's rules name the first job's files, so a worker that runs more has none.
+      "--landlock", jobLimit == 1 ? "1" : "0",
     ]
     if let library { arguments += ["--preload", library.rawValue] }
     let environment = WorkerProcess.environment()
+    var request = ak_spawn_request(
+      layers: layers, uid: SpawnLayers.unprivilegedID, gid: SpawnLayers.unprivilegedID)
+    var stage: Int32 = 0
     let pid = withCStrings(arguments) { argv in
-      withCStrings(environment) { envp in ak_spawn_worker(executable, argv, envp, pair[1]) }
+      withCStrings(environment) { envp in ak_spawn_worker(executable, argv, envp, pair[1], &request, &stage) }
     }
     close(pair[1])
     guard pid > 0 else {
       close(pair[0])
       return .failure(
         WorkerStartFailure(
-          reason: "its executable \(executable) cannot be started: \(String(cString: strerror(-pid)))"))
+          reason: "its executable \(executable) cannot be started: \(String(cString: strerror(-pid)))",
+          stage: stage == 0 ? nil : stage))
     }
-    return .success(WorkerProcess(pid: pid, socket: pair[0]))
+    return .success(WorkerProcess(pid: pid, socket: pair[0], layers: layers, jobLimit: jobLimit))
   }
 
   /// A worker's environment: nothing of the parent's but what sanitizer builds need, glibc's
@@ -53,10 +97,14 @@ final class WorkerProcess: @unchecked Sendable {
   /// against the worker's ceiling), and the Swift runtime's crash backtracer off (it would try
   /// to start a program, which the filter forbids; a crash is the parent's to report).
   /// `VIPSHOME` names no directory, so libvips loads none of its modules at start-up (about
-  /// 40 ms of a worker's start); the one an allowed loader needs is loaded on demand
-  /// (``Libvips/loadModule(_:)``).
+  /// 40 ms of a worker's start); the ones allowed loaders need are loaded before the worker
+  /// confines itself (``Libvips/loadModule(_:)``).
   private static func environment() -> [String] {
-    var environment = ["MALLOC_ARENA_MAX=2", "SWIFT_BACKTRACE=enable=no", "VIPSHOME=/nonexistent"]
+    // ORC_CODE=backup: libvips' ORC makes no machine code at run time, so the filter can refuse
+    // executable memory.
+    var environment = [
+      "MALLOC_ARENA_MAX=2", "SWIFT_BACKTRACE=enable=no", "VIPSHOME=/nonexistent", "ORC_CODE=backup",
+    ]
     for name in ["ASAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"] {
       if let value = getenv(name) { environment.append("\(name)=\(String(cString: value))") }
     }
@@ -80,6 +128,7 @@ final class WorkerProcess: @unchecked Sendable {
     _ job: WorkerJob, source: Int32, output: Int32, deadline: ContinuousClock.Instant?,
     isCancelled: () -> Bool
   ) -> Outcome {
+    jobsSent += 1
     guard let message = WireCoding.encode(job), message.count <= workerMessageLimit,
       message.withUnsafeBytes({ ak_send_with_fds(socket, $0.baseAddress, $0.count, source, output) }) == 0
     else {
@@ -160,16 +209,31 @@ final class WorkerProcess: @unchecked Sendable {
     FileSystem.readSmallFile("/proc/\(pid)/\(name)")
   }
 
-  /// Sets a limit of the worker's (soft only: the hard limit stays as the worker set it, and its
-  /// filter forbids raising either).
-  func setLimit(_ resource: __rlimit_resource, _ value: UInt64) {
-    _ = ak_set_limit(pid, Int32(resource.rawValue), value, ak_hard_limit(pid, Int32(resource.rawValue)))
+  /// Sets a limit of the worker's, soft and hard: past the soft limit the kernel signals it
+  /// (SIGXCPU, SIGXFSZ), past the hard one it kills it (CPU) or refuses the write (file size).
+  /// Its filter forbids the worker raising either. When the hard limit cannot be set (a parent
+  /// that may not raise it again), the soft one is.
+  func setLimit(_ resource: __rlimit_resource, _ value: UInt64, hard: UInt64? = nil) {
+    if ak_set_limit(pid, Int32(resource.rawValue), value, hard ?? value) != 0 {
+      _ = ak_set_limit(pid, Int32(resource.rawValue), value, ak_hard_limit(pid, Int32(resource.rawValue)))
+    }
   }
 
   /// Kills the worker now (`SIGKILL`); it is reaped in the background, so a large worker's
   /// teardown costs its caller nothing.
   func stop() {
     kill(pid, SIGKILL)
+    close(socket)
+    let pid = pid
+    BackgroundWork.start("AttachmentKit.worker-reap", qos: .utility) {
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+  }
+
+  /// Lets a worker that has run its last job go: its socket closes, it exits, and it is reaped
+  /// in the background.
+  func release() {
     close(socket)
     let pid = pid
     BackgroundWork.start("AttachmentKit.worker-reap", qos: .utility) {
@@ -217,6 +281,8 @@ final class WorkerProcess: @unchecked Sendable {
 /// Why a worker could not be started, as a reason for a refusal.
 struct WorkerStartFailure: Error {
   var reason: String
+  /// The step of the spawn that failed (`AK_SPAWN_STAGE_*`), when it was one.
+  var stage: Int32? = nil
 }
 
 /// How a worker ended without answering.
@@ -227,6 +293,12 @@ struct WorkerDeath: Sendable {
   var peakResidentBytes: Int64
   /// Its peak address space last seen while it ran, in bytes (0: never read).
   var peakAddressSpaceBytes: Int64 = 0
+
+  /// Its exit status, when it exited (rather than being killed).
+  var exitCode: Int32? {
+    guard let status, status & 0x7f == 0 else { return nil }
+    return (status >> 8) & 0xff
+  }
 
   /// The signal that killed it, if one did.
   var signal: Int32? {
@@ -241,9 +313,14 @@ struct WorkerDeath: Sendable {
       if code == WorkerMain.cannotConfine {
         return "its worker cannot confine itself (is libseccomp2 installed?), and does not run unconfined"
       }
+      if code == WorkerMain.outputTooLarge { return "its output grew past the limit" }
       return "its worker exited\(code.map { " with status \($0)" } ?? "") before it answered"
     }
     let name = String(cString: strsignal(signal))
+    if signal == SIGSYS {
+      return
+        "the decoder made a system call its sandbox refuses (\(RescueFallback.workerDied) \(signal): \(name))"
+    }
     if signal == SIGXCPU { return "\(RescueFallback.cpuExhausted) (its worker was killed: \(name))" }
     // Near the ceiling: the allocation that failed was most likely what killed it (the
     // address space is read every 50 ms, so the last reading trails the fatal one).

@@ -1,0 +1,77 @@
+import CWorkerIO
+import Glibc
+
+/// How a worker confined itself before its first job, as it reports it to its parent.
+struct WorkerConfinement: Codable, Sendable, Equatable {
+  /// The Landlock ABI its rules used; 0: no Landlock (the kernel has none, or the worker runs
+  /// more than one job).
+  var landlockABI: Int
+  /// Whether its seccomp allow-list is installed (on every thread).
+  var seccomp: Bool
+  /// Its threads when it confined itself (1: every later thread inherits both layers).
+  var threads: Int
+
+  /// Confines the calling worker for a job whose files are `source` and `output`: Landlock
+  /// (when `landlock`) granting those two files only, then the seccomp allow-list. Refuses
+  /// (returns why) when the process has more than one thread (Landlock binds the calling
+  /// thread and those it starts), or when the allow-list cannot be installed: a worker runs no
+  /// job unconfined. A kernel without Landlock leaves that layer out (the sandbox report names
+  /// it).
+  static func confine(source: Int32, output: Int32, landlock: Bool, status: ProcStatus) -> Result<
+    WorkerConfinement, WorkerConfinementFailure
+  > {
+    let threads = Int(status.figure("Threads") ?? 0)
+    guard threads == 1 else {
+      return .failure(WorkerConfinementFailure(reason: "it has \(threads) threads, not 1, to confine"))
+    }
+    var abi: Int32 = 0
+    if landlock {
+      let restricted = ak_landlock_confine(source, output, &abi)
+      if restricted != 0 && abi >= 1 {
+        return .failure(
+          WorkerConfinementFailure(reason: "Landlock: \(String(cString: strerror(-restricted)))"))
+      }
+      if restricted != 0 { abi = 0 }
+    }
+    let filtered = ak_seccomp_allow_list()
+    guard filtered == 0 else {
+      return .failure(
+        WorkerConfinementFailure(
+          reason: filtered == -ENOENT
+            ? "libseccomp (libseccomp2) cannot be opened"
+            : "its seccomp allow-list cannot be installed: \(String(cString: strerror(-filtered)))"))
+    }
+    return .success(
+      WorkerConfinement(landlockABI: landlock ? Int(max(0, abi)) : 0, seccomp: true, threads: threads))
+  }
+}
+
+/// Why a worker could not confine itself.
+struct WorkerConfinementFailure: Error {
+  var reason: String
+}
+
+/// A process's `/proc/PID/status`, read through a descriptor opened before the worker confined
+/// itself (Landlock refuses the path afterwards).
+struct ProcStatus {
+  private let descriptor: Int32
+
+  /// Opens `/proc/self/status`; `nil` when it cannot.
+  init?() {
+    let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    self.descriptor = descriptor
+  }
+
+  /// A figure of the file (the first number on its line), e.g. `Threads`, or `VmPeak` in KiB.
+  func figure(_ name: String) -> Int64? {
+    var buffer = [UInt8](repeating: 0, count: 8192)
+    let length = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+    guard length > 0 else { return nil }
+    for line in String(decoding: buffer[0..<length], as: UTF8.self).split(separator: "\n")
+    where line.hasPrefix(name + ":") {
+      return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Int64($0) }.first
+    }
+    return nil
+  }
+}
