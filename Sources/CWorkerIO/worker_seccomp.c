@@ -50,7 +50,7 @@ static const char *const ak_allowed[] = {
     // threads of its own (clone below: threads only)
     "futex", "set_robust_list", "get_robust_list", "rseq", "set_tid_address", "exit", "exit_group", "gettid",
     "getpid", "getppid", "sched_yield", "sched_getaffinity", "sched_setaffinity", "sched_getparam",
-    "sched_getscheduler", "sched_get_priority_min", "sched_get_priority_max", "getpriority", "restart_syscall",
+    "umask", "sched_getscheduler", "sched_get_priority_min", "sched_get_priority_max", "getpriority", "restart_syscall",
     // its own signals (tgkill below: to itself only)
     "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "sigaltstack",
     // time and facts about itself

@@ -101,9 +101,49 @@ enum ServeCommand: RunnableCommand {
     [
       listen, metricsListen, keyFile, maximumConnections, maximumFetches, threads, idleTimeout, headTimeout,
       minimumRequestRate,
-      drainTimeout, trustForwardedFrom, header, fallbackImage, fallbackMaxAge, unsigned,
+      drainTimeout, trustForwardedFrom, header, fallbackImage, fallbackMaxAge, unsigned, rescueSandbox,
     ]
     + PipelineOptions.all
+
+  /// `--rescue-sandbox strict|degraded`.
+  enum SandboxMode: String, CaseIterable, Sendable {
+    case strict
+    case degraded
+  }
+
+  static let rescueSandbox = OptionKey<SandboxMode>.choice(
+    long: "rescue-sandbox", valueName: "MODE",
+    help:
+      "With --rescue: strict (default) refuses to start unless attachkit sandbox's check passes (every layer in force, every probe blocked); degraded runs with what the machine allows and names the missing layers in the listening event."
+  )
+
+  /// With `--rescue`, the sandbox check `attachkit sandbox` makes, before serve listens: an
+  /// incomplete sandbox refuses the start (a usage error naming what is missing) unless
+  /// `--rescue-sandbox degraded`, which returns the missing layers for the listening event.
+  /// `nil` without `--rescue`.
+  static func checkSandbox(_ arguments: ParsedArguments, pipeline: PipelineConfiguration) throws(UsageError)
+    -> [SandboxLayer]?
+  {
+    let mode = try arguments[rescueSandbox]
+    guard arguments[PipelineOptions.rescue] else {
+      if mode != nil {
+        throw arguments.usageError("--rescue-sandbox sets how --rescue is confined: add --rescue")
+      }
+      return nil
+    }
+    var workers = RescueWorkerConfiguration()
+    if let jobs = try arguments[PipelineOptions.workerJobs] { workers.jobsPerWorker = jobs }
+    let report = RescueWorkers.sandboxReport(configuration: workers, keyFile: arguments[keyFile])
+    if report.isComplete || mode == .degraded { return report.missingLayers }
+    let missing = report.missingLayers.map(\.rawValue).joined(separator: ", ")
+    let allowed = report.allowedProbes.map(\.name).joined(separator: ", ")
+    throw arguments.usageError(
+      "--rescue: the rescue workers' sandbox is incomplete on this machine"
+        + (report.problem.map { " (\($0))" } ?? "")
+        + (missing.isEmpty ? "" : "; missing layers: \(missing)")
+        + (allowed.isEmpty ? "" : "; probes that got through: \(allowed)")
+        + ". See attachkit sandbox; --rescue-sandbox degraded runs with what the machine allows.")
+  }
 
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
     var signals = blockStopSignals()
@@ -141,6 +181,7 @@ enum ServeCommand: RunnableCommand {
     } catch {
       throw arguments.usageError(error.message)
     }
+    let missingLayers = try checkSandbox(arguments, pipeline: pipelineConfiguration)
     // The warnings come first: whoever waits for "listening" has seen them by then.
     warnIfReadableByOthers(arguments[Self.keyFile])
     if server.acceptsUnsigned {
@@ -151,6 +192,9 @@ enum ServeCommand: RunnableCommand {
     var listening: [(key: String, value: JSON)] = [("address", .string(addressText(server.host, proxy.port)))]
     if let metrics = server.metricsAddress {
       listening.append(("metricsAddress", .string(addressText(metrics.host, proxy.metricsPort))))
+    }
+    if let missingLayers {
+      listening.append(("sandboxMissingLayers", .array(missingLayers.map { .string($0.rawValue) })))
     }
     event("listening", listening + [("pid", .int(Int64(getpid())))])
     let notifier = ServiceNotifier()
