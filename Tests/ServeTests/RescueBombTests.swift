@@ -96,7 +96,9 @@ struct RescueBombTests {
     #expect(
       after.seconds < 0.5,
       "the rescue worker spent \(after.seconds) s of CPU after the 504 (still running: \(after.running))")
-    #expect(after.running.isEmpty, "rescue workers still running when the watch ended: \(after.running)")
+    // (a worker may live on as the pool's warm spare, waiting for its next job: it spends no CPU)
+    let busy = after.running.filter { (ProcStat.cpuSeconds($0) ?? 0) > (before[$0] ?? 0) + 0.3 }
+    #expect(busy.isEmpty, "rescue workers still converting when the watch ended: \(busy)")
   }
 
   /// The CPU seconds `workers` (each with its CPU at the start) spend from now on, watched
