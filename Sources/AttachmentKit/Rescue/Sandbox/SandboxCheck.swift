@@ -220,26 +220,16 @@ private struct Observation {
       namespaces[name] = own != nil && its != nil && own != its
     }
     if let status = FileSystem.readSmallFile("/proc/\(worker.pid)/status") {
-      for line in String(decoding: status, as: UTF8.self).split(separator: "\n") {
-        let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-        guard let name = fields.first, fields.count > 1 else { continue }
-        switch name {
-        case "Uid:": uid = Int64(fields[1])
-        case "Seccomp:": seccompMode = Int64(fields[1])
-        case "NoNewPrivs:": noNewPrivileges = fields[1] == "1"
-        default: break
-        }
-      }
+      let text = String(decoding: status, as: UTF8.self)
+      uid = ProcText.statusNumber("Uid", in: text)
+      seccompMode = ProcText.statusNumber("Seccomp", in: text)
+      noNewPrivileges = ProcText.statusNumber("NoNewPrivs", in: text) == 1
     }
     if let stat = FileSystem.readSmallFile("/proc/\(worker.pid)/stat") {
-      let text = String(decoding: stat, as: UTF8.self)
-      if let close = text.lastIndex(of: ")") {
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        // After the command: state 0, parent 1, group 2, session 3, tty 4.
-        if fields.count > 4 {
-          sessionLeader = Int32(fields[3]) == worker.pid
-          hasTerminal = fields[4] != "0"
-        }
+      let fields = ProcText.statFields(String(decoding: stat, as: UTF8.self))
+      if fields.count > 4 {
+        sessionLeader = Int32(fields[3]) == worker.pid
+        hasTerminal = fields[4] != "0"
       }
     }
     if let limits = FileSystem.readSmallFile("/proc/\(worker.pid)/limits") {

@@ -50,28 +50,3 @@ struct WorkerConfinement: Codable, Sendable, Equatable {
 struct WorkerConfinementFailure: Error {
   var reason: String
 }
-
-/// A process's `/proc/PID/status`, read through a descriptor opened before the worker confined
-/// itself (Landlock refuses the path afterwards).
-struct ProcStatus {
-  private let descriptor: Int32
-
-  /// Opens `/proc/self/status`; `nil` when it cannot.
-  init?() {
-    let descriptor = open("/proc/self/status", O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    self.descriptor = descriptor
-  }
-
-  /// A figure of the file (the first number on its line), e.g. `Threads`, or `VmPeak` in KiB.
-  func figure(_ name: String) -> Int64? {
-    var buffer = [UInt8](repeating: 0, count: 8192)
-    let length = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-    guard length > 0 else { return nil }
-    for line in String(decoding: buffer[0..<length], as: UTF8.self).split(separator: "\n")
-    where line.hasPrefix(name + ":") {
-      return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Int64($0) }.first
-    }
-    return nil
-  }
-}

@@ -29,43 +29,34 @@ enum WorkerMain {
     var threads: UInt64 = 0
     var landlock = true
     var preload: WorkerLibrary?
+
+    /// Reads `--memory BYTES --files N --jobs N --threads N --landlock 0|1 --preload NAME`;
+    /// `nil` (after reporting it) for an unknown option.
+    init?(_ arguments: [String]) {
+      var index = 0
+      while index + 1 < arguments.count {
+        let value = arguments[index + 1]
+        switch arguments[index] {
+        case "--memory": memory = UInt64(value) ?? 0
+        case "--files": files = UInt64(value) ?? 64
+        case "--jobs": jobs = max(1, Int(value) ?? 1)
+        case "--threads": threads = UInt64(value) ?? 0
+        case "--landlock": landlock = value != "0"
+        case "--preload": preload = WorkerLibrary(rawValue: value)
+        default:
+          WorkerMain.report("unknown option \(arguments[index])")
+          return nil
+        }
+        index += 2
+      }
+    }
   }
 
   /// Runs the worker; returns its exit status (0 when the parent closed the socket, 64 for
   /// bad options, 70 when it cannot confine itself).
   static func run(arguments: [String]) -> Int32 {
-    var options = Options()
-    var index = 0
-    while index + 1 < arguments.count {
-      let value = arguments[index + 1]
-      switch arguments[index] {
-      case "--memory": options.memory = UInt64(value) ?? 0
-      case "--files": options.files = UInt64(value) ?? 64
-      case "--jobs": options.jobs = max(1, Int(value) ?? 1)
-      case "--threads": options.threads = UInt64(value) ?? 0
-      case "--landlock": options.landlock = value != "0"
-      case "--preload": options.preload = WorkerLibrary(rawValue: value)
-      default:
-        report("unknown option \(arguments[index])")
-        return 64
-      }
-      index += 2
-    }
-    // A crash ends the worker at once, whatever handler a runtime installed: its parent reads
-    // the signal from the wait status.
-    for crash in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP] { signal(crash, SIG_DFL) }
-    _ = ak_exit_on_signal(SIGXFSZ, outputTooLarge)
-    _ = ak_set_limit(0, Int32(RLIMIT_CORE.rawValue), 0, 0)
-    if options.memory > 0, ak_under_sanitizer() == 0 {
-      _ = ak_set_limit(0, Int32(RLIMIT_AS.rawValue), options.memory, options.memory)
-    }
-    _ = ak_set_limit(0, Int32(RLIMIT_NOFILE.rawValue), options.files, options.files)
-    if options.threads > 0 {
-      _ = ak_set_limit(0, 6 /* RLIMIT_NPROC */, options.threads, options.threads)
-    }
-    _ = ak_make_undumpable()
-    _ = ak_seccomp_preload()
-    preload(options.preload)
+    guard let options = Options(arguments) else { return 64 }
+    prepare(options)
     guard let status = ProcStatus() else {
       report("/proc/self/status cannot be opened")
       return cannotConfine
@@ -101,13 +92,33 @@ enum WorkerMain {
       }
       if sent != 0 { return 0 }
     }
-    // Its last job done: it stays until the parent closes the socket.
+    // Its last job done: it stays until the parent closes the socket (which can read its /proc).
     var source: Int32 = -1
     var output: Int32 = -1
     _ = buffer.withUnsafeMutableBytes {
       ak_receive_with_fds(AK_WORKER_SOCKET_FD, $0.baseAddress, $0.count, &source, &output)
     }
     return 0
+  }
+
+  /// What a worker does before it reads a job: crash signals that end it, its own hard limits,
+  /// undumpable, libseccomp and its library loaded.
+  private static func prepare(_ options: Options) {
+    // A crash ends the worker at once, whatever handler a runtime installed: its parent reads
+    // the signal from the wait status.
+    for crash in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP] { signal(crash, SIG_DFL) }
+    _ = ak_exit_on_signal(SIGXFSZ, outputTooLarge)
+    _ = ak_set_limit(0, Int32(RLIMIT_CORE.rawValue), 0, 0)
+    if options.memory > 0, ak_under_sanitizer() == 0 {
+      _ = ak_set_limit(0, Int32(RLIMIT_AS.rawValue), options.memory, options.memory)
+    }
+    _ = ak_set_limit(0, Int32(RLIMIT_NOFILE.rawValue), options.files, options.files)
+    if options.threads > 0 {
+      _ = ak_set_limit(0, 6 /* RLIMIT_NPROC */, options.threads, options.threads)
+    }
+    _ = ak_make_undumpable()
+    _ = ak_seccomp_preload()
+    preload(options.preload)
   }
 
   /// Loads `library` and everything a job of it can need, before the worker confines itself:
@@ -204,7 +215,7 @@ enum WorkerMain {
     UInt64(max(0, (status.figure("VmPeak") ?? 0) * 1024))
   }
 
-  private static func report(_ message: String) {
+  fileprivate static func report(_ message: String) {
     let line = "attachkit rescue worker: \(message)\n"
     _ = line.withCString { write(2, $0, strlen($0)) }
   }

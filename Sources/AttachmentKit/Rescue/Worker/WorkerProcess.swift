@@ -183,10 +183,7 @@ final class WorkerProcess: @unchecked Sendable {
   /// The CPU time the worker has used, in whole seconds (rounded up; `/proc/PID/stat`).
   var cpuSeconds: UInt64? {
     guard let bytes = procFile("stat") else { return nil }
-    let text = String(decoding: bytes, as: UTF8.self)
-    guard let close = text.lastIndex(of: ")") else { return nil }
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    // After the command: state is field 0, utime field 11, stime field 12.
+    let fields = ProcText.statFields(String(decoding: bytes, as: UTF8.self))
     guard fields.count > 12, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else {
       return nil
     }
@@ -198,11 +195,7 @@ final class WorkerProcess: @unchecked Sendable {
   /// `process` is a process id or `self`. `nil` when the process or the figure is not there.
   static func statusFigure(_ name: String, of process: String) -> Int64? {
     guard let bytes = FileSystem.readSmallFile("/proc/\(process)/status") else { return nil }
-    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + ":")
-    {
-      return line.split(separator: " ").compactMap { Int64($0) }.first.map { $0 * 1024 }
-    }
-    return nil
+    return ProcText.statusNumber(name, in: String(decoding: bytes, as: UTF8.self)).map { $0 * 1024 }
   }
 
   /// The worker's `/proc/PID/<name>`.
