@@ -48,6 +48,18 @@ enum ProcessMetrics {
     return out
   }
 
+  /// `attachkit_sandbox_layer{layer="…"}`, 1 for each rescue sandbox layer in force and 0 for
+  /// each missing one; nothing without rescue (no layers).
+  static func sandboxText(_ layers: [SandboxReport.Layer]) -> String {
+    guard !layers.isEmpty else { return "" }
+    var out = "# HELP attachkit_sandbox_layer Each rescue worker sandbox layer: 1 in force, 0 missing.\n"
+    out += "# TYPE attachkit_sandbox_layer gauge\n"
+    for layer in layers {
+      out += "attachkit_sandbox_layer{layer=\"\(layer.layer.rawValue)\"} \(layer.inForce ? 1 : 0)\n"
+    }
+    return out
+  }
+
   /// The entries of `/proc/self/fd`, less the one reading it.
   private static func openDescriptors() -> Int {
     guard let directory = opendir("/proc/self/fd") else { return 0 }

@@ -68,6 +68,11 @@ public struct ServerConfiguration: Sendable {
   public var fallbackLifetimeSeconds = 60
   /// The version `attachkit_build_info` reports. Default: `unknown`.
   public var version = "unknown"
+  /// The rescue workers' sandbox layers and whether each is in force, as the start's check found
+  /// them (``AttachmentKit/RescueWorkers/sandboxReport(configuration:keyFile:)``):
+  /// `/metrics` reports each as `attachkit_sandbox_layer{layer="…"}` 1 or 0. Default: empty
+  /// (no rescue, no such metric).
+  public var sandboxLayers: [SandboxReport.Layer] = []
 
   /// Makes a configuration listening on `host:port`, with the defaults above.
   public init(host: String = "127.0.0.1", port: UInt16 = 8080) {

@@ -128,18 +128,16 @@ pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], 
   close(go[0]);
   close(report[1]);
   int error = 0;
-  if (request->layers & AK_LAYER_USER_NAMESPACE) {
-    // The worker's user inside is itself (or, for a root parent, the unprivileged user it
-    // becomes): one id mapped, so nothing else in the namespace has an owner.
+  if ((request->layers & AK_LAYER_USER_NAMESPACE) && (request->layers & AK_LAYER_UNPRIVILEGED_USER)) {
+    // A root parent maps the unprivileged user and group (and nothing else) into the worker's
+    // namespace, so that the child can become them. A parent of another user writes no map: it
+    // could not (it is undumpable, so its child's /proc files belong to root until the child
+    // executes), and needs none: its worker runs as its own user, unmapped inside (the
+    // overflow id), without capabilities once it executes.
     char uid_map[64], gid_map[64];
-    unsigned inside_uid = (request->layers & AK_LAYER_UNPRIVILEGED_USER) ? request->uid : (unsigned)getuid();
-    unsigned inside_gid = (request->layers & AK_LAYER_UNPRIVILEGED_USER) ? request->gid : (unsigned)getgid();
-    snprintf(uid_map, sizeof uid_map, "%u %u 1\n", inside_uid, inside_uid);
-    snprintf(gid_map, sizeof gid_map, "%u %u 1\n", inside_gid, inside_gid);
-    // A parent without CAP_SETGID may map its group only after refusing setgroups; root keeps
-    // setgroups so that its child can drop root's supplementary groups.
-    if (getuid() != 0) error = ak_write_proc((pid_t)pid, "setgroups", "deny");
-    if (error == 0) error = ak_write_proc((pid_t)pid, "gid_map", gid_map);
+    snprintf(uid_map, sizeof uid_map, "%u %u 1\n", request->uid, request->uid);
+    snprintf(gid_map, sizeof gid_map, "%u %u 1\n", request->gid, request->gid);
+    error = ak_write_proc((pid_t)pid, "gid_map", gid_map);
     if (error == 0) error = ak_write_proc((pid_t)pid, "uid_map", uid_map);
     if (error != 0) *failed_stage = AK_SPAWN_STAGE_USER_MAP;
   }

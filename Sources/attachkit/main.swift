@@ -55,6 +55,9 @@ func main() -> Int32 {
 // Started as a rescue worker (by this same binary, for a rescue), it is one and nothing else.
 RescueWorkers.runIfRequested()
 let status = main()
+// A run whose rescue workers lacked a sandbox layer says so, once (serve refuses to start instead).
+let missingLayers = RescueWorkers.missingSandboxLayers()
+if !missingLayers.isEmpty { Terminal.error(SandboxText.warning(missingLayers)) }
 // Its rescue workers exit with it, counted in its own resource use (GNU time's peak memory).
 RescueWorkers.finishIdleWorkers()
 exit(status)

@@ -198,17 +198,20 @@ final class ServeProcess {
 
   /// Starts `attachkit serve --listen 127.0.0.1:0` with `arguments` and waits for its
   /// `listening` line (the port it picked).
+  /// `launcher` runs serve through another program (its path, then its arguments; serve's path
+  /// and arguments follow them), as a test that needs serve in a namespace does.
   init(
     workspace: Workspace, _ arguments: [String] = [], allowPrivate: Bool = true,
-    environment: [String: String] = [:]
+    environment: [String: String] = [:], launcher: [String] = []
   ) async throws {
     stderrPath = workspace.path + "/serve-\(UUID().uuidString.prefix(6)).log"
     try writeTestFile([], to: stderrPath)
     process = Process()
-    process.executableURL = URL(fileURLWithPath: Binaries.attachkit)
-    process.arguments =
+    let serve =
       ["serve", "--listen", "127.0.0.1:0", "--key-file", workspace.keyFile, "--cache-dir", workspace.cache]
       + (allowPrivate ? ["--allow-private-networks"] : []) + arguments
+    process.executableURL = URL(fileURLWithPath: launcher.first ?? Binaries.attachkit)
+    process.arguments = launcher.isEmpty ? serve : Array(launcher.dropFirst()) + [Binaries.attachkit] + serve
     var env = ProcessInfo.processInfo.environment
     env["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "0"
     for (key, value) in environment { env[key] = value }

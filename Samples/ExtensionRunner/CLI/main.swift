@@ -18,4 +18,12 @@ RescueWorkers.runIfRequested()
 let output = RunnerOutput(
   standardOutput: { write($0, to: .standardOutput) }, standardError: { write($0, to: .standardError) })
 signal(SIGPIPE, SIG_IGN)
-exit(await RunnerProgram.run(Array(CommandLine.arguments.dropFirst()), start: start, output: output))
+let status = await RunnerProgram.run(Array(CommandLine.arguments.dropFirst()), start: start, output: output)
+// Rescue workers that ran without a sandbox layer are named once, as `attachkit fetch` does.
+let missingLayers = RescueWorkers.missingSandboxLayers()
+if !missingLayers.isEmpty {
+  output.standardError(
+    "extension-runner: warning: rescue workers run without these sandbox layers: \(missingLayers.map(\.rawValue).joined(separator: ", ")) (see attachkit sandbox)\n"
+  )
+}
+exit(status)

@@ -15,7 +15,8 @@
 
 /// The sandbox layers a worker's spawn can put in place (``ak_spawn_request/layers``).
 enum {
-  /// A user namespace of its own (one id mapped: its own).
+  /// A user namespace of its own (a root parent maps the unprivileged user into it; another
+  /// parent maps nothing: its worker runs unmapped, as its own user outside).
   AK_LAYER_USER_NAMESPACE = 1 << 0,
   /// A PID namespace of its own: it sees no other process (it is its namespace's process 1).
   AK_LAYER_PID_NAMESPACE = 1 << 1,

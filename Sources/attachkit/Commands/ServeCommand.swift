@@ -121,9 +121,7 @@ enum ServeCommand: RunnableCommand {
   /// incomplete sandbox refuses the start (a usage error naming what is missing) unless
   /// `--rescue-sandbox degraded`, which returns the missing layers for the listening event.
   /// `nil` without `--rescue`.
-  static func checkSandbox(_ arguments: ParsedArguments, pipeline: PipelineConfiguration) throws(UsageError)
-    -> [SandboxLayer]?
-  {
+  static func checkSandbox(_ arguments: ParsedArguments) throws(UsageError) -> SandboxReport? {
     let mode = try arguments[rescueSandbox]
     guard arguments[PipelineOptions.rescue] else {
       if mode != nil {
@@ -134,7 +132,7 @@ enum ServeCommand: RunnableCommand {
     var workers = RescueWorkerConfiguration()
     if let jobs = try arguments[PipelineOptions.workerJobs] { workers.jobsPerWorker = jobs }
     let report = RescueWorkers.sandboxReport(configuration: workers, keyFile: arguments[keyFile])
-    if report.isComplete || mode == .degraded { return report.missingLayers }
+    if report.isComplete || mode == .degraded { return report }
     let missing = report.missingLayers.map(\.rawValue).joined(separator: ", ")
     let allowed = report.allowedProbes.map(\.name).joined(separator: ", ")
     throw arguments.usageError(
@@ -152,6 +150,9 @@ enum ServeCommand: RunnableCommand {
 
     var pipelineConfiguration = try CommonOptions.pipelineConfiguration(arguments)
     server.fallbackImage = try fallback(arguments, limits: pipelineConfiguration.limits)
+    // Before it listens: a rescue runs only in a sandbox this machine grants whole, or as asked.
+    let sandbox = try checkSandbox(arguments)
+    server.sandboxLayers = sandbox?.layers ?? []
     // A long-running server sweeps the cache in the background, unlike a short command.
     pipelineConfiguration.cache.sweepsInBackground = true
     // The proxy's cache serves every client: a shared cache (RFC 9111), which keeps no private
@@ -181,7 +182,6 @@ enum ServeCommand: RunnableCommand {
     } catch {
       throw arguments.usageError(error.message)
     }
-    let missingLayers = try checkSandbox(arguments, pipeline: pipelineConfiguration)
     // The warnings come first: whoever waits for "listening" has seen them by then.
     warnIfReadableByOthers(arguments[Self.keyFile])
     if server.acceptsUnsigned {
@@ -193,8 +193,8 @@ enum ServeCommand: RunnableCommand {
     if let metrics = server.metricsAddress {
       listening.append(("metricsAddress", .string(addressText(metrics.host, proxy.metricsPort))))
     }
-    if let missingLayers {
-      listening.append(("sandboxMissingLayers", .array(missingLayers.map { .string($0.rawValue) })))
+    if let sandbox {
+      listening.append(("sandboxMissingLayers", .array(sandbox.missingLayers.map { .string($0.rawValue) })))
     }
     event("listening", listening + [("pid", .int(Int64(getpid())))])
     let notifier = ServiceNotifier()

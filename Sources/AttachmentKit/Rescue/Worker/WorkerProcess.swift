@@ -40,7 +40,7 @@ final class WorkerProcess: @unchecked Sendable {
     while true {
       switch spawn(executable, library: library, configuration: configuration, layers: layers) {
       case .success(let worker):
-        SpawnLayers.record(layers)
+        SpawnLayers.record(layers, jobs: max(1, configuration.jobsPerWorker))
         return .success(worker)
       case .failure(let failure):
         guard let stage = failure.stage, let fewer = SpawnLayers.fallback(from: layers, failedAt: stage)
