@@ -32,7 +32,7 @@ public enum RescueWorkers {
       arguments: Array(arguments.first == workerArgument ? arguments.dropFirst() : arguments))
   }
 
-  /// Lets this process's idle rescue workers go and waits for them to exit. Call it before a
+  /// Ends this process's idle rescue workers (they hold no job) and waits for them. Call it before a
   /// short-lived program exits (the command line does), so that no worker outlives it and its
   /// workers' resource use is counted in its own (`wait4`, GNU time). Without it, idle workers
   /// exit on their own when the process does (their socket closes). Workers busy with a job are

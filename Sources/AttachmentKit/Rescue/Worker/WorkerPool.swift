@@ -48,8 +48,10 @@ final class WorkerPool: Sendable {
     var busy = 0
     /// The jobs checked out so far.
     var jobs = 0
-    /// Whether a spare is being started.
-    var spareStarting = false
+    /// Spares being started.
+    var sparesStarting = 0
+    /// Jobs waiting for a spare being started.
+    var waiting = 0
   }
   private let workers = Locked(Workers())
 
@@ -63,7 +65,10 @@ final class WorkerPool: Sendable {
   /// first bytes already call for finds it ready. Returns at once (the worker loads in its own
   /// process).
   func prestart() {
-    guard workers.withLock({ $0.idle.isEmpty && $0.busy < max(1, configuration.poolSize) }),
+    guard
+      workers.withLock({
+        $0.idle.isEmpty && $0.sparesStarting == 0 && $0.busy < max(1, configuration.poolSize)
+      }),
       let executable = RescueWorkers.executable(for: configuration),
       case .success(let worker) = WorkerProcess.start(
         executable, library: library, configuration: configuration)
@@ -220,7 +225,7 @@ final class WorkerPool: Sendable {
   /// Workers started and waiting for a job.
   var idleCount: Int { workers.withLock { $0.idle.count } }
 
-  /// Lets every idle worker of every pool go and waits for each to exit (see
+  /// Ends every idle worker of every pool and waits for each (see
   /// ``WorkerProcess/finish()``); workers busy with a job are left to it.
   static func finishAll() {
     for pool in pools.withLock({ Array($0.values) }) {
@@ -243,36 +248,65 @@ final class WorkerPool: Sendable {
 
   /// An idle worker, or a new one started from `executable`, counted as busy (the caller holds
   /// a permit, so busy workers never outnumber the pool; the caller uncounts it when done).
+  /// A pool that has run a job before keeps one spare ahead: when this job takes the last idle
+  /// worker (or one still starting), another is started for the next job. A job that finds a
+  /// spare still starting waits for it: it is ready sooner than a worker started now.
   private func checkOut(_ executable: String) -> Result<WorkerProcess, WorkerStartFailure> {
-    let (ready, spare) = workers.withLock { workers -> (WorkerProcess?, Bool) in
+    enum Way { case ready(WorkerProcess), waitForSpare, startOwn }
+    let (way, spare) = workers.withLock { workers -> (Way, Bool) in
       workers.busy += 1
       workers.jobs += 1
-      let ready = workers.idle.popLast()
-      // A pool that has run a job before keeps one started worker ready for the next.
-      let spare = workers.jobs > 1 && workers.idle.isEmpty && !workers.spareStarting
-      if spare { workers.spareStarting = true }
-      return (ready, spare)
+      let way: Way
+      if let ready = workers.idle.popLast() {
+        way = .ready(ready)
+      } else if workers.sparesStarting > workers.waiting {
+        workers.waiting += 1
+        way = .waitForSpare
+      } else {
+        way = .startOwn
+      }
+      let ahead = workers.idle.count + workers.sparesStarting - workers.waiting
+      let spare = workers.jobs > 1 && ahead < 1
+      if spare { workers.sparesStarting += 1 }
+      return (way, spare)
     }
     if spare { startSpare(executable) }
-    if let ready { return .success(ready) }
+    switch way {
+    case .ready(let worker): return .success(worker)
+    case .waitForSpare: if let arrived = waitForSpare() { return .success(arrived) }
+    case .startOwn: break
+    }
     let started = WorkerProcess.start(executable, library: library, configuration: configuration)
     if case .failure = started { workers.withLock { $0.busy -= 1 } }
     return started
   }
 
-  /// Starts a worker in the background and puts it among the idle ones (the warm spare).
+  /// A spare being started, once one is ready (polled every 0.2 ms, at most 2 s); `nil` when
+  /// none is left starting (one failed). The caller runs on a check thread, which may block.
+  private func waitForSpare() -> WorkerProcess? {
+    for _ in 0..<10_000 {
+      let (taken, starting) = workers.withLock { workers -> (WorkerProcess?, Int) in
+        let taken = workers.idle.popLast()
+        if taken != nil || workers.sparesStarting == 0 { workers.waiting -= 1 }
+        return (taken, workers.sparesStarting)
+      }
+      if let taken { return taken }
+      if starting == 0 { return nil }
+      usleep(200)
+    }
+    workers.withLock { $0.waiting -= 1 }
+    return nil
+  }
+
+  /// Starts a worker in the background and puts it among the idle ones (a spare).
   private func startSpare(_ executable: String) {
     let (library, configuration) = (library, configuration)
     BackgroundWork.start("AttachmentKit.worker-spare", qos: .userInitiated) { [self] in
       let started = WorkerProcess.start(executable, library: library, configuration: configuration)
-      let surplus = workers.withLock { workers -> WorkerProcess? in
-        workers.spareStarting = false
-        guard case .success(let worker) = started else { return nil }
-        guard workers.idle.isEmpty else { return worker }
-        workers.idle.append(worker)
-        return nil
+      workers.withLock { workers in
+        workers.sparesStarting -= 1
+        if case .success(let worker) = started { workers.idle.append(worker) }
       }
-      surplus?.stop()
     }
   }
 

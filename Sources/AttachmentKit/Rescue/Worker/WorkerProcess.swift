@@ -236,24 +236,14 @@ final class WorkerProcess: @unchecked Sendable {
     }
   }
 
-  /// Lets an idle worker go and waits for it: its socket closes, it reads the end and exits
-  /// (after 1 s it is killed), and it is reaped here, so that a process that exits next counts
-  /// its workers in its own resource use (`wait4` of its parent, GNU time's peak memory).
+  /// Ends an idle worker and waits for it: it holds no job, so it is killed at once (a spare
+  /// may still be loading its library, which a closed socket would wait out), and it is reaped
+  /// here, so that a process that exits next counts its workers in its own resource use
+  /// (`wait4` of its parent, GNU time's peak memory).
   func finish() {
+    kill(pid, SIGKILL)
     close(socket)
     var status: Int32 = 0
-    // A worker exits within milliseconds of its socket closing (most of it the kernel freeing
-    // its memory): polled from 0.2 ms, doubling to 10 ms, for a second at most.
-    var pause: UInt32 = 200
-    var waited: UInt32 = 0
-    while waited < 1_000_000 {
-      let result = waitpid(pid, &status, WNOHANG)
-      if result == pid || (result < 0 && errno != EINTR) { return }
-      usleep(pause)
-      waited += pause
-      pause = min(pause * 2, 10_000)
-    }
-    kill(pid, SIGKILL)
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
   }
 
