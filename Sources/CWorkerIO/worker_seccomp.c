@@ -79,7 +79,7 @@ static int ak_rule(struct ak_seccomp *s, uint32_t action, const char *name, unsi
   return s->add(s->filter, action, number, count, args);
 }
 
-int ak_seccomp_allow_list(void) {
+int ak_seccomp_allow_list(int generated_code) {
   void *library = dlopen("libseccomp.so.2", RTLD_NOW | RTLD_LOCAL);
   if (library == NULL) return -ENOENT;
   ak_seccomp_init_fn init = (ak_seccomp_init_fn)dlsym(library, "seccomp_init");
@@ -96,11 +96,15 @@ int ak_seccomp_allow_list(void) {
   for (size_t i = 0; status == 0 && i < sizeof ak_allowed / sizeof ak_allowed[0]; i++) {
     status = ak_rule(&s, AK_SCMP_ACT_ALLOW, ak_allowed[i], 0, NULL);
   }
-  // Memory that is never executable: no library here generates code once loaded (libvips' ORC is
-  // off in workers: ORC_CODE=backup), so a decoder's attacker cannot map code of its own.
+  // Memory that is never executable, and no page made executable later (mprotect): FFmpeg
+  // generates no code once loaded, so its worker's attacker cannot map code of its own. An image
+  // worker (`generated_code`) may also map anonymous memory executable, as libvips' ORC does for
+  // the vector code it generates (a third of a large downscale's time); never a file's bytes.
   struct scmp_arg_cmp not_executable = {.arg = 2, .op = AK_SCMP_CMP_MASKED_EQ, .datum_a = PROT_EXEC, .datum_b = 0};
   if (status == 0) status = ak_rule(&s, AK_SCMP_ACT_ALLOW, "mmap", 1, &not_executable);
   if (status == 0) status = ak_rule(&s, AK_SCMP_ACT_ALLOW, "mprotect", 1, &not_executable);
+  struct scmp_arg_cmp anonymous = {.arg = 3, .op = AK_SCMP_CMP_MASKED_EQ, .datum_a = MAP_ANONYMOUS, .datum_b = MAP_ANONYMOUS};
+  if (status == 0 && generated_code) status = ak_rule(&s, AK_SCMP_ACT_ALLOW, "mmap", 1, &anonymous);
   // Threads, never processes: clone only with CLONE_THREAD; clone3 passes its flags in memory a
   // filter cannot read, so it fails with ENOSYS and glibc uses clone.
   struct scmp_arg_cmp thread = {.arg = 0, .op = AK_SCMP_CMP_MASKED_EQ, .datum_a = CLONE_THREAD, .datum_b = CLONE_THREAD};

@@ -94,8 +94,10 @@ int ak_landlock_confine(int source_fd, int output_fd, int *abi);
 
 /// Installs the worker's seccomp allow-list on every thread (TSYNC): any system call not on it
 /// kills the process (SIGSYS); see worker_seccomp.c for the list and why each call is there.
-/// Returns 0; -ENOENT when libseccomp cannot be opened; -errno when a step fails.
-int ak_seccomp_allow_list(void);
+/// `generated_code` (an image worker, whose libvips generates vector code with ORC) also allows
+/// anonymous memory mapped executable. Returns 0; -ENOENT when libseccomp cannot be opened;
+/// -errno when a step fails.
+int ak_seccomp_allow_list(int generated_code);
 
 /// Opens libseccomp (before Landlock shuts every path), so that ``ak_seccomp_allow_list`` finds
 /// it loaded. Returns 0, or -ENOENT.

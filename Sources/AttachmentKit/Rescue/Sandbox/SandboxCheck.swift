@@ -55,7 +55,9 @@ private struct SandboxCheck {
         return failed("the checking worker did not answer: \(Self.describe(outcome))")
       }
       seen.confinement = confinement
-      let probes = SandboxProbe.all.map { probe(pool, $0, scene) }
+      let probes = SandboxProbe.all.map {
+        probe(WorkerPool.pool(for: configuration, library: $0.library), $0, scene)
+      }
       return SandboxReport(layers: layers(seen), probes: probes + scene.aftermath(), problem: nil)
     } catch {
       return failed(error.message)
@@ -276,7 +278,12 @@ private struct Observation {
     switch layer {
     case .seccompAllowList:
       let on = confinement.seccomp && seccompMode == 2 && noNewPrivileges
-      return (on, on ? "default: kill the process" : "Seccomp: \(seccompMode.map(String.init) ?? "?")")
+      return (
+        on,
+        on
+          ? "default: kill the process; image workers may map anonymous memory executable (libvips' ORC)"
+          : "Seccomp: \(seccompMode.map(String.init) ?? "?")"
+      )
     case .everyThread:
       let on = confinement.seccomp && confinement.threads == 1
       return (on, "TSYNC; \(confinement.threads) thread(s) when confined")

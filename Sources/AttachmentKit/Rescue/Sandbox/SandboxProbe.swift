@@ -9,6 +9,8 @@ public struct SandboxProbe: Sendable, Hashable, Codable {
   public var attempt: String
   /// The probe's number in worker_probes.c.
   var number: Int32
+  /// The library of the worker it runs in.
+  var library: WorkerLibrary = .libvips
 
   /// Every probe, in the order the report lists them.
   public static let all: [SandboxProbe] = [
@@ -52,11 +54,14 @@ public struct SandboxProbe: Sendable, Hashable, Codable {
     SandboxProbe("kexec-file-load", "kexec_file_load", AK_PROBE_KEXEC_FILE_LOAD),
     SandboxProbe("iopl", "iopl", AK_PROBE_IOPL),
     SandboxProbe(
-      "executable-memory", "map memory writable and executable (code of its own)", AK_PROBE_EXECUTABLE_MEMORY),
+      "executable-memory",
+      "map memory writable and executable (code of its own), in an FFmpeg worker (an image worker may: libvips' ORC)",
+      AK_PROBE_EXECUTABLE_MEMORY, library: .ffmpeg),
   ]
 
-  private init(_ name: String, _ attempt: String, _ number: Int) {
+  private init(_ name: String, _ attempt: String, _ number: Int, library: WorkerLibrary = .libvips) {
     self.init(name: name, attempt: attempt, number: Int32(number))
+    self.library = library
   }
 
   init(name: String, attempt: String, number: Int32) {

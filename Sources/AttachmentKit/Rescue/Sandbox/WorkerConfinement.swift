@@ -14,10 +14,13 @@ struct WorkerConfinement: Codable, Sendable, Equatable {
   /// Confines the calling worker for a job whose files are `source` and `output`: Landlock
   /// (when `landlock`) granting those two files only, then the seccomp allow-list. Refuses
   /// (returns why) when the process has more than one thread (Landlock binds the calling
-  /// thread and those it starts), or when the allow-list cannot be installed: a worker runs no
+  /// thread and those it starts), or when the allow-list cannot be installed (`generatedCode`:
+  /// anonymous executable memory allowed, for libvips' ORC): a worker runs no
   /// job unconfined. A kernel without Landlock leaves that layer out (the sandbox report names
   /// it).
-  static func confine(source: Int32, output: Int32, landlock: Bool, status: ProcStatus) -> Result<
+  static func confine(
+    source: Int32, output: Int32, landlock: Bool, generatedCode: Bool, status: ProcStatus
+  ) -> Result<
     WorkerConfinement, WorkerConfinementFailure
   > {
     let threads = Int(status.figure("Threads") ?? 0)
@@ -33,7 +36,7 @@ struct WorkerConfinement: Codable, Sendable, Equatable {
       }
       if restricted != 0 { abi = 0 }
     }
-    let filtered = ak_seccomp_allow_list()
+    let filtered = ak_seccomp_allow_list(generatedCode ? 1 : 0)
     guard filtered == 0 else {
       return .failure(
         WorkerConfinementFailure(

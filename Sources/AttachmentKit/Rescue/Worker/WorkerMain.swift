@@ -73,7 +73,8 @@ enum WorkerMain {
       if length < 0 { return length == -Int(EMSGSIZE) ? 65 : 0 }
       if confinement == nil {
         switch WorkerConfinement.confine(
-          source: source, output: output, landlock: options.landlock, status: status)
+          source: source, output: output, landlock: options.landlock,
+          generatedCode: options.preload == .libvips, status: status)
         {
         case .success(let confined): confinement = confined
         case .failure(let failure):

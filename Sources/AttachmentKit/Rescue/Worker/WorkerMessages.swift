@@ -34,7 +34,7 @@ enum WorkerRescuer: Codable, Sendable {
 }
 
 /// A library a worker loads before its first job, when asked to (`--preload NAME`).
-enum WorkerLibrary: String, Sendable {
+enum WorkerLibrary: String, Sendable, Codable, Hashable {
   case libvips
   case ffmpeg
 }

@@ -100,12 +100,7 @@ final class WorkerProcess: @unchecked Sendable {
   /// 40 ms of a worker's start); the ones allowed loaders need are loaded before the worker
   /// confines itself (``Libvips/loadModule(_:)``).
   private static func environment() -> [String] {
-    // ORC_CODE=backup and VIPS_NOVECTOR=1: libvips' ORC makes no machine code at run time (and
-    // maps no executable memory for it), so the filter can refuse executable memory.
-    var environment = [
-      "MALLOC_ARENA_MAX=2", "SWIFT_BACKTRACE=enable=no", "VIPSHOME=/nonexistent", "ORC_CODE=backup",
-      "VIPS_NOVECTOR=1",
-    ]
+    var environment = ["MALLOC_ARENA_MAX=2", "SWIFT_BACKTRACE=enable=no", "VIPSHOME=/nonexistent"]
     for name in ["ASAN_OPTIONS", "TSAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"] {
       if let value = getenv(name) { environment.append("\(name)=\(String(cString: value))") }
     }
