@@ -112,12 +112,13 @@ struct RescueWorkerTests {
     #expect(limit("Max address space").prefix(2) == [Substring(ceiling), Substring(ceiling)])
   }
 
-  /// The libvips modules (`vips-modules-X.Y/vips-NAME.so`) mapped into process `pid`.
-  static func mappedModules(_ pid: Int32) -> Set<String> {
+  /// The libvips modules (`vips-modules-X.Y/vips-NAME.so`) mapped into process `pid`; `nil`
+  /// until it has mapped libvips itself (a worker still loading).
+  static func mappedModules(_ pid: Int32) -> Set<String>? {
     // Read to the end: /proc/PID/maps reports no size, and one read returns a page of it
     let data = FileHandle(forReadingAtPath: "/proc/\(pid)/maps").flatMap { try? $0.readToEnd() }
     let maps = String(decoding: data ?? Data(), as: UTF8.self)
-    #expect(maps.contains("libvips.so"), "the worker's maps could not be read whole")
+    guard maps.contains("libvips.so") else { return nil }
     return Set(
       maps.split(separator: "\n").compactMap { line -> String? in
         guard line.contains("/vips-modules-"), let name = line.split(separator: "/").last else { return nil }
@@ -152,10 +153,14 @@ struct RescueWorkerTests {
     #expect(jxl.type == .jpeg && jxl.width == 64)
     // The worker waiting for the next job (the warm spare) maps those two modules and none of
     // the others (ImageMagick's, poppler's, OpenSlide's)
+    // (once the workers that ran the three jobs have exited: only the spare is left)
     let spare = WorkerPool.pool(for: configuration.workers, library: .libvips)
-    #expect(await Self.eventually { spare.idleCount == 1 })
+    #expect(
+      await Self.eventually { spare.idleCount == 1 && Self.workerPIDs(configuration.workers).count == 1 })
     let pid = try #require(Self.workerPIDs(configuration.workers).first, "no worker process found")
-    #expect(await Self.eventually { Self.mappedModules(pid) == ["vips-heif.so", "vips-jxl.so"] })
+    #expect(
+      await Self.eventually { Self.mappedModules(pid) == ["vips-heif.so", "vips-jxl.so"] },
+      "\(String(describing: Self.mappedModules(pid)))")
   }
 
   @Test(

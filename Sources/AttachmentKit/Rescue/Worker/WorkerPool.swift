@@ -226,11 +226,13 @@ final class WorkerPool: Sendable {
   var idleCount: Int { workers.withLock { $0.idle.count } }
 
   /// Ends every idle worker of every pool and waits for each (see
-  /// ``WorkerProcess/finish()``); workers busy with a job are left to it.
+  /// ``WorkerProcess/finish()``), and for the workers let go after their last job to be reaped;
+  /// workers busy with a job are left to it.
   static func finishAll() {
     for pool in pools.withLock({ Array($0.values) }) {
       pool.takeIdle().forEach { $0.finish() }
     }
+    WorkerProcess.awaitReaped()
   }
 
   /// Lets every idle worker go (each is killed and reaped in the background).

@@ -1,5 +1,6 @@
 import CWorkerIO
 import Glibc
+import PosixLock
 
 /// One rescue worker, seen from its parent: a child process and the parent's end of its socket.
 ///
@@ -213,22 +214,33 @@ final class WorkerProcess: @unchecked Sendable {
   func stop() {
     kill(pid, SIGKILL)
     close(socket)
-    let pid = pid
-    BackgroundWork.start("AttachmentKit.worker-reap", qos: .utility) {
-      var status: Int32 = 0
-      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    }
+    Self.reapInBackground(pid)
   }
 
   /// Lets a worker that has run its last job go: its socket closes, it exits, and it is reaped
   /// in the background.
   func release() {
     close(socket)
-    let pid = pid
+    Self.reapInBackground(pid)
+  }
+
+  /// Workers let go and not yet reaped.
+  private static let reaping = Locked<Set<pid_t>>([])
+
+  /// Reaps `pid` on a thread of its own.
+  private static func reapInBackground(_ pid: pid_t) {
+    reaping.withLock { _ = $0.insert(pid) }
     BackgroundWork.start("AttachmentKit.worker-reap", qos: .utility) {
       var status: Int32 = 0
       while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+      reaping.withLock { _ = $0.remove(pid) }
     }
+  }
+
+  /// Waits (5 s at most, polled every millisecond) until every worker let go or killed has been
+  /// reaped, so that a process that exits next counts them in its own resource use.
+  static func awaitReaped() {
+    for _ in 0..<5_000 where !reaping.withLock({ $0.isEmpty }) { usleep(1_000) }
   }
 
   /// Ends an idle worker and waits for it: it holds no job, so it is killed at once (a spare
