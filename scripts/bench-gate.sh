@@ -70,7 +70,7 @@ baseline_rss_mib                       1       47      31      RSS of a fresh pi
 serve_hit_p99_ms                       0.05    100     5       serve p99 under wrk -c64 (nginx's own p99 is as high under this load) (median 31.08, runs 70.67, 128.64, 35.42, 26.74, 21.79, 8.25; not at 1.5x its goal: median 31.08, goal 5; the median of r1, r3, r4 was 70.67: the limit stops a doubling of that)
 serve_peak_rss_mib                     1       96      64      serve peak RSS under wrk (median 23.336, runs 22.801, 22.906, 23.078, 23.652, 23.699, 23.594)
 rescue_worker_first_ms                 1       120     79      a rescue on a new worker (its start and libvips load) (median 52.18, runs 120.118, 73.631, 56.811, 47.549, 41.898, 36.126; no goal stated: goal 1.5x the median; a run over the limit (120.118))
-rescue_worker_warm_ms                  0.1     9.3     6.2     the same rescue on a warm worker (median 4.076, runs 11.105, 3.821, 4.986, 4.331, 3.163, 3.27; no goal stated: goal 1.5x the median; a run over the limit (11.105))
+rescue_worker_warm_ms                  0.1     33      22      the same rescue on the warm spare: since #51 every job runs in a worker of its own, started ahead and confined for the job, so this is a fresh process's first job (quick rounds 2026-12-07: median 14.5, runs 9.45, 14.64, 14.48, 25.47; on a reused worker, rescue_worker_reused_ms, 3.3-5.0; no goal stated: goal 1.5x the median)
 TABLE
 )
 printf '%-38s %14s %10s %10s  %-10s %s\n' KEY MEDIAN MIN LIMIT RESULT RUNS

@@ -309,8 +309,11 @@ private struct Observation {
     case .parentUndumpable:
       let dumpable = ak_is_dumpable()
       return (dumpable == 0, "PR_GET_DUMPABLE \(dumpable)")
-    case .cpuHardLimit: return limit("Max cpu time") { $0 != "unlimited" }
-    case .fileSizeHardLimit: return limit("Max file size") { $0 != "unlimited" }
+    case .cpuHardLimit, .fileSizeHardLimit:
+      if configuration.jobsPerWorker > 1 {
+        return (false, "soft only: a worker runs \(configuration.jobsPerWorker) jobs")
+      }
+      return limit(layer == .cpuHardLimit ? "Max cpu time" : "Max file size") { $0 != "unlimited" }
     case .processLimit: return limit("Max processes") { $0 != "unlimited" }
     case .descriptorLimit: return limit("Max open files") { (Int($0) ?? .max) <= 1024 }
     case .noCoreFile: return limit("Max core file size") { $0 == "0" }

@@ -199,14 +199,15 @@ final class WorkerProcess: @unchecked Sendable {
     FileSystem.readSmallFile("/proc/\(pid)/\(name)")
   }
 
-  /// Sets a limit of the worker's, soft and hard: past the soft limit the kernel signals it
-  /// (SIGXCPU, SIGXFSZ), past the hard one it kills it (CPU) or refuses the write (file size).
-  /// Its filter forbids the worker raising either. When the hard limit cannot be set (a parent
-  /// that may not raise it again), the soft one is.
+  /// Sets a limit of the worker's for its job: past the soft limit the kernel signals it
+  /// (SIGXCPU, SIGXFSZ); a worker that runs one job gets the hard limit too (`hard`, else the
+  /// soft value), past which the kernel kills it (CPU) or refuses the write (file size). A
+  /// reused worker gets the soft limit only: a hard limit, once lowered, cannot be raised again
+  /// for its next job without `CAP_SYS_RESOURCE`. Its filter forbids the worker raising either.
   func setLimit(_ resource: __rlimit_resource, _ value: UInt64, hard: UInt64? = nil) {
-    if ak_set_limit(pid, Int32(resource.rawValue), value, hard ?? value) != 0 {
-      _ = ak_set_limit(pid, Int32(resource.rawValue), value, ak_hard_limit(pid, Int32(resource.rawValue)))
-    }
+    let number = Int32(resource.rawValue)
+    if jobLimit == 1, ak_set_limit(pid, number, value, hard ?? value) == 0 { return }
+    _ = ak_set_limit(pid, number, value, ak_hard_limit(pid, number))
   }
 
   /// Kills the worker now (`SIGKILL`); it is reaped in the background, so a large worker's
