@@ -16,7 +16,12 @@ struct CacheRecordKey: Sendable {
   static let storedName = "key"
 
   /// The record name of a URL key: 32 lower-case hex digits.
-  func name(for key: URLKey) -> String { hash.hex(key.normalized.utf8) }
+  func name(for key: URLKey) -> String { name(forKey: key.normalized) }
+
+  /// The name of the record of the key whose normalized text is `normalized` (a record's
+  /// `url` line, as it was published: a profile's key keeps its `#profile`, which parsing it
+  /// as a URL again would drop).
+  func name(forKey normalized: String) -> String { hash.hex(normalized.utf8) }
 
   /// Reads the cache's key, making it when there is none (under the cache's lock, so two
   /// processes opening a new cache at once agree on one) or when the stored one is damaged

@@ -40,8 +40,10 @@ extension AttachmentCache {
         if remembered.count < scanMemory.capacity { remembered[name] = known }
         continue
       }
+      // (named by its key as published, not by the key parsed again from it: a profile's key
+      // ends in `#profile`, a fragment a URL's key drops)
       guard let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]),
-        URLKey(record.url).map({ recordKey.name(for: $0) }) == name
+        recordKey.name(forKey: record.url) == name
       else {
         unreadable.append((name, found))
         continue
