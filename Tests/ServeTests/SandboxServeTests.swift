@@ -4,7 +4,7 @@ import Testing
 /// `serve --rescue` makes `attachkit sandbox`'s check before it listens: it refuses a machine
 /// that lacks a layer unless told `--rescue-sandbox degraded`, says which layers are missing, and
 /// reports each layer in `/metrics`. Its own process is beyond a worker's reach.
-@Suite("serve --rescue: the sandbox checked at start")
+@Suite("serve --rescue: the sandbox checked at start", .serialized)
 struct SandboxServeTests {
   /// Runs the program after it in a user namespace of its own (root mapped to this user) where
   /// no further user namespace may be made: as in a container whose seccomp profile refuses
