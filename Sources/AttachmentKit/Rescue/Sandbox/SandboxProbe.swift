@@ -9,8 +9,10 @@ public struct SandboxProbe: Sendable, Hashable, Codable {
   public var attempt: String
   /// The probe's number in worker_probes.c.
   var number: Int32
-  /// The library of the worker it runs in.
-  var library: WorkerLibrary = .libvips
+  /// The library of the worker it runs in: none, but for a probe whose rule depends on the
+  /// library (executable memory: FFmpeg's workers). The layers are read from a worker of the
+  /// image rescue, libvips loaded, as a rescue starts it.
+  var library: WorkerLibrary = .bare
 
   /// Every probe, in the order the report lists them.
   public static let all: [SandboxProbe] = [
@@ -59,7 +61,7 @@ public struct SandboxProbe: Sendable, Hashable, Codable {
       AK_PROBE_EXECUTABLE_MEMORY, library: .ffmpeg),
   ]
 
-  private init(_ name: String, _ attempt: String, _ number: Int, library: WorkerLibrary = .libvips) {
+  private init(_ name: String, _ attempt: String, _ number: Int, library: WorkerLibrary = .bare) {
     self.init(name: name, attempt: attempt, number: Int32(number))
     self.library = library
   }

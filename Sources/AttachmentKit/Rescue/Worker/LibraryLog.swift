@@ -13,6 +13,7 @@ enum LibraryLog {
       if let setter = Libvips.shared?.setLogWriter { _ = ak_library_log_capture_glib(setter) }
     case .ffmpeg:
       if let av = Libav.shared { _ = ak_library_log_capture_av(av.av_log_set_callback) }
+    case .bare: break
     }
   }
 

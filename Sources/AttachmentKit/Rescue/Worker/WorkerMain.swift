@@ -139,7 +139,7 @@ enum WorkerMain {
         let converter = iconv_open("UTF-8", from)
         if converter != iconv_t(bitPattern: -1) { iconv_close(converter) }
       }
-    case nil: break
+    case .bare, nil: break
     }
     if let library { LibraryLog.capture(library) }
   }

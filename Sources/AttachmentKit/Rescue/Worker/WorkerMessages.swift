@@ -16,7 +16,8 @@ enum WorkerRescuer: Codable, Sendable {
   /// The library its workers load (their start-up argument `--preload`).
   var library: WorkerLibrary {
     switch self {
-    case .image, .probe: .libvips
+    case .image: .libvips
+    case .probe: .bare
     case .media, .poster, .posterTime: .ffmpeg
     }
   }
@@ -37,6 +38,9 @@ enum WorkerRescuer: Codable, Sendable {
 enum WorkerLibrary: String, Sendable, Codable, Hashable {
   case libvips
   case ffmpeg
+  /// None: a worker started and confined as every other, for the sandbox's probes, which need
+  /// no library (and so do not pay a library's load some thirty times per check).
+  case bare
 }
 
 /// A job as it crosses to a worker: the rescue's input as a value. The source and output go
