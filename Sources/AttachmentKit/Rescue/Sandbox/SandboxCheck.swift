@@ -3,11 +3,12 @@ import Glibc
 
 extension RescueWorkers {
   /// Checks the rescue workers' sandbox on this machine, as `attachkit sandbox` and
-  /// `serve --rescue` do: starts real workers exactly as a rescue does (one per probe: a probe
-  /// the seccomp filter refuses kills its worker), reads the layers in force from outside
-  /// (`/proc/WORKER/status`, `stat`, `limits`, `ns/*`), and tries every ``SandboxProbe`` from
-  /// inside, against a buffer, a descriptor and a key file of this process's. Takes about a
-  /// second.
+  /// `serve --rescue` do: starts workers through the pool, spawned and confined as a rescue's
+  /// are; reads the layers in force from outside an image rescue's worker (`/proc/WORKER/status`,
+  /// `stat`, `limits`, `ns/*`); and tries every ``SandboxProbe`` from inside a worker of its own
+  /// (one that loads no library, but for a probe whose rule depends on one: a probe the seccomp
+  /// filter refuses kills its worker), against a buffer, a descriptor and a key file of this
+  /// process's. Takes about a third of a second.
   /// - Parameters:
   ///   - configuration: the workers' settings (``RescueWorkerConfiguration/jobsPerWorker``
   ///     above 1 drops two layers).
