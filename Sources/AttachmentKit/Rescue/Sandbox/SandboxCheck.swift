@@ -33,6 +33,11 @@ extension RescueWorkers {
   public static func missingSandboxLayers() -> [SandboxLayer] {
     SpawnLayers.missingSoFar()
   }
+
+  /// Whether this process runs under AddressSanitizer or ThreadSanitizer: its workers then run
+  /// without Landlock and the seccomp allow-list (the sanitizer's runtime has threads and calls
+  /// of its own), and `serve --rescue` starts as with `--rescue-sandbox degraded`.
+  package static var underSanitizer: Bool { ak_under_sanitizer() != 0 }
 }
 
 /// One run of the sandbox check (see ``RescueWorkers/sandboxReport(configuration:keyFile:)``).

@@ -24,6 +24,12 @@ struct WorkerConfinement: Codable, Sendable, Equatable {
     WorkerConfinement, WorkerConfinementFailure
   > {
     let threads = Int(status.figure("Threads") ?? 0)
+    // A sanitizer's runtime runs threads of its own and makes calls the allow-list was not
+    // measured for: a sanitizer build (a test build, never deployed) confines no further, and its
+    // sandbox report says so.
+    if ak_under_sanitizer() != 0 {
+      return .success(WorkerConfinement(landlockABI: 0, seccomp: false, threads: threads))
+    }
     guard threads == 1 else {
       return .failure(WorkerConfinementFailure(reason: "it has \(threads) threads, not 1, to confine"))
     }
