@@ -79,7 +79,13 @@ struct RescueWorkerServeTests {
     #expect(refused.status == 422, "\(refused.status)")
     #expect(refused.errorCode == "unsupported_type")
     let message = (refused.json?["error"] as? [String: Any])?["message"] as? String ?? ""
-    #expect(message.contains("Not rescued: the decoder failed"), "\(message)")
+    // (a sanitizer's shadow memory makes a worker's address space read as at its ceiling, so
+    // there the death is put down to memory)
+    #expect(
+      message.contains("Not rescued: the decoder failed")
+        || SandboxServeTests.sanitized
+          && message.contains("Not rescued: it needed more memory"),
+      "\(message)")
     #expect(message.contains("signal 9"), "\(message)")
     // and nothing is left behind: no body file, and the crashed worker reaped
     let temporary = workspace.cache + "/v3/tmp"
