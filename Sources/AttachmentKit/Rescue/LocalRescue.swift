@@ -23,7 +23,7 @@ extension [any Rescuer] {
     fromFile path: String, rescuingInto output: String, limits: ValidationLimits,
     deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
-    let preparation = preparation(for: Refusal.predicted(ofFile: path, limits: limits))
+    let preparation = preparation(for: Refusal.anticipated(ofFile: path, limits: limits))
     defer { preparation?.wait() }
     let refusal: Refusal
     do {

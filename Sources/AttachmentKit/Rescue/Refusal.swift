@@ -150,15 +150,53 @@ extension Refusal {
   /// name for bytes the probes do not identify, or the limit an identified header is over;
   /// `nil` when they call for none or the file cannot be read.
   static func predicted(ofFile path: String, limits: ValidationLimits) -> Refusal? {
+    switch firstBytes(ofFile: path, limits: limits) {
+    case .refused(let refusal): refusal
+    case .identified, nil: nil
+    }
+  }
+
+  /// The refusal a rescue of a local file prepares for while the file is validated: the one its
+  /// first bytes call for (``predicted(ofFile:limits:)``), else, for a video or audio file,
+  /// the one they cannot rule out (its duration and codecs are read past the window): a video
+  /// too long, audio in a codec iOS does not decode. `attachkit rescue` asks for a rescue, so a
+  /// worker started for a file that turns out acceptable costs one start's CPU, and one needed
+  /// is ready the moment validation ends.
+  static func anticipated(ofFile path: String, limits: ValidationLimits) -> Refusal? {
+    switch firstBytes(ofFile: path, limits: limits) {
+    case .refused(let refusal): return refusal
+    case .identified(let sniffed, let bytes):
+      guard let category = sniffed.format.row.mediaType?.category, category != .image else { return nil }
+      let possible: AttachmentError =
+        category == .video
+        ? AttachmentError(.tooLong, "The video may be over the length limit.")
+        : AttachmentError(.unsupportedCodec, "The audio may be in a codec iOS does not decode.")
+      return Refusal(possible, sniffed: sniffed, bytes: bytes)
+    case nil: return nil
+    }
+  }
+
+  /// What a local file's first bytes show.
+  private enum FirstBytes {
+    /// The refusal they call for.
+    case refused(Refusal)
+    /// An accepted format whose header is within the limits, of a file of `bytes`.
+    case identified(SniffVerdict, bytes: Int64)
+  }
+
+  private static func firstBytes(ofFile path: String, limits: ValidationLimits) -> FirstBytes? {
     guard let file = try? FileBytes(path: path) else { return nil }
     let window = file.bytes(at: 0, count: SniffWindow.maximumBytes)
     if let report = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) {
       let sniffed = SniffVerdict(
         format: report.format, detected: nil, width: report.width, height: report.height)
-      return predicted(deferred: nil, sniffed: sniffed, bytes: file.count, limits: limits)
+      if let refusal = predicted(deferred: nil, sniffed: sniffed, bytes: file.count, limits: limits) {
+        return .refused(refusal)
+      }
+      return .identified(sniffed, bytes: file.count)
     }
     let detected = window.withUnsafeBytes { MagicSniffer.mimeType(of: $0) }
-    return Refusal(SniffWindow.refusal(detected: detected), sniffed: nil, bytes: file.count)
+    return .refused(Refusal(SniffWindow.refusal(detected: detected), sniffed: nil, bytes: file.count))
   }
 
   /// This refusal, kept, with why a rescue could not undo it ("… Not rescued: `reason`.").
