@@ -15,7 +15,8 @@ import Glibc
 /// command does with the same settings: 20 s CIF FLV (Sorenson H.263 + Flash ADPCM), ASF (WMV 8
 /// + WMA 2) and 3GP (H.263 + AAC), 60 s of stereo FLAC to AAC in M4A, and the shrink of a
 /// 60 MB 20 s 1080p H.264 video under the 50 MB limit (720p at the bitrate that fits, audio
-/// copied).
+/// copied). Last, `serve --rescue`'s peak RSS while it transcodes two WebMs at once
+/// (``ServeTranscodeMemory``).
 enum MediaRescueScenario {
   /// The report section.
   static let section = "12 media rescue (vs ffmpeg)"
@@ -185,6 +186,7 @@ enum MediaRescueScenario {
         "media rescue \(item.name) / ffmpeg (peak RSS)", key: item.key + "_rss_ratio_ffmpeg", ours: oursPeak,
         theirs: theirsPeak, goal: isTranscode ? 1.2 : nil, isMemory: true)
     }
+    try ServeTranscodeMemory.run(source: webm, binary: binary, context, into: &report)
   }
 
   private static func generate(_ path: String, _ arguments: [String]) throws {

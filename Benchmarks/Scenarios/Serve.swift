@@ -120,7 +120,7 @@ enum ServeScenario {
   }
 
   /// The peak resident set (`VmHWM`) of process `pid`, in bytes, or 0.
-  private static func residentPeak(_ pid: pid_t) -> Int64 {
+  static func residentPeak(_ pid: pid_t) -> Int64 {
     guard let bytes = Files.read("/proc/\(pid)/status", limit: 65_536) else { return 0 }
     for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmHWM:") {
       return (Int64(String(line.filter { $0.isNumber })) ?? 0) * 1024
