@@ -173,8 +173,7 @@ public final class AttachmentServer: Sendable {
     guard let started else {
       throw AttachmentError(
         .invalidConfiguration,
-        "Cannot listen on \(address.host):\(address.port) (\(flag): in use, or not an address of this machine)."
-      )
+        "Cannot listen on \(address.host):\(address.port) (\(flag)): \(bindFailure(socketAddress))")
     }
     return Listening(pointer: started, port: ak_mhd_bound_port(mhd.getDaemonInfo, started))
   }
@@ -215,10 +214,10 @@ public final class AttachmentServer: Sendable {
       MHD_OptionItem(
         option: .SOCK_ADDR, value: 0, ptr_value: address.map { UnsafeMutableRawPointer(mutating: $0) }),
     ]
-    if port != 0 {
-      // SO_REUSEPORT: a new instance binds the port while this one drains (a restart without
-      // refusing connections). Never with port 0: the kernel may then pick a port another
-      // reuse-port socket of this user holds, and two servers would share it.
+    if port != 0 && configuration.sharesPort {
+      // SO_REUSEPORT, asked for: a new instance binds the port while this one drains (a
+      // restart without refusing connections). Never with port 0: the kernel may then pick a
+      // port another reuse-port socket of this user holds, and two servers would share it.
       options.append(MHD_OptionItem(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil))
     }
     if listener == .published && configuration.threads > 1 {
@@ -227,6 +226,31 @@ public final class AttachmentServer: Sendable {
     }
     options.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
     return options
+  }
+
+  /// Why `address` cannot be bound, as the system says it (libmicrohttpd does not tell):
+  /// tried again here with a socket of its own, without `SO_REUSEPORT`.
+  private func bindFailure(_ address: SocketAddress) -> String {
+    let probe = socket(
+      address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard probe >= 0 else { return String(cString: strerror(errno)) + "." }
+    defer { close(probe) }
+    var on: Int32 = 1
+    _ = setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+    let length = socklen_t(address.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+    let bound = address.withSockaddr { bind(probe, $0, length) }
+    guard bound != 0 else { return "libmicrohttpd could not start on it." }
+    let code = errno
+    let reason = String(cString: strerror(code))
+    if code == EADDRINUSE {
+      let shared =
+        configuration.sharesPort
+        ? "the process holding it did not share it (a hand-over needs --share-port on both)"
+        : "another process holds it (a hand-over from a running serve: start both with --share-port)"
+      return "\(reason): \(shared)."
+    }
+    if code == EADDRNOTAVAIL { return "\(reason): not an address of this machine." }
+    return reason + "."
   }
 
   /// Connections the operator listener takes at once: scrapers and probes, not clients.

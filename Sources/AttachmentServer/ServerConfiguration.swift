@@ -45,6 +45,12 @@ public struct ServerConfiguration: Sendable {
   /// are cut (and the command logs how many). Fetches no request waits for are cancelled at
   /// once. Default: `30` (a request's deadline and a margin, well under systemd's 90 s).
   public var drainSeconds: Double = 30
+  /// Whether the listeners share their ports (`SO_REUSEPORT`) with another process of this
+  /// user that also shares them: the zero-downtime hand-over, a new instance listening before
+  /// the old one drains (both must be started with it; while both listen, the kernel splits new
+  /// connections between them). Default: `false`, and a port another process holds is refused
+  /// ("Address already in use"), so a second instance never starts silently beside the first.
+  public var sharesPort = false
   /// Event-loop threads (libmicrohttpd's epoll thread pool). Default: the online CPUs, 1 to 8.
   public var threads = max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
   /// The tier in front (`--trust-forwarded-from`): a request from one of these addresses may

@@ -121,7 +121,7 @@ struct CLIOptionTests {
     ]
     let list = urls.joined(separator: "\n") + "\n"
     let result = try await CLI.run(["prefetch", "--json"] + fixture.freshCache() + ["-"], stdin: list)
-    #expect(result.status == 4)  // the 404 and the non-URL failed
+    #expect(result.status == 2)  // the 404 and the non-URL failed; the non-URL can never work
     let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
     #expect(lines.count == urls.count, "\(result.stdout)")
     for line in lines {

@@ -7,7 +7,7 @@ import Testing
 /// the script wants them, and a reader that goes away before the output ends.
 @Suite("attachkit in scripts", .serialized, .threadOfItsOwn)
 struct ScriptingTests {
-  @Test("fetch -: URLs from standard input, in place of the '-', one per line as prefetch reads them")
+  @Test("fetch -: URLs from standard input, in place of the '-', one per line (trimmed) as prefetch reads them")
   func fetchFromStandardInput() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
@@ -17,7 +17,7 @@ struct ScriptingTests {
       server.serve("/\(name)", body: try Media.bytes(name))
     }
     let stdin =
-      "# campaign\n\n\(server.url("/gif-static.gif")) first word only\n\(server.url("/jpeg-exif.jpg"))\n"
+      "# campaign\n\n  \(server.url("/gif-static.gif"))\t\r\n\(server.url("/jpeg-exif.jpg"))\n"
 
     let result = try await CLI.run(
       ["fetch", "--json", "--cache-dir", scratch.path + "/c", server.url("/png-gray.png"), "-"], stdin: stdin)

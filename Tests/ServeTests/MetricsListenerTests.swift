@@ -66,7 +66,8 @@ struct MetricsListenerTests {
     let taken = try await ServeProcess(workspace: workspace)
     defer { taken.stop() }
     for (value, words) in [
-      ("127.0.0.1:\(taken.port)", "--metrics-listen: in use"), ("127.0.0.1:http", "--metrics-listen expects"),
+      ("127.0.0.1:\(taken.port)", "(--metrics-listen): Address already in use"),
+      ("127.0.0.1:http", "--metrics-listen expects"),
       ("localhost:9100", "--metrics-listen address is not"),
     ] {
       let run = try await Run.process(

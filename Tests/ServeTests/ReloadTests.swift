@@ -98,20 +98,45 @@ struct ReloadTests {
     #expect(try await Curl.get(pathA).status == 200)
   }
 
-  @Test("a second instance binds the explicit port of a running one (SO_REUSEPORT), and both answer")
-  func secondInstance() async throws {
+  @Test("a second instance on the port of a running one is refused, naming the reason and --share-port")
+  func secondInstanceRefused() async throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let first = try await ServeProcess(workspace: workspace, ["--listen", "127.0.0.1:0"])
+    defer { first.stop() }
+    let second = try await Run.process(
+      Binaries.attachkit,
+      ["serve", "--listen", "127.0.0.1:\(first.port)", "--key-file", workspace.keyFile])
+    #expect(second.status == 2)
+    #expect(second.stderr.contains("Cannot listen on 127.0.0.1:\(first.port)"), "\(second.stderr)")
+    #expect(second.stderr.contains("Address already in use"), "\(second.stderr)")
+    #expect(second.stderr.contains("--share-port"), "\(second.stderr)")
+    // The first still answers every request: nothing was split off to a second listener.
+    #expect(try await Curl.get(first.url("/healthz")).status == 200)
+  }
+
+  @Test(
+    "with --share-port on both, a second instance binds the explicit port of a running one, and both answer")
+  func secondInstanceShared() async throws {
     let workspace = try Workspace()
     defer { workspace.remove() }
     // An explicit port: with port 0 no reuse is asked for (the kernel could then hand out a
     // port another reuse-port socket holds)
     let port = try Loopback.freePort()
-    let first = try await ServeProcess(workspace: workspace, ["--listen", "127.0.0.1:\(port)"])
+    let first = try await ServeProcess(
+      workspace: workspace, ["--listen", "127.0.0.1:\(port)", "--share-port"])
     defer { first.stop() }
     #expect(first.port == port)
-    let second = try await ServeProcess(workspace: workspace, ["--listen", "127.0.0.1:\(first.port)"])
+    let second = try await ServeProcess(
+      workspace: workspace, ["--listen", "127.0.0.1:\(first.port)", "--share-port"])
     defer { second.stop() }
     #expect(second.port == first.port)
     #expect(try await Curl.get(second.url("/healthz")).status == 200)
+    // A third without the flag is refused: sharing is opt-in on every side.
+    let third = try await Run.process(
+      Binaries.attachkit,
+      ["serve", "--listen", "127.0.0.1:\(port)", "--key-file", workspace.keyFile])
+    #expect(third.status == 2)
   }
 
   @Test("a key file readable by others is warned about, naming it; one of mode 0600 is not")

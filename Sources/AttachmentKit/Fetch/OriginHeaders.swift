@@ -70,19 +70,29 @@ public struct OriginHeaders: Sendable, Equatable {
   /// - Throws: `invalid_configuration` when the file cannot be read, when its group or others
   ///   may read or write it (`chmod 600`), or as ``init(fileText:)``.
   public init(file path: String) throws(AttachmentError) {
+    let name = Redaction.escapeControlCharacters(path)
     var info = stat()
     guard stat(path, &info) == 0 else {
-      throw AttachmentError(.invalidConfiguration, "The origin headers file \(path) cannot be read.")
+      throw AttachmentError(
+        .invalidConfiguration,
+        "The origin headers file \(name) cannot be read: \(String(cString: strerror(errno))).")
+    }
+    guard info.st_mode & S_IFMT != S_IFDIR else {
+      throw AttachmentError(
+        .invalidConfiguration,
+        "The origin headers file \(name) cannot be read: \(String(cString: strerror(EISDIR))).")
     }
     guard info.st_mode & 0o077 == 0 else {
       throw AttachmentError(
         .invalidConfiguration,
-        "The origin headers file \(path) holds credentials but others may read it: chmod 600 it.")
+        "The origin headers file \(name) holds credentials but others may read it: chmod 600 it.")
     }
-    guard let bytes = FileSystem.readSmallFile(path) else {
-      throw AttachmentError(.invalidConfiguration, "The origin headers file \(path) cannot be read.")
+    switch FileSystem.smallFile(path) {
+    case .success(let bytes): try self.init(fileText: String(decoding: bytes, as: UTF8.self))
+    case .failure(let failure):
+      throw AttachmentError(
+        .invalidConfiguration, "The origin headers file \(name) cannot be read: \(failure.reason).")
     }
-    try self.init(fileText: String(decoding: bytes, as: UTF8.self))
   }
 
   /// Whether there is no rule.

@@ -33,6 +33,9 @@ public struct AttachmentProfile: Sendable, Hashable, CustomStringConvertible {
   public var downscalesAcceptedOver: Int?
   /// Whether animations stay animated; `false`: their first frame, as a still.
   public var keepsAnimation: Bool
+  /// Whether the profile's files go to iOS devices, where App Transport Security applies: the
+  /// `ats` warning (``TransportSecurity``) is given only then (`false` for ``android``).
+  public var isForIOS: Bool
   /// Whether the configuration's video and audio rescuers are kept (`false` when the profile
   /// takes images only).
   public var keepsMediaRescuers: Bool
@@ -43,8 +46,9 @@ public struct AttachmentProfile: Sendable, Hashable, CustomStringConvertible {
   public init(
     name: String, acceptedTypes: Set<MediaType>? = nil, maximumImageBytes: Int64? = nil,
     maximumImageDimension: Int? = nil, downscalesAcceptedOver: Int? = nil, keepsAnimation: Bool = true,
-    keepsMediaRescuers: Bool = true
+    keepsMediaRescuers: Bool = true, isForIOS: Bool = true
   ) {
+    self.isForIOS = isForIOS
     self.name = name
     self.acceptedTypes = acceptedTypes
     self.maximumImageBytes = maximumImageBytes
@@ -62,7 +66,7 @@ public struct AttachmentProfile: Sendable, Hashable, CustomStringConvertible {
   /// animation becomes its first frame; video and audio are refused, naming the profile.
   public static let android = AttachmentProfile(
     name: "android", acceptedTypes: [.jpeg, .png], maximumImageBytes: 1_000_000, maximumImageDimension: 1024,
-    keepsAnimation: false, keepsMediaRescuers: false)
+    keepsAnimation: false, keepsMediaRescuers: false, isForIOS: false)
 
   /// iOS for a small banner: accepted images over `longestSide` pixels on the long side
   /// (default 2048) are downscaled; GIFs are left animated; everything else as ``ios``.
@@ -91,7 +95,7 @@ public struct AttachmentProfile: Sendable, Hashable, CustomStringConvertible {
   /// Whether this profile changes nothing (``ios``): its files are the configuration's own.
   var isIdentity: Bool {
     acceptedTypes == nil && maximumImageBytes == nil && maximumImageDimension == nil
-      && downscalesAcceptedOver == nil && keepsAnimation && keepsMediaRescuers
+      && downscalesAcceptedOver == nil && keepsAnimation && keepsMediaRescuers && isForIOS
   }
 
   /// `base` with this profile's limits and output rules: what the pipeline that answers this
@@ -119,6 +123,7 @@ public struct AttachmentProfile: Sendable, Hashable, CustomStringConvertible {
     }
     if let side = downscalesAcceptedOver { rescue.downscalesAcceptedOver = side }
     if !keepsMediaRescuers { configuration.rescuers = [] }
+    if !isForIOS { configuration.warnsAboutTransportSecurity = false }
     // Set after the limits: the image rescuer delivers within the profile's limits.
     configuration.rescue = rescue
     return configuration

@@ -28,21 +28,41 @@ package enum FileSystem {
 
   /// The whole of a small file (at most `limit` bytes), or `nil`.
   package static func readSmallFile(_ path: String, limit: Int = 64 * 1024) -> [UInt8]? {
+    try? smallFile(path, limit: limit).get()
+  }
+
+  /// The whole of a small file (at most `limit` bytes), or why it cannot be read: the system's
+  /// reason ("No such file or directory", "Permission denied", "Is a directory"), or that it is
+  /// larger than `limit`.
+  package static func smallFile(_ path: String, limit: Int = 64 * 1024) -> Result<[UInt8], SmallFileFailure> {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
+    guard fd >= 0 else { return .failure(SmallFileFailure(errno: errno)) }
     defer { close(fd) }
+    var info = stat()
+    if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+      return .failure(SmallFileFailure(errno: EISDIR))
+    }
     var buffer = [UInt8](repeating: 0, count: 4096)
     var out: [UInt8] = []
     while out.count <= limit {
       let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
       if count < 0 {
         if errno == EINTR { continue }
-        return nil
+        return .failure(SmallFileFailure(errno: errno))
       }
-      if count == 0 { return out }
+      if count == 0 { return .success(out) }
       out.append(contentsOf: buffer[0..<count])
     }
-    return nil
+    return .failure(SmallFileFailure(reason: "it is larger than \(limit) bytes"))
+  }
+
+  /// Why ``smallFile(_:limit:)`` read nothing, for people.
+  package struct SmallFileFailure: Error, Sendable {
+    /// The system's reason (`strerror`), or the limit passed.
+    package let reason: String
+
+    init(errno code: Int32) { reason = String(cString: strerror(code)) }
+    init(reason: String) { self.reason = reason }
   }
 
   /// fsyncs the directory holding `path`, so a rename or link in it survives a power loss.

@@ -58,12 +58,17 @@ public struct URLSigner: Sendable {
   }
 
   /// A signer with the keys of the file at `path` (see ``init(keyFileText:)``).
-  /// - Throws: `invalid_configuration` when the file cannot be read or holds no valid key.
+  /// - Throws: `invalid_configuration` when the file cannot be read (the message names it and
+  ///   the system's reason: missing, a directory, permission denied) or holds no valid key.
   public init(keyFile path: String) throws(AttachmentError) {
-    guard let bytes = FileSystem.readSmallFile(path) else {
-      throw AttachmentError(.invalidConfiguration, "The key file cannot be read.")
+    switch FileSystem.smallFile(path) {
+    case .success(let bytes):
+      try self.init(keyFileText: String(decoding: bytes, as: UTF8.self))
+    case .failure(let failure):
+      throw AttachmentError(
+        .invalidConfiguration,
+        "The key file \(Redaction.escapeControlCharacters(path)) cannot be read: \(failure.reason).")
     }
-    try self.init(keyFileText: String(decoding: bytes, as: UTF8.self))
   }
 
   /// The signature of `url` for `route` (expiring at `expires`, Unix seconds, when given) with

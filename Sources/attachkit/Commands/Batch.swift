@@ -27,6 +27,12 @@ enum Batch {
       self.text = text
       url = Result { () throws(AttachmentError) in try AttachmentURL(text) }
     }
+
+    /// A line of a URL list: a line that is not one URL is an `invalid_url` input naming it.
+    init(_ entry: URLList.Entry) {
+      text = entry.text
+      url = Result { () throws(AttachmentError) in try entry.url() }
+    }
   }
 
   /// Runs `inputs`, each a request of `profile`; when one fails or is refused and `fallback` is

@@ -7,6 +7,11 @@ import PipelineOptions
 enum CommonOptions {
   static let json = FlagKey(long: "json", help: "Print one JSON object per input per line.")
   static let quiet = FlagKey(long: "quiet", short: "q", help: "Print no table or summary, only errors.")
+  static let noATSWarning = FlagKey(
+    long: "no-ats-warning",
+    help:
+      "Leave out the App Transport Security warning (\"ats: …\": an http:// URL, or TLS iOS refuses) of the table and the JSON lines, for apps that declare an ATS exception. The table otherwise says it once, with a count."
+  )
 
   /// Exit codes, shown in every command's help.
   static let exitCodes = HelpSection(
@@ -14,10 +19,11 @@ enum CommonOptions {
     body: """
         0    every input was accepted
         1    at least one input was rejected (its bytes are no acceptable attachment), none failed
-        2    usage error (bad option, unreadable input file)
+        2    usage error: a bad option, an unreadable input file, or an input that is no
+             URL (invalid_url: nothing can make it work; the other inputs still run)
         3    the cache directory is unusable
         4    at least one input failed: network, HTTP status, deadline, I/O, a URL refused
-             before any fetch (outcome "failed" in --json)
+             by a policy before any fetch (outcome "failed" in --json)
         130  interrupted (Ctrl-C)
       """)
 
@@ -67,7 +73,9 @@ enum ExitCode: Int32 {
   case success = 0
   /// At least one input was rejected (its bytes are no acceptable attachment), none failed.
   case someRejected = 1
-  /// A usage error: a bad option or input, reported before anything was answered.
+  /// A usage error: a bad option or input file, reported before anything was answered; or an
+  /// input that is no URL (`invalid_url`), which no retry can make work (it wins over the
+  /// codes below).
   case usage = 2
   /// The cache directory is unusable.
   case cacheUnusable = 3

@@ -32,7 +32,7 @@ enum FetchCommand: RunnableCommand {
     help: "The URLs to fetch; '-' reads more, one per line, from standard input.")
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [
+    [CommonOptions.json, CommonOptions.quiet, CommonOptions.noATSWarning] + PipelineOptions.all + [
       PipelineOptions.profile, noCache, output, fallback, urls,
     ]
 
@@ -40,18 +40,18 @@ enum FetchCommand: RunnableCommand {
   /// URL is a fresh cache hit: no libcurl, task or thread is started then (a hit through the
   /// command line must beat `curl` on loopback). Otherwise the same pipeline fetches.
   static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
-    let urls = try inputURLs(arguments)
-    let output = try outputTarget(arguments, urlCount: urls.count)
+    var inputs = try inputs(arguments)
+    let output = try outputTarget(arguments, urlCount: inputs.count)
     let timeout = try PipelineOptions.deadline(from: arguments)
     let reload = arguments[noCache]
     let profile = try PipelineOptions.profile(from: arguments)
     let fallbackInput = try fallbackInput(arguments)
     let report = Report(
       json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet],
-      toStandardError: output?.toStandardOutput ?? false)
+      toStandardError: output?.toStandardOutput ?? false,
+      hidesTransportSecurity: arguments[CommonOptions.noATSWarning])
     let emit: @Sendable (ResultRecord) -> Void = { report.add(output?.deliver($0) ?? $0) }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
-    var inputs = urls.map(Batch.Input.init)
     if !reload {
       // Each input is looked up once: up to the first that is no hit, here; the batch
       // continues from these lookups and looks up the rest itself.
@@ -63,7 +63,7 @@ enum FetchCommand: RunnableCommand {
         guard case .hit(let hit) = lookup else { break }
         hits.append(ResultRecord(input: inputs[index].text, attachment: hit))
       }
-      if hits.count == urls.count {
+      if hits.count == inputs.count {
         hits.forEach(emit)
         return .finished(report.finish())
       }
@@ -78,23 +78,24 @@ enum FetchCommand: RunnableCommand {
 
   /// The URLs to fetch: the positionals in order, each `-` replaced by the URLs standard input
   /// holds (one per line, as `prefetch` reads them).
-  private static func inputURLs(_ arguments: ParsedArguments) throws(UsageError) -> [String] {
+  private static func inputs(_ arguments: ParsedArguments) throws(UsageError) -> [Batch.Input] {
     let words = arguments[Self.urls]
     guard !words.isEmpty else {
       throw arguments.usageError("fetch needs a URL (or '-' to read them from standard input)")
     }
-    var urls: [String] = []
+    var inputs: [Batch.Input] = []
     for word in words {
       guard word == "-" else {
-        urls.append(word)
+        inputs.append(Batch.Input(word))
         continue
       }
-      guard let listed = URLList.urls(from: "-") else {
-        throw arguments.usageError("cannot read standard input")
+      do {
+        inputs += try URLList.entries(from: "-").map(Batch.Input.init)
+      } catch {
+        throw arguments.usageError(error.message)
       }
-      urls += listed
     }
-    return urls
+    return inputs
   }
 
   /// `--fallback`: the URL, checked once (an unusable URL is a usage error); `nil` without it.

@@ -23,7 +23,7 @@ enum PrefetchCommand: RunnableCommand {
     optional: true)
 
   static let arguments: [any ArgumentKey] =
-    [CommonOptions.json, CommonOptions.quiet] + PipelineOptions.all + [
+    [CommonOptions.json, CommonOptions.quiet, CommonOptions.noATSWarning] + PipelineOptions.all + [
       PipelineOptions.profile, concurrency, file,
     ]
 
@@ -32,12 +32,17 @@ enum PrefetchCommand: RunnableCommand {
     let timeout = try PipelineOptions.deadline(from: arguments)
     let profile = try PipelineOptions.profile(from: arguments)
     let source = arguments[file] ?? "-"
-    guard let urls = URLList.urls(from: source) else {
-      throw arguments.usageError("cannot read '\(Terminal.safe(source))'")
+    let urls: [URLList.Entry]
+    do {
+      urls = try URLList.entries(from: source)
+    } catch {
+      throw arguments.usageError(error.message)
     }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
     let quiet = arguments[CommonOptions.quiet]
-    let report = Report(json: arguments[CommonOptions.json], quiet: quiet)
+    let report = Report(
+      json: arguments[CommonOptions.json], quiet: quiet,
+      hidesTransportSecurity: arguments[CommonOptions.noATSWarning])
     // (redrawn in place with escape sequences: none on a pipe or a dumb terminal)
     let progress = Terminal.takesEscapes(2) && !quiet ? ProgressBar(total: urls.count) : nil
     return .run {

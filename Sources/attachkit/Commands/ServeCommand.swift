@@ -20,8 +20,10 @@ enum ServeCommand: RunnableCommand {
       (Type=notify) it sends READY=1 once listening, RELOADING=1 around a SIGHUP reload and \
       STOPPING=1 when the drain begins. SIGTERM stops accepting, cancels fetches \
       no client waits for, finishes the requests in flight (at most --drain-timeout) and exits 0. \
-      SIGHUP re-reads --key-file (a bad file keeps the old keys; the log says why). The port is \
-      bound with SO_REUSEPORT, so a new instance can start before the old one drains.
+      SIGHUP re-reads --key-file (a bad file keeps the old keys; the log says why). A port \
+      another process holds is refused ("Address already in use"); --share-port binds with \
+      SO_REUSEPORT, so that a new instance started with it too can listen before the old one \
+      drains (a hand-over: start the new one, then SIGTERM the old).
       """,
     examples: [
       "attachkit serve --listen 127.0.0.1:8080 --key-file /etc/attachkit/keys",
@@ -97,11 +99,18 @@ enum ServeCommand: RunnableCommand {
     long: "unsigned",
     help: "Also accept /v1/u/<base64url(url)> without a signature. For trusted networks only.")
 
+  static let sharePort = FlagKey(
+    long: "share-port",
+    help:
+      "Bind with SO_REUSEPORT, for a hand-over without refused connections: a new serve started with it listens beside an old one started with it, which then drains on SIGTERM. Off by default: a port in use is an error."
+  )
+
   static let arguments: [any ArgumentKey] =
     [
       listen, metricsListen, keyFile, maximumConnections, maximumFetches, threads, idleTimeout, headTimeout,
       minimumRequestRate,
-      drainTimeout, trustForwardedFrom, header, fallbackImage, fallbackMaxAge, unsigned, rescueSandbox,
+      drainTimeout, trustForwardedFrom, header, fallbackImage, fallbackMaxAge, unsigned, sharePort,
+      rescueSandbox,
     ]
     + PipelineOptions.all
 
@@ -297,7 +306,8 @@ enum ServeCommand: RunnableCommand {
     }
   }
 
-  /// The server's settings from `--listen`, `--metrics-listen`, `--unsigned`, `--deadline`, `--max-connections`,
+  /// The server's settings from `--listen`, `--metrics-listen`, `--unsigned`, `--share-port`,
+  /// `--deadline`, `--max-connections`,
   /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate`,
   /// `--drain-timeout`, `--trust-forwarded-from`, `--fallback-max-age` and `--header` (read in
   /// that order).
@@ -310,6 +320,7 @@ enum ServeCommand: RunnableCommand {
       server.metricsAddress = ListenAddress(host: host, port: port)
     }
     server.acceptsUnsigned = arguments[unsigned]
+    server.sharesPort = arguments[sharePort]
     server.version = RootCommand.version
     server.deadlineSeconds = try PipelineOptions.deadlineSeconds(from: arguments)
     if let count = try arguments[maximumConnections] { server.maximumConnections = count }

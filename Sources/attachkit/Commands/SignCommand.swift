@@ -113,27 +113,31 @@ enum SignCommand: RunnableCommand {
   /// serve would refuse.
   private static func checkedURLs(_ arguments: ParsedArguments) throws(UsageError) -> [String] {
     let words = arguments[Self.urls]
-    var urls = words
-    if words == ["-"] {
-      guard let listed = URLList.urls(from: "-") else {
-        throw arguments.usageError("cannot read standard input")
+    var entries = words.enumerated().map { URLList.Entry(text: $0.element, line: $0.offset + 1) }
+    let fromList = words == ["-"]
+    if fromList {
+      do {
+        entries = try URLList.entries(from: "-")
+      } catch {
+        throw arguments.usageError(error.message)
       }
-      urls = listed
     } else if words.contains("-") {
       throw arguments.usageError("'-' reads the URLs from standard input: give it alone, not among URLs")
     }
-    guard !urls.isEmpty else {
+    guard !entries.isEmpty else {
       throw arguments.usageError("sign needs a URL (or '-' to read them from standard input)")
     }
-    for (index, url) in urls.enumerated() {
+    for entry in entries {
       do {
-        _ = try AttachmentURL(url)
+        // A line of standard input is one URL (its error names the line); a word of the
+        // command line is checked as it is.
+        _ = try fromList ? entry.url() : AttachmentURL(entry.text)
       } catch {
-        let which = urls.count > 1 ? " URL \(index + 1) of \(urls.count)" : ""
+        let which = !fromList && entries.count > 1 ? " URL \(entry.line) of \(entries.count)" : ""
         throw arguments.usageError(
           "cannot sign\(which): \(error.code.rawValue): \(Terminal.safe(error.message))")
       }
     }
-    return urls
+    return entries.map(\.text)
   }
 }

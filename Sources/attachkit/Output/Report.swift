@@ -20,10 +20,15 @@ final class Report: @unchecked Sendable {
   /// be shorter than one of its requests).
   private let start = RunClock.start
 
-  init(json: Bool, quiet: Bool, toStandardError: Bool = false) {
+  /// Whether `ats` warnings are left out (`--no-ats-warning`): of the table, its summary and
+  /// the JSON lines.
+  private let hidesTransportSecurity: Bool
+
+  init(json: Bool, quiet: Bool, toStandardError: Bool = false, hidesTransportSecurity: Bool = false) {
     self.json = json
     self.quiet = quiet
     self.toStandardError = toStandardError
+    self.hidesTransportSecurity = hidesTransportSecurity
   }
 
   /// Runs `check` on the local `file` and adds its record: the validation and where the file
@@ -47,6 +52,8 @@ final class Report: @unchecked Sendable {
 
   /// Prints one result (a JSON line, or a table row) at once.
   func add(_ record: ResultRecord) {
+    var record = record
+    if hidesTransportSecurity { record.validation?.warnings.removeAll(where: Table.isTransportSecurity) }
     records.append(record)
     if json {
       output(record.json.text + "\n")
@@ -71,15 +78,25 @@ final class Report: @unchecked Sendable {
   }
 
   /// Prints the summary (to stderr with --json, so stdout stays pure JSON lines) and returns
-  /// the exit status: ``ExitCode/interrupted``, else ``ExitCode/someFailed`` when an input
-  /// failed, else ``ExitCode/someRejected`` when one was rejected, else success.
+  /// the exit status: ``ExitCode/interrupted``, else ``ExitCode/usage`` when an input is no URL
+  /// (`invalid_url`), else ``ExitCode/someFailed`` when an input failed, else
+  /// ``ExitCode/someRejected`` when one was rejected, else success.
   func finish(interrupted: Bool = false) -> ExitCode {
     if !quiet {
       let summary = Table.summary(
         records: records, wallMicroseconds: Self.elapsed(since: start), interrupted: interrupted)
-      if json { Terminal.error(summary + "\n") } else { output(summary + "\n") }
+      if json {
+        Terminal.error(summary + "\n")
+      } else {
+        // The table says each App Transport Security warning once, with its count; JSON keeps
+        // it with each result.
+        output(Table.transportSecurityNotes(records: records) + summary + "\n")
+      }
     }
     if interrupted { return .interrupted }
+    // An input that is no URL can never work, however often it is tried: the input must be
+    // fixed, as a bad option must (`sign` refuses it the same way).
+    if records.contains(where: { $0.outcome == .failed && $0.error?.code == .invalidURL }) { return .usage }
     if records.contains(where: { $0.outcome == .failed }) { return .someFailed }
     if records.contains(where: { $0.outcome == .rejected }) { return .someRejected }
     return .success

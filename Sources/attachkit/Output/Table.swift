@@ -20,6 +20,11 @@ enum Table {
       pad(record.outcome.rawValue, 9), pad(type, 5), pad(size, 9), pad(source, 12), pad(time, 10),
       record.displayedInput,
     ].joined(separator: " ")
+    if record.outcome == .accepted, let path = record.path, path != record.input {
+      // Where the delivered file is (a cached file, `-o`'s copy, a rescue's output): the
+      // path a script or a person opens next (issue 53).
+      line += "\n          ↳ file: \(Terminal.safe(path))"
+    }
     if let error = record.error {
       line += "\n          ↳ \(error.code.rawValue): \(Terminal.safe(error.message))"
     }
@@ -31,7 +36,7 @@ enum Table {
       from += ", " + bytes(rescued.originalBytes)
       line += "\n          ↳ rescued from \(from): " + rescued.actions.map(\.rawValue).joined(separator: ", ")
     }
-    for warning in record.validation?.warnings ?? [] {
+    for warning in record.validation?.warnings ?? [] where !isTransportSecurity(warning) {
       line += "\n          ↳ warning: \(Terminal.safe(warning))"
     }
     if let fallback = record.fallback {
@@ -63,6 +68,28 @@ enum Table {
     }
     if interrupted { text += " · interrupted" }
     return text
+  }
+
+  /// Whether `warning` is an App Transport Security warning (``TransportSecurity``): said once
+  /// per run under the table (``transportSecurityNotes(records:)``), not under each row.
+  static func isTransportSecurity(_ warning: String) -> Bool {
+    warning.hasPrefix(TransportSecurity.code + ":")
+  }
+
+  /// Each distinct App Transport Security warning of `records` once, with how many results it
+  /// concerns, as lines ending in a line feed (empty when there is none).
+  static func transportSecurityNotes(records: [ResultRecord]) -> String {
+    var counts: [String: Int] = [:]
+    var order: [String] = []
+    for warning in records.flatMap({ $0.validation?.warnings ?? [] }) where isTransportSecurity(warning) {
+      if counts[warning] == nil { order.append(warning) }
+      counts[warning, default: 0] += 1
+    }
+    return order.map { warning in
+      let count = counts[warning] ?? 0
+      return "warning (\(count) \(count == 1 ? "result" : "results")): \(Terminal.safe(warning))"
+        + " (--no-ats-warning hides it)\n"
+    }.joined()
   }
 
   /// The nearest-rank percentile of sorted values.
