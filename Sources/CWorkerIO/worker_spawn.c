@@ -51,12 +51,21 @@ static int ak_write_proc(pid_t pid, const char *name, const char *text) {
 pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], int socket_fd,
                       const struct ak_spawn_request *request, int *failed_stage) {
   *failed_stage = AK_SPAWN_STAGE_NONE;
+  // The executable is opened here, as the parent: a root parent's child executes it as the
+  // unprivileged user, who may not be able to reach its path (a program under /root or a
+  // mode-700 build directory) but may execute the file itself. -1: execute by path.
+  int exe_fd = open(path, O_PATH | O_CLOEXEC);
   int go[2], report[2];
-  if (pipe2(go, O_CLOEXEC) != 0) return -errno;
+  if (pipe2(go, O_CLOEXEC) != 0) {
+    int error = errno;
+    if (exe_fd >= 0) close(exe_fd);
+    return -error;
+  }
   if (pipe2(report, O_CLOEXEC) != 0) {
     int error = errno;
     close(go[0]);
     close(go[1]);
+    if (exe_fd >= 0) close(exe_fd);
     return -error;
   }
   unsigned long flags = SIGCHLD;
@@ -70,6 +79,7 @@ pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], 
   if (pid < 0) {
     int error = errno;
     close(go[0]), close(go[1]), close(report[0]), close(report[1]);
+    if (exe_fd >= 0) close(exe_fd);
     *failed_stage = AK_SPAWN_STAGE_CLONE;
     return -error;
   }
@@ -108,9 +118,18 @@ pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], 
     }
     if (syscall(SYS_dup2, socket_copy, AK_WORKER_SOCKET_FD) < 0)
       ak_child_fail(report_fd, AK_SPAWN_STAGE_DESCRIPTORS);
-    // Every descriptor above 3 closed but the report pipe (close-on-exec: execve closes it).
-    for (int fd = AK_WORKER_SOCKET_FD + 1; fd < report_fd; fd++) syscall(SYS_close, fd);
-    syscall(SYS_close_range, (unsigned)report_fd + 1, ~0U, 0);
+    // The executable's descriptor above the report pipe (close-on-exec, as the pipe is).
+    int exe_copy = -1;
+    if (exe_fd >= 0) {
+      exe_copy = (int)syscall(SYS_fcntl, exe_fd, F_DUPFD_CLOEXEC, report_fd + 1);
+      if (exe_copy < 0) ak_child_fail(report_fd, AK_SPAWN_STAGE_DESCRIPTORS);
+    }
+    int last_kept = exe_copy > report_fd ? exe_copy : report_fd;
+    // Every descriptor above 3 closed but those two (execve closes them).
+    for (int fd = AK_WORKER_SOCKET_FD + 1; fd < last_kept; fd++) {
+      if (fd != report_fd) syscall(SYS_close, fd);
+    }
+    syscall(SYS_close_range, (unsigned)last_kept + 1, ~0U, 0);
     // An empty signal mask and default dispositions (sigprocmask and sigaction are
     // async-signal-safe: they touch this thread only).
     sigset_t empty;
@@ -122,9 +141,14 @@ pid_t ak_spawn_worker(const char *path, char *const argv[], char *const envp[], 
     for (int signal_number = 1; signal_number < NSIG; signal_number++) {
       if (signal_number != SIGKILL && signal_number != SIGSTOP) sigaction(signal_number, &default_action, NULL);
     }
-    syscall(SYS_execve, path, argv, envp);
+    if (exe_copy >= 0) {
+      syscall(SYS_execveat, exe_copy, "", argv, envp, AT_EMPTY_PATH);
+    } else {
+      syscall(SYS_execve, path, argv, envp);
+    }
     ak_child_fail(report_fd, AK_SPAWN_STAGE_EXEC);
   }
+  if (exe_fd >= 0) close(exe_fd);
   close(go[0]);
   close(report[1]);
   int error = 0;

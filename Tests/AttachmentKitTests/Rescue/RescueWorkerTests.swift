@@ -127,6 +127,38 @@ struct RescueWorkerTests {
   }
 
   @Test(
+    "as root, a worker whose executable lies in a directory only root may enter still starts: the parent opens it, the worker executes it by descriptor"
+  )
+  func executableBehindPrivateDirectory() async throws {
+    guard geteuid() == 0 else {
+      try Skips.skipRest("not root: workers keep this user, who reaches every path the parent does")
+    }
+    let scratch = try ScratchDirectory("worker-private-exe")
+    defer { scratch.remove() }
+    let installed = try #require(
+      RescueWorkers.executable(for: RescueWorkerConfiguration()), "no worker binary")
+    // A program under /root, or a build directory of mode 700 (the README's consumer package
+    // under mktemp -d): root may enter it, the worker's unprivileged user may not.
+    let directory = scratch.path + "/private"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    try #require(chmod(directory, 0o700) == 0)
+    let copy = directory + "/attachkit-rescue-worker"
+    try FileManager.default.copyItem(atPath: installed, toPath: copy)
+    try #require(chmod(copy, 0o755) == 0)
+    var configuration = RescueConfiguration()
+    configuration.workers = Self.uniqueWorkers()
+    configuration.workers.executable = copy
+    configuration.workers.poolSize = 1
+    let rescuer = ImageRescuer(configuration: configuration)
+    defer { WorkerPool.pool(for: configuration.workers, library: .libvips).retireIdle() }
+    let rescued = try await onOwnThread { () throws(AttachmentError) in
+      try rescuer.attachment(
+        fromFile: Samples.path("webp-lossy.webp"), rescuingInto: scratch.path + "/webp.out")
+    }
+    #expect(rescued.type == .jpeg && rescued.rescued != nil)
+  }
+
+  @Test(
     "an image worker loads HEIF's and JPEG XL's modules before it confines itself, and no other; each job a worker of its own"
   )
   func modulesOnDemand() async throws {
