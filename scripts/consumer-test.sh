@@ -2,9 +2,11 @@
 # The README's library section, built as a user builds it: a package of its own that depends on
 # this one by path (through a directory named AttachmentKit, as the README says to clone it),
 # with the README's Package.swift lines and its Foundation URL example as main.swift, run against
-# the samples served on loopback. Fails when the README's code no longer builds or its answer is
-# not the sample's. About 2 min on two cores (it compiles the library once, in a scratch path of
-# its own under $TMPDIR).
+# the samples served on loopback. Then every other `swift` block of the README and of docs/ (and
+# of a DocC catalog's articles), each in turn as the package's main.swift, built and run: a block
+# that no longer compiles, or exits non-zero, fails the script (issue 53: "every code block
+# compiles and runs in CI"). About 2 min on two cores (it compiles the library once, in a scratch
+# path of its own under $TMPDIR; each further block only its own main.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -62,4 +64,35 @@ echo "$output"
 read -r uti path <<<"$output"
 [ "$uti" = "public.jpeg" ] || { echo "consumer-test: expected public.jpeg, got '$output'" >&2; exit 1; }
 cmp "$path" Samples/media/jpeg-baseline.jpg || { echo "consumer-test: the file is not the sample's bytes" >&2; exit 1; }
-echo "consumer-test: passed (attachment(for: URL) answered $uti)" >&2
+echo "consumer-test: attachment(for: URL) answered $uti" >&2
+
+# Every other swift block: each a whole program, run against the same loopback samples.
+# blocks FILE: each swift block of FILE, NUL-terminated.
+blocks() {
+  awk '
+    /^```swift$/ { inside = 1; body = ""; next }
+    /^```$/ && inside { printf "%s%c", body, 0; inside = 0; next }
+    inside { body = body $0 "\n" }' "$1"
+}
+count=0
+while IFS= read -r -d '' file; do
+  while IFS= read -r -d '' body; do
+    # The manifest lines and the Foundation example ran above.
+    grep -q '^// Package.swift' <<<"$body" && continue
+    grep -q '^import AttachmentKitFoundation' <<<"$body" && continue
+    count=$((count + 1))
+    sed "s#http://127.0.0.1:8000/#http://127.0.0.1:$port/#g" <<<"$body" >"$work/Fetcher/Sources/Fetcher/main.swift"
+    echo "consumer-test: building and running swift block $count of $file" >&2
+    swift build --package-path "$work/Fetcher" --scratch-path "$work/build" >&2 || {
+      echo "consumer-test: swift block $count of $file does not compile:" >&2
+      cat "$work/Fetcher/Sources/Fetcher/main.swift" >&2
+      exit 1
+    }
+    XDG_CACHE_HOME="$work/cache" "$(swift build --package-path "$work/Fetcher" --scratch-path "$work/build" --show-bin-path)/Fetcher" >&2 || {
+      echo "consumer-test: swift block $count of $file exits non-zero" >&2
+      exit 1
+    }
+  done < <(blocks "$file")
+done < <(find README.md docs Sources -name '*.md' -not -path '*/.build/*' -print0 | sort -z)
+[ "$count" -ge 2 ] || { echo "consumer-test: expected the README's other swift blocks, found $count" >&2; exit 1; }
+echo "consumer-test: passed (attachment(for: URL) answered $uti; $count more swift blocks built and ran)" >&2

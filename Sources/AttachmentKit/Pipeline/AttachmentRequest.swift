@@ -61,6 +61,14 @@ public struct AttachmentRequest: Sendable {
     self.init(url: try AttachmentURL(text), deadline: deadline, profile: profile, cachePolicy: cachePolicy)
   }
 
+  /// Makes a request for `url` (checked already), answered within `timeout` from now.
+  public init(
+    url: AttachmentURL, timeout: Duration, profile: AttachmentProfile = .ios,
+    cachePolicy: CachePolicy = .useCache
+  ) {
+    self.init(url: url, deadline: .now + timeout, profile: profile, cachePolicy: cachePolicy)
+  }
+
   /// Makes a request for the URL `text`, answered within `timeout` from now.
   /// - Throws: `invalid_url` or `unsupported_scheme` (see ``AttachmentURL/init(_:)``).
   public init(
