@@ -110,4 +110,38 @@ struct DeploySystemdTests {
     #expect((listening?["metricsAddress"] as? String)?.hasPrefix("127.0.0.1:") == true, "\(serve.log)")
     #expect(try await Curl.get(serve.url("/metrics")).status == 404)
   }
+
+  @Test(
+    "docs/deploy.md's fresh machine: install-serve.sh puts both programs, a mode-600 key and the unit in place, and the unit verifies"
+  )
+  func freshMachineInstall() async throws {
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let root = workspace.path + "/root"
+    let binaries = URL(fileURLWithPath: Binaries.attachkit).deletingLastPathComponent().path
+    let script = URL(fileURLWithPath: DocsDeploy.path).deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("scripts/install-serve.sh").path
+    // The guide runs the script, not steps of its own that could drift from it.
+    #expect(
+      try String(contentsOfFile: DocsDeploy.path, encoding: .utf8).contains(
+        "scripts/install-serve.sh \"$bin\""))
+    let run = try await Run.process("/bin/bash", [script, binaries, "--root", root])
+    #expect(run.status == 0, "\(run.stderr)")
+    for program in ["attachkit", "attachkit-rescue-worker"] {
+      #expect(access(root + "/usr/local/bin/" + program, X_OK) == 0, "\(program)")
+    }
+    var info = stat()
+    #expect(stat(root + "/etc/attachkit/keys", &info) == 0 && info.st_mode & 0o777 == 0o600)
+    #expect(stat(root + "/etc/attachkit", &info) == 0 && info.st_mode & 0o777 == 0o700)
+    let key = try String(contentsOfFile: root + "/etc/attachkit/keys", encoding: .utf8)
+    #expect(key.trimmingCharacters(in: .whitespacesAndNewlines).count == 64)
+    #expect(FileManager.default.fileExists(atPath: root + "/etc/systemd/system/attachkit.service"))
+    if Self.analyze != nil {
+      #expect(run.stderr.contains("systemd-analyze verify"), "\(run.stderr)")
+    }
+    // Run again: the key is kept, not replaced (signed URLs in flight stay valid).
+    let again = try await Run.process("/bin/bash", [script, binaries, "--root", root])
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(try String(contentsOfFile: root + "/etc/attachkit/keys", encoding: .utf8) == key)
+  }
 }
