@@ -74,6 +74,22 @@ extension OptionKey where Value == String {
       .success(text)
     }
   }
+
+  /// Declares an option whose value is one of the words `choices` (what help, the manual and
+  /// the completions offer); reading any other word is a usage error listing them, with the
+  /// closest one as a hint. For a set of words only known as text (names of a table), where
+  /// ``choice(long:short:valueName:help:)`` needs an enumeration.
+  public static func oneOf(
+    long: String, short: Character? = nil, valueName: String = "VALUE", choices: [String], help: String
+  ) -> OptionKey {
+    OptionKey(long: long, short: short, valueName: valueName, help: help, reading: "text", choices: choices) {
+      text, subject in
+      if choices.contains(text) { return .success(text) }
+      let hint = Suggestion.closest(to: text, among: choices).map { " (did you mean '\($0)'?)" } ?? ""
+      let listed = choices.joined(separator: ", ")
+      return .failure(InvalidValue(message: "\(subject) expects one of \(listed); got '\(text)'\(hint)"))
+    }
+  }
 }
 
 extension OptionKey where Value: FixedWidthInteger {

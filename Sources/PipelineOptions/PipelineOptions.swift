@@ -65,8 +65,8 @@ public enum PipelineOptions {
   )
   /// `--profile NAME`: the target each file is made for (``AttachmentKit/AttachmentProfile``).
   /// Not in ``all``: `fetch`, `prefetch` and `rescue` declare it (serve takes it from the route).
-  public static let profile = OptionKey<String>.option(
-    long: "profile", valueName: "NAME",
+  public static let profile = OptionKey<String>.oneOf(
+    long: "profile", valueName: "NAME", choices: ["ios", "android", "ios-compact"],
     help:
       "The target each file is made for: ios (the default: Apple's limits), android (an FCM notification image: JPEG or PNG of at most 1 MB and 1024 pixels on the long side; video and audio refused) or ios-compact (accepted images over 2048 pixels on the long side downscaled, GIFs left animated). Each profile's files are cached apart."
   )

@@ -131,6 +131,6 @@ struct CLIOptionTests {
     #expect(
       result.jsonLines.map { $0["outcome"] as? String } == ["accepted", "rejected", "failed", "failed"])
     #expect(result.stdout.hasSuffix("}\n"))
-    #expect(result.stderr.contains("1 accepted, 1 refused, 2 failed"))
+    #expect(result.stderr.contains("1 accepted, 1 rejected, 2 failed"))
   }
 }

@@ -76,7 +76,7 @@ struct CLITests {
     #expect(
       inputs.map { String($0.split(separator: "/").last ?? "") } == ["slow.jpg"] + names + ["png-rgba.png"])
     #expect(server.requestCount(path: "/m/png-rgba.png") == 1)
-    #expect(result.stderr.contains("7 accepted, 0 refused, 0 failed"))
+    #expect(result.stderr.contains("7 accepted, 0 rejected, 0 failed"))
 
     let table = try await CLI.run(["prefetch", "--cache-dir", scratch.path + "/c", "-"], stdin: list)
     #expect(table.stdout.contains("OUTCOME"))

@@ -44,7 +44,7 @@ struct FetchFallbackTests {
       let file = try #require(line["path"] as? String)
       #expect(Array(try Data(contentsOf: URL(fileURLWithPath: file))) == (try Media.bytes("png-rgba.png")))
       #expect(
-        run.stderr.contains("1 accepted, 0 refused, 0 failed (1 accepted by fallback)"), "\(run.stderr)")
+        run.stderr.contains("1 accepted, 0 rejected, 0 failed (1 accepted by fallback)"), "\(run.stderr)")
     }
     // An accepted input is itself: the fallback is not asked for on its account
     #expect(accepted.status == 0)

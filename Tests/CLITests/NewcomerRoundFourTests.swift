@@ -168,6 +168,78 @@ struct NewcomerRoundFourTests {
     }
   }
 
+  @Test("the README's cache paths are the ones the cache writes, and it types no count a command prints")
+  func readmeFigures() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/a.png", body: try Media.bytes("png-rgba.png"))
+    let cache = scratch.path + "/c"
+    let run = try await CLI.run(["fetch", "--json", "--cache-dir", cache, server.url("/a.png")])
+    let path = try #require(run.jsonLines.first?["path"] as? String)
+    let sha = try #require(run.jsonLines.first?["sha256"] as? String)
+    let relative = String(path.dropFirst(cache.count + 1))
+    #expect(relative == "v3/content/\(sha.prefix(1))/\(sha).png", "\(relative)")
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    // The library example's comment and the cache section's listing, in the shape just seen.
+    #expect(readme.contains("\"…/v3/content/<its first hex digit>/<sha256>.png\""))
+    #expect(readme.contains("$CACHE/v3/content/a/abcd…ef.jpg"))
+    // run-samples.sh prints how many near-misses its rescue turned into attachments; the
+    // README said "31 of 47 today" while the manifest had 52 and the command rescued 37.
+    #expect(readme.range(of: #"\(\d+ of \d+ today"#, options: .regularExpression) == nil)
+  }
+
+  @Test("completions offer --profile's values")
+  func profileCompletions() async throws {
+    let bash = try await CLI.run(["completion", "bash"])
+    #expect(bash.stdout.contains("'ios android ios-compact'"), "\(bash.stdout.suffix(2000))")
+    let zsh = try await CLI.run(["completion", "zsh"])
+    #expect(zsh.stdout.contains("(ios android ios-compact)"))
+    let fish = try await CLI.run(["completion", "fish"])
+    #expect(fish.stdout.contains("'ios android ios-compact'"))
+  }
+
+  @Test("a deadline passed while downloading says the same in the table and in JSON")
+  func deadlineMessageOnce() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    var messages: Set<String> = []
+    // (1 s: time enough for the process to start and connect on a loaded machine, so that the
+    // deadline passes while the body is awaited, in both runs)
+    for round in 0..<2 {
+      let cache = ["--cache-dir", scratch.path + "/c\(round)"]
+      let table = try await CLI.run(["fetch", "--deadline", "1s"] + cache + [server.url("/fault/never")])
+      let line = table.stdout.split(separator: "\n").first { $0.contains("deadline_exceeded:") }
+      messages.insert(
+        String(line?.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces))
+      let json = try await CLI.run(
+        ["fetch", "--json", "--deadline", "1s"] + cache + [server.url("/fault/never")])
+      let error = json.jsonLines.first?["error"] as? [String: Any]
+      #expect(error?["code"] as? String == "deadline_exceeded")
+      messages.insert(error?["message"] as? String ?? "")
+    }
+    #expect(messages == ["The deadline passed before the download finished."], "\(messages)")
+  }
+
+  @Test("the summary says rejected, as each result does")
+  func rejectedEverywhere() async throws {
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    server.serve("/page.jpg", body: Array("<html>not an image</html>".utf8))
+    let run = try await CLI.run(["fetch", "--cache-dir", scratch.path + "/c", server.url("/page.jpg")])
+    #expect(run.status == 1)
+    #expect(run.stdout.contains("rejected  "))
+    #expect(run.stdout.contains("0 accepted, 1 rejected, 0 failed"), "\(run.stdout)")
+    #expect(!run.stdout.contains("refused,"))
+  }
+
   private func keyFile(_ scratch: Scratch) throws -> String {
     let path = scratch.path + "/keys"
     try String(repeating: "5a", count: 32).write(toFile: path, atomically: false, encoding: .utf8)

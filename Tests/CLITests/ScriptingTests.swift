@@ -7,7 +7,8 @@ import Testing
 /// the script wants them, and a reader that goes away before the output ends.
 @Suite("attachkit in scripts", .serialized, .threadOfItsOwn)
 struct ScriptingTests {
-  @Test("fetch -: URLs from standard input, in place of the '-', one per line (trimmed) as prefetch reads them")
+  @Test(
+    "fetch -: URLs from standard input, in place of the '-', one per line (trimmed) as prefetch reads them")
   func fetchFromStandardInput() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }

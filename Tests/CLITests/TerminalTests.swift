@@ -106,6 +106,7 @@ struct TerminalTests {
       CLI.jsonLines(ofFile: scratch.path + "/out").isEmpty
         || server.requestCount(path: "/fault/trickle") < 6
         || Self.openBodyFiles(of: pid, in: cache).count < 6
+        || Self.bodyBytes(of: pid, in: cache) < 6
     {
       try await Task.sleep(for: .milliseconds(10))
     }
@@ -127,9 +128,31 @@ struct TerminalTests {
     #expect(lines.first?["outcome"] as? String == "accepted")
     let summary = (try? String(contentsOfFile: scratch.path + "/err", encoding: .utf8)) ?? ""
     #expect(summary.contains("interrupted"))
+    // The cancelled trickles had received bytes (seen in their body files): their records say
+    // so, and the summary counts them (it said "0 B transferred" of the trickles, issue 53).
+    let cancelled = lines.filter { ($0["error"] as? [String: Any])?["code"] as? String == "cancelled" }
+    #expect(cancelled.count == 6, "\(lines)")
+    #expect(cancelled.allSatisfy { ($0["bytesTransferred"] as? Int ?? 0) >= 1 }, "\(cancelled)")
+    let fastBytes = try Media.bytes("png-rgba.png").count
+    let total = lines.reduce(0) { $0 + ($1["bytesTransferred"] as? Int ?? 0) }
+    #expect(total >= fastBytes + 6)
+    #expect(summary.contains("· \(total) B transferred") || total >= 1024, "\(summary)")
     // The cache's temporary directory exists (the run made it) and holds nothing.
     let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache + "/v3/tmp")
     #expect(leftovers.isEmpty, "\(leftovers)")
+  }
+
+  /// The bytes in the body files process `pid` holds open in `cache`'s temporary directory.
+  static func bodyBytes(of pid: pid_t, in cache: String) -> Int {
+    let directory = cache + "/v3/tmp/"
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return descriptors.reduce(0) { total, descriptor in
+      let link = "/proc/\(pid)/fd/" + descriptor
+      guard (try? FileManager.default.destinationOfSymbolicLink(atPath: link))?.hasPrefix(directory) == true
+      else { return total }
+      var info = stat()
+      return stat(link, &info) == 0 ? total + Int(info.st_size) : total
+    }
   }
 
   /// The descriptors process `pid` holds open on files in `cache`'s temporary directory,

@@ -265,6 +265,38 @@ struct SamplePayloadTests {
     }
   }
 
+  @Test(
+    "without --attachments-dir a run stages in a directory of its own and leaves nothing under $TMPDIR; with it the copies stay"
+  )
+  func stagingLeavesNothing() async throws {
+    let fixture = try RunnerFixture("staging")
+    defer { fixture.close() }
+    let temporary = fixture.scratch + "/tmp"
+    try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+    let arguments = [
+      "--base-url", fixture.server.baseURL, "--cache-dir", fixture.cacheDirectory, "--allow-private-networks",
+      Repository.payload("image.json"),
+    ]
+    for _ in 0..<2 {
+      let run = try await fixture.runBinary(arguments, environment: ["TMPDIR": temporary])
+      #expect(run.status == 0, "\(run.standardError)")
+      let delivered = try run.output()
+      #expect(delivered.attachments.count == 1)
+      // The copy was staged under this run's directory of the default root, and is gone.
+      let path = try #require(delivered.attachments.first?.path)
+      #expect(path.hasPrefix(temporary + "/extension-runner-\(getuid())/run-"), "\(path)")
+      #expect(!FileManager.default.fileExists(atPath: path))
+    }
+    let root = temporary + "/extension-runner-\(getuid())"
+    #expect(try FileManager.default.contentsOfDirectory(atPath: root).isEmpty)
+
+    let kept = try await fixture.runBinary(
+      arguments + ["--attachments-dir", fixture.attachmentsDirectory], environment: ["TMPDIR": temporary])
+    let path = try #require(try kept.output().attachments.first?.path)
+    #expect(path.hasPrefix(fixture.attachmentsDirectory + "/"))
+    #expect(FileManager.default.fileExists(atPath: path))
+  }
+
   /// The title and body in `aps.alert` of a sample payload.
   func originalAlert(_ payload: String) throws -> (title: String, body: String) {
     let data = fileBytes(Repository.payload(payload))

@@ -16,17 +16,25 @@ public struct AttachmentStaging: Sendable {
     self.root = root
   }
 
-  /// The default root: `$TMPDIR/extension-runner-UID` (`/tmp` when `TMPDIR` is unset).
+  /// The default root: `$TMPDIR/extension-runner-UID` (`/tmp` when `TMPDIR` is unset), under
+  /// which each run makes a directory of its own (``runDirectory(under:)``).
   public static func defaultRoot() -> String {
     var base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
     while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
     return "\(base)/extension-runner-\(getuid())"
   }
 
-  /// Makes a fresh directory for one notification (mode 0700) under ``root``, which must be a
-  /// real directory of this user that no one else can write to (`/tmp` is shared).
-  /// - Throws: the Foundation error when it cannot be made or ``root`` is not safe.
-  public func makeNotificationDirectory() throws -> String {
+  /// A new directory of one run (mode 0700) under `base`, made as ``makeNotificationDirectory()``
+  /// checks roots (`base` created, this user's alone); `nil` when it cannot be made (the run
+  /// then stages under `base` itself).
+  public static func runDirectory(under base: String) -> String? {
+    guard (try? AttachmentStaging(root: base).checkedRoot()) != nil else { return nil }
+    return makeTemporaryDirectory(base + "/run-XXXXXX")
+  }
+
+  /// Makes ``root`` when missing and checks that it is a real directory of this user that no
+  /// one else can write to.
+  private func checkedRoot() throws {
     try FileManager.default.createDirectory(
       atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     var info = stat()
@@ -35,14 +43,27 @@ public struct AttachmentStaging: Sendable {
     else {
       throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: root])
     }
-    var template = Array("\(root)/notification-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { buffer in
+  }
+
+  /// `mkdtemp` of `template` (ending in `XXXXXX`): the directory made, or `nil`.
+  private static func makeTemporaryDirectory(_ template: String) -> String? {
+    var bytes = Array(template.utf8CString)
+    let made = bytes.withUnsafeMutableBufferPointer { buffer in
       buffer.baseAddress.flatMap { mkdtemp($0) }
     }
-    guard made != nil else {
+    guard made != nil else { return nil }
+    return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
+  /// Makes a fresh directory for one notification (mode 0700) under ``root``, which must be a
+  /// real directory of this user that no one else can write to (`/tmp` is shared).
+  /// - Throws: the Foundation error when it cannot be made or ``root`` is not safe.
+  public func makeNotificationDirectory() throws -> String {
+    try checkedRoot()
+    guard let made = Self.makeTemporaryDirectory("\(root)/notification-XXXXXX") else {
       throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: root])
     }
-    return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return made
   }
 
   /// Copies `source` into `directory` as `POSITION-IDENTIFIER.EXT` and returns the copy's path.

@@ -150,9 +150,14 @@ public enum RunnerProgram {
         pipeline.posterTime = posterTime
       }
     }
+    // The copies iOS would take stay only where the caller asked for them; otherwise they go
+    // to a directory of this run, removed when it ends (a run leaves nothing in $TMPDIR).
+    let runRoot =
+      options.keepsAttachments ? nil : AttachmentStaging.runDirectory(under: options.attachmentsDirectory)
+    defer { if let runRoot { try? FileManager.default.removeItem(atPath: runRoot) } }
     var configuration = ServiceConfiguration(
       pipeline: pipeline,
-      staging: AttachmentStaging(root: options.attachmentsDirectory), fetchDeadline: host.end)
+      staging: AttachmentStaging(root: runRoot ?? options.attachmentsDirectory), fetchDeadline: host.end)
     configuration.key = key
     configuration.fallbackImage = fallbackImage
     configuration.localization = options.localization

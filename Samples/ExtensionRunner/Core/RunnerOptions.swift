@@ -67,7 +67,9 @@ public enum RunnerCommand: ParsableCommand {
   /// `--attachments-dir`: where delivered files are copied.
   public static let attachmentsDirectory = OptionKey<String>.option(
     long: "attachments-dir", valueName: "DIR",
-    help: "Where delivered files are copied, one directory per run (default: $TMPDIR/extension-runner-UID).")
+    help:
+      "Keep the delivered files' copies in DIR, one directory per run. Without it they go to a directory of this run under $TMPDIR/extension-runner-UID, removed when the runner exits (as iOS takes them)."
+  )
   /// `--strings`: the app's strings file or string catalog.
   public static let strings = OptionKey<String>.option(
     long: "strings", valueName: "FILE",
@@ -142,6 +144,9 @@ public struct RunnerOptions: Sendable, Equatable {
   public var attachmentKeys: [String] = AttachmentLocator.defaultKeys
   /// Where delivered files are copied.
   public var attachmentsDirectory: String
+  /// Whether the delivered files' copies stay after the run (`--attachments-dir` given); by
+  /// default they are staged in a directory of the run's own, removed when it ends.
+  public var keepsAttachments = false
   /// Whether the JSON output carries the trace.
   public var includeTrace = false
   /// The localized strings for `loc-key` alerts (`--strings`, `--locale`), when given.
@@ -208,6 +213,7 @@ public struct RunnerOptions: Sendable, Equatable {
     options.cacheDirectory = PipelineOptions.cacheDirectory(from: arguments)
     if let directory = arguments[RunnerCommand.attachmentsDirectory] {
       options.attachmentsDirectory = directory
+      options.keepsAttachments = true
     }
     options.keyFile = arguments[RunnerCommand.keyFile]
     options.fallbackImagePath = arguments[RunnerCommand.fallbackImage]

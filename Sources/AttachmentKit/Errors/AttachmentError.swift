@@ -61,6 +61,10 @@ public struct AttachmentError: Error, Sendable, Equatable, CustomStringConvertib
   public internal(set) var detected: String?
   /// Which part of the work failed: the code's own kind, unless the maker said otherwise.
   public let kind: Kind
+  /// The body bytes a download had received when it failed (cancelled, out of time, cut
+  /// short), so that a caller's count of the bytes it transferred includes them; `nil` when no
+  /// body had begun or the failure came from no download.
+  public internal(set) var bytesReceived: Int64?
 
   /// Whether the bytes were refused as an attachment (wrong type, too large, too long, too
   /// many pixels, cut short, empty), as opposed to the fetch itself failing.

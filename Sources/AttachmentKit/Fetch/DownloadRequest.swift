@@ -25,6 +25,10 @@ public struct DownloadRequest: Sendable {
   /// thread, one call at a time.
   public var inspector: (any ResponseInspector)?
 
+  /// Counts the body bytes as they arrive, for a caller that stops waiting before the download
+  /// ends (its cancellation or deadline error then carries them). Default: `nil`.
+  public var receivedBytes: ReceivedBytes?
+
   /// A file the caller already opened for the body, instead of a new temporary file in
   /// ``directory`` (the cache hands one in so it can publish an anonymous `O_TMPFILE`).
   /// The transfer writes at `descriptor`'s offset, takes the descriptor over and closes it

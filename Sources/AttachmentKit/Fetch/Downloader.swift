@@ -78,8 +78,9 @@ public final class Downloader: Sendable {
     // the download returns, not at the deadline.
     let watchdog = DispatchWorkItem { [engine, weak transfer] in
       guard let transfer else { return }
-      let error = AttachmentError(
+      var error = AttachmentError(
         .deadlineExceeded, "The deadline passed before the download finished.")
+      if let received = transfer.request.receivedBytes?.value, received > 0 { error.bytesReceived = received }
       if transfer.completion.answer(.failure(error)) {
         engine.cancel(transfer, with: error)
       }
@@ -94,7 +95,8 @@ public final class Downloader: Sendable {
         engine.submit(transfer)
       }
     } onCancel: {
-      let error = AttachmentError.cancelledError()
+      var error = AttachmentError.cancelledError()
+      if let received = request.receivedBytes?.value, received > 0 { error.bytesReceived = received }
       if transfer.completion.answer(.failure(error)) {
         engine.cancel(transfer, with: error)
       }

@@ -167,6 +167,7 @@ final class Transfer: @unchecked Sendable {
   func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
     if bytes.isEmpty { return true }
     let offset = response.bodyBytes
+    request.receivedBytes?.add(bytes.count)
     if let error = response.receiveBody(count: bytes.count) { return abort(error) }
     if inspecting, let inspector = request.inspector {
       switch inspector.inspect(body: bytes, at: offset) {
@@ -277,6 +278,15 @@ final class Transfer: @unchecked Sendable {
 
   /// Builds the caller's answer once libcurl reports the transfer done with `code`.
   func outcome(code: CURLcode, now: ContinuousClock.Instant) -> Result<Download, AttachmentError> {
+    finished(code: code, now: now).mapError { error in
+      var error = error
+      if response.bodyBytes > 0 { error.bytesReceived = response.bodyBytes }
+      return error
+    }
+  }
+
+  /// ``outcome(code:now:)`` before the bytes received are noted on a failure.
+  private func finished(code: CURLcode, now: ContinuousClock.Instant) -> Result<Download, AttachmentError> {
     if let abortReason { return .failure(abortReason) }
     if let blockedAddress, code == CURLE_COULDNT_CONNECT {
       return .failure(

@@ -13,8 +13,10 @@ extension AttachmentPipeline {
   }
 
   /// Runs one miss to its answer; every file it made is published or removed by then.
+  /// `phase` is told where the miss is, for the callers that share it (``FlightPhase``).
   func miss(
-    url: AttachmentURL, stale: CacheEntry?, deadline: ContinuousClock.Instant, start: ContinuousClock.Instant
+    url: AttachmentURL, stale: CacheEntry?, deadline: ContinuousClock.Instant, start: ContinuousClock.Instant,
+    phase: FlightPhase = FlightPhase()
   ) async -> Result<Attachment, AttachmentError> {
     var machine = MissMachine(stale: stale, policy: hitPolicy, useStaleOnError: configuration.useStaleOnError)
     var action = machine.start()
@@ -22,8 +24,10 @@ extension AttachmentPipeline {
     while true {
       switch action {
       case .download(let ifNoneMatch, let ifModifiedSince):
+        phase.enter("before the download finished")
         switch await download(
-          url, ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince, deadline: deadline)
+          url, ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince, deadline: deadline,
+          counting: phase.receivedBytes)
         {
         case .failure(let error):
           action = machine.downloadFailed(error)
@@ -37,8 +41,9 @@ extension AttachmentPipeline {
           }
           // The complete-file checks (and a rescue) and publishing run off the cooperative
           // pool, under the same deadline, and stop when the caller cancels.
+          phase.enter("while the file's structure was checked")
           return await OffPoolWork.run(deadline: deadline) { [self, machine] signal in
-            self.finish(fetched, machine: machine, url: url, start: start, signal: signal)
+            self.finish(fetched, machine: machine, url: url, start: start, signal: signal, phase: phase)
           }
         }
       case .refresh(let entry):
@@ -83,13 +88,15 @@ extension AttachmentPipeline {
 
   /// Downloads `url` into a new body file of the cache, sniffing as it streams.
   private func download(
-    _ url: AttachmentURL, ifNoneMatch: String?, ifModifiedSince: String?, deadline: ContinuousClock.Instant
+    _ url: AttachmentURL, ifNoneMatch: String?, ifModifiedSince: String?, deadline: ContinuousClock.Instant,
+    counting received: ReceivedBytes
   ) async -> Result<Fetched, AttachmentError> {
     let body: CacheBodyFile
     let sniffer = StreamingSniffer(limits: configuration.limits, tally: identifications)
     let rescuers = configuration.rescuers
     let rescueInspector = rescuers.isEmpty ? nil : RescueInspector(sniffer: sniffer, rescuers: rescuers)
     var request = DownloadRequest(url: url, inspector: rescueInspector ?? sniffer)
+    request.receivedBytes = received
     do {
       body = try tier.makeBodyFile()
     } catch {
@@ -130,7 +137,7 @@ extension AttachmentPipeline {
   /// removed and nothing is published. Runs on a check thread (see ``OffPoolWork``).
   private func finish(
     _ fetched: Fetched, machine: MissMachine, url: AttachmentURL, start: ContinuousClock.Instant,
-    signal: StopSignal
+    signal: StopSignal, phase: FlightPhase
   ) -> Result<Attachment, AttachmentError> {
     defer { observer?(.finished, url.text) }
     observer?(.downloaded, url.text)
@@ -156,10 +163,12 @@ extension AttachmentPipeline {
         let stop = Self.stop(after: checked.failure?.error, signal)
         action = stop.map { machine.stopped($0) } ?? machine.checked(checked)
       case .rescue(let name, let refusal), .improve(let name, let refusal):
+        phase.enter("while the file was rescued")
         let result = rescueHeld(&held, &validation, by: name, refusal: refusal, fetched, signal, url)
         let stop = Self.stop(after: result.failure, signal)
         action = stop.map { machine.stopped($0) } ?? machine.rescued(result)
       case .publish:
+        phase.enter("while the file was published")
         proposePosterTime(&validation, file: held, signal: signal)
         warnAboutTransportSecurity(&validation, url: url, fetched: fetched)
         let file = held

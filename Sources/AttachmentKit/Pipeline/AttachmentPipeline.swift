@@ -233,8 +233,8 @@ public final class AttachmentPipeline: Sendable {
       // the call that started it. When that earlier deadline ends the shared fetch, a call
       // whose own deadline is later fetches again (or joins whoever does) instead of
       // answering with someone else's deadline.
-      let run = await flights.run(url.key, deadline: deadline, unlessFinishedSince: since) { [self] in
-        await self.miss(url: url, stale: stale, deadline: deadline, start: start)
+      let run = await flights.run(url.key, deadline: deadline, unlessFinishedSince: since) { [self] phase in
+        await self.miss(url: url, stale: stale, deadline: deadline, start: start, phase: phase)
       }
       since = nil
       guard let outcome = run else {

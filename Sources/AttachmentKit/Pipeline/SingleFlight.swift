@@ -24,6 +24,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
     let waiting = Locked(Waiting())
     let task = Locked<Task<Void, Never>?>(nil)
+    let phase = FlightPhase()
   }
 
   private struct State {
@@ -85,6 +86,17 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     _ key: Key, deadline: ContinuousClock.Instant, unlessFinishedSince since: UInt64? = nil,
     _ work: @escaping @Sendable () async -> Outcome
   ) async -> Outcome? {
+    await run(key, deadline: deadline, unlessFinishedSince: since) { _ in await work() }
+  }
+
+  /// ``run(_:deadline:unlessFinishedSince:_:)`` whose work says where it is (`phase`): a caller
+  /// whose deadline passes while it waits is told the same as the work's own deadline would
+  /// have said there ("The deadline passed before the download finished."), whichever of the
+  /// two clocks fires first.
+  func run(
+    _ key: Key, deadline: ContinuousClock.Instant, unlessFinishedSince since: UInt64? = nil,
+    _ work: @escaping @Sendable (_ phase: FlightPhase) async -> Outcome
+  ) async -> Outcome? {
     let joined = state.withLock { state -> (Flight, Int, Bool)? in
       state.nextWaiter += 1
       if let flight = state.flights[key] { return (flight, state.nextWaiter, false) }
@@ -100,7 +112,8 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         self.leave(
           flight, id: id, key: key,
           with: .failure(
-            AttachmentError(.deadlineExceeded, "The deadline passed before the attachment was ready.")))
+            flight.phase.noting(
+              AttachmentError(.deadlineExceeded, "The deadline passed \(flight.phase.text)."))))
       }
     }
     defer { timer.cancel() }
@@ -116,11 +129,12 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
           return
         }
         if Task.isCancelled {
-          leave(flight, id: id, key: key, with: .failure(AttachmentError.cancelledError()))
+          leave(
+            flight, id: id, key: key, with: .failure(flight.phase.noting(AttachmentError.cancelledError())))
         }
         if isLeader {
           let task = Task {
-            let outcome = await work()
+            let outcome = await work(flight.phase)
             self.finish(flight, key: key, with: outcome)
           }
           flight.task.withLock { $0 = task }
@@ -129,7 +143,7 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
       }
     } onCancel: {
-      leave(flight, id: id, key: key, with: .failure(AttachmentError.cancelledError()))
+      leave(flight, id: id, key: key, with: .failure(flight.phase.noting(AttachmentError.cancelledError())))
     }
   }
 
@@ -168,4 +182,29 @@ final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
       flight.task.withLock { $0 }?.cancel()
     }
   }
+}
+
+/// Where a shared run is ("before the download finished", "while the file was rescued"): what a
+/// waiter whose deadline passes is told it passed during. Set by the run, read by the waiters'
+/// timers.
+final class FlightPhase: Sendable {
+  private let phase = Locked("before the attachment was ready")
+  /// The body bytes the run's downloads received: what a waiter that leaves early still counts
+  /// as transferred.
+  let receivedBytes = ReceivedBytes()
+
+  /// `error` with the bytes received so far, when there are any.
+  func noting(_ error: AttachmentError) -> AttachmentError {
+    let received = receivedBytes.value
+    guard received > 0, error.bytesReceived == nil else { return error }
+    var noted = error
+    noted.bytesReceived = received
+    return noted
+  }
+
+  /// The run is now `phase`: a phrase that completes "The deadline passed …".
+  func enter(_ phase: String) { self.phase.withLock { $0 = phase } }
+
+  /// The phrase of the run's present phase.
+  var text: String { phase.withLock { $0 } }
 }

@@ -93,6 +93,8 @@ struct ResultRecord: Sendable {
     outcome = error.isRejection ? .rejected : .failed
     self.source = source
     self.error = SettingNames.reworded(error)
+    // A download cut off (Ctrl-C, the deadline) still transferred what it received.
+    bytesTransferred = error.bytesReceived
     self.totalMicroseconds = totalMicroseconds
   }
 

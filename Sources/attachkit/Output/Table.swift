@@ -56,7 +56,7 @@ enum Table {
     let latencies = records.map(\.totalMicroseconds).sorted()
     let fallbacks = records.filter { $0.fallback != nil }.count
     let rescued = records.filter { $0.outcome == .accepted && $0.validation?.rescued != nil }.count
-    var text = "\(accepted) accepted, \(rejected) refused, \(failed) failed"
+    var text = "\(accepted) accepted, \(rejected) rejected, \(failed) failed"
     var notes: [String] = []
     if rescued > 0 { notes.append("\(rescued) rescued") }
     if fallbacks > 0 { notes.append("\(fallbacks) accepted by fallback") }
