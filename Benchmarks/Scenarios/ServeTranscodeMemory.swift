@@ -15,6 +15,8 @@ enum ServeTranscodeMemory {
   /// - Parameters:
   ///   - source: the WebM to transcode (copied twice into the origin's document root).
   ///   - binary: the `attachkit` binary.
+  ///   - context: the run (its origin serves the copies; its scratch holds the cache).
+  ///   - report: where the figure goes.
   /// - Throws: ``BenchError`` when the server does not start or an answer is not a transcode.
   static func run(
     source: String, binary: String, _ context: BenchContext, into report: inout Report
