@@ -7,7 +7,7 @@ extension AttachmentServer {
   /// -1: none to watch) is watched: a client that hangs up stops waiting (``ClientWatch``).
   func answer(_ request: PipelineRequest, clientSocket: Int32 = -1) async -> Reply {
     let (url, deadlines, conditions) = (request.url, request.deadlines, request.conditions)
-    let key = url.key
+    let key = pipeline.callerKey(url)
     // The pipeline call holds the URL's admission until it ends, even past this answer.
     let id = admission.reserveID()
     let work = Task { () -> Result<Attachment, AttachmentError> in
@@ -23,7 +23,7 @@ extension AttachmentServer {
       }
       countUpstream(result, key: key, seconds: (ContinuousClock.now - started).inSeconds)
       if case .failure(let error) = result {
-        refusalMemo.remember(url.key, error, limits: pipeline.configuration.limits, now: HitMemo.now())
+        refusalMemo.remember(key, error, limits: pipeline.configuration.limits, now: HitMemo.now())
       }
       admission.leave(key, id: id)
       return result
@@ -41,7 +41,7 @@ extension AttachmentServer {
     case (.info, _):
       return infoReply(url.redacted, result)
     case (.file, .failure(let error)):
-      return errorReply(error, url: url, key: url.key)
+      return errorReply(error, url: url, key: key)
     case (.file, .success(let attachment)):
       if let reply = FileReply.make(attachment, conditions: conditions) {
         // A no-store body is this answer's alone: once open, its name and its bytes in the

@@ -82,7 +82,9 @@ extension AttachmentServer {
   /// The answer of a refusal the memo holds for `url` (checked before the cache lookup: a
   /// remembered refusal costs neither a lookup nor a fetch), or `nil`.
   func rememberedReply(_ url: AttachmentURL, kind: Kind, now: Double) -> Reply? {
-    guard let refused = refusalMemo.refusal(url.key, limits: pipeline.configuration.limits, now: now)
+    guard
+      let refused = refusalMemo.refusal(
+        pipeline.callerKey(url), limits: pipeline.configuration.limits, now: now)
     else { return nil }
     switch kind {
     case .info: return infoReply(url.redacted, .failure(refused.error))

@@ -53,7 +53,7 @@ extension AttachmentServer {
       return queue(reply, on: connection, state: state, mhd: mhd)
     case .fetch(let request):
       // Admission and the hit memo share one key: the normalized URL's bytes (the cache's key).
-      guard admission.enter(request.url.key) else {
+      guard admission.enter(pipeline.callerKey(request.url)) else {
         return queue(
           .error(AttachmentError(.overloaded, "Too many upstream fetches at once; retry later.")),
           on: connection,
@@ -258,7 +258,9 @@ extension AttachmentServer {
     }
     // The cheapest answer: a fresh cached copy, on this thread, with no task: remembered, or
     // from the request's one cache lookup (which the pipeline continues from on a miss).
-    let key = checked.key
+    // Per caller's URL: with a key rule that leaves a signature out, one caller's hit or
+    // refusal is never another's (the pipeline confirms each URL with the origin).
+    let key = pipeline.callerKey(checked)
     let now = HitMemo.now()
     let conditions = Conditions(
       ifNoneMatch: mhd.header(connection, "If-None-Match"), range: mhd.header(connection, "Range"),

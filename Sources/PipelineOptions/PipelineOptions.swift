@@ -103,7 +103,7 @@ public enum PipelineOptions {
   public static let cacheKeyIgnore = OptionKey<String>.option(
     long: "cache-key-ignore", valueName: "PARAM",
     help:
-      "Leave this query parameter out of the cache key (never out of the request), so presigned URLs of one object share an entry: a name, 'prefix*', or preset:s3, preset:cloudfront, preset:gcs, preset:azure; repeatable, or comma-separated (also $ATTACHKIT_CACHE_KEY_IGNORE). Only for parameters that never select content."
+      "Leave this query parameter out of the cache key (never out of the request), so presigned URLs of one object share an entry: a name, 'prefix*', or preset:s3, preset:cloudfront, preset:gcs, preset:azure; repeatable, or comma-separated (also $ATTACHKIT_CACHE_KEY_IGNORE). Only for parameters that never select content. A signature authorizes: a hit on an entry another URL fetched is confirmed with the origin under this caller's URL first (a conditional request), and an expired presigned URL is refused without one; the rule confirm:off-objects-are-public skips the confirmation, for objects anyone may have."
   )
   /// `--allow-origin PREFIX`: the hosts and URL prefixes fetches may go to (repeatable).
   public static let allowOrigin = OptionKey<String>.option(

@@ -7,32 +7,52 @@ import Testing
 @Suite("attachkit: origins and keys", .threadOfItsOwn)
 struct OriginOptionsTests {
   @Test(
-    "--cache-key-ignore preset:s3: two presigned URLs of one file, one origin request; a bad preset is a usage error"
+    "--cache-key-ignore preset:s3: two presigned URLs of one file share one entry, the second confirmed with the origin; cache rm with another signature keeps it; a bad preset is a usage error"
   )
   func presignedURLs() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
     server.serve(
       "/o.jpg", body: try Media.bytes("jpeg-exif.jpg"), contentType: "image/jpeg",
-      headers: [("Cache-Control", "max-age=600")])
+      headers: [("Cache-Control", "max-age=600")], etag: "\"o1\"")
     let scratch = try Scratch()
     defer { scratch.remove() }
+    // Dated far ahead: a presigned URL past its own expiry is refused without a request.
     let urls = ["1", "2"].map {
-      server.url("/o.jpg") + "?X-Amz-Date=2026120\($0)T000000Z&X-Amz-Expires=60&X-Amz-Signature=\($0)\($0)"
+      server.url("/o.jpg") + "?X-Amz-Date=2099120\($0)T000000Z&X-Amz-Expires=60&X-Amz-Signature=\($0)\($0)"
     }
+    var sources: [String] = []
     for url in urls {
       let result = try await CLI.run(
         ["fetch", "--json", "--cache-dir", scratch.path + "/c", "--cache-key-ignore", "preset:s3", url])
       #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+      sources.append(result.jsonLines.first?["source"] as? String ?? "")
     }
-    #expect(server.requestCount(path: "/o.jpg") == 1)
-    // The environment variable does the same; without either, the second URL is fetched again
+    // One entry: the second URL is asked of the origin conditionally (its own signature may not
+    // open the object), and a 304 keeps the entry.
+    #expect(sources == ["network", "revalidated"])
+    #expect(server.requests(path: "/o.jpg").last?.header("If-None-Match") == "\"o1\"")
+    // The URL the entry was confirmed with last is a plain hit; the environment variable reads
+    // the same rules.
     let viaEnvironment = try await CLI.run(
-      ["fetch", "--json", "--cache-dir", scratch.path + "/c", urls[0] + "&X-Amz-Credential=x"],
+      ["fetch", "--json", "--cache-dir", scratch.path + "/c", urls[1]],
       environment: ["ATTACHKIT_CACHE_KEY_IGNORE": "preset:s3"])
     #expect(viaEnvironment.jsonLines.first?["source"] as? String == "cache")
-    _ = try await CLI.run(["fetch", "--json", "--cache-dir", scratch.path + "/c", urls[1]])
     #expect(server.requestCount(path: "/o.jpg") == 2)
+    // cache rm with a signature the entry was not fetched with keeps it; --force removes it.
+    let forged = server.url("/o.jpg") + "?X-Amz-Signature=forged"
+    let kept = try await CLI.run(
+      [
+        "cache", "rm", "--json", "--cache-dir", scratch.path + "/c", "--cache-key-ignore", "preset:s3",
+        forged,
+      ])
+    #expect(kept.jsonLines.first?["outcome"] as? String == "unconfirmed", "\(kept.stdout)")
+    let forced = try await CLI.run(
+      [
+        "cache", "rm", "--json", "--force", "--cache-dir", scratch.path + "/c", "--cache-key-ignore",
+        "preset:s3", forged,
+      ])
+    #expect(forced.jsonLines.first?["outcome"] as? String == "removed", "\(forced.stdout)")
 
     let bad = try await CLI.run(
       ["fetch", "--cache-dir", scratch.path + "/c", "--cache-key-ignore", "preset:s4", urls[0]])

@@ -9,9 +9,11 @@
 /// with its `?`.
 ///
 /// Only a parameter that never selects content may be ignored: two URLs whose keys meet are
-/// one entry, and the second is answered with the first one's bytes. A signature, a credential,
-/// a date or an expiry qualifies; S3's `versionId`, an image width, or `response-content-type`
-/// do not. Off by default (``none``).
+/// one entry. A signature, a credential, a date or an expiry qualifies; S3's `versionId`, an
+/// image width, or `response-content-type` do not. A signature *authorizes*, so a hit on an
+/// entry another URL fetched is confirmed with the origin under the caller's URL first (a
+/// conditional request; ``confirmsHits``), and a presigned URL past its own expiry is refused
+/// without a request. Off by default (``none``).
 ///
 /// ```swift
 /// var configuration = PipelineConfiguration()
@@ -33,6 +35,15 @@ public struct CacheKeyRules: Sendable, Hashable {
   /// filed under keys of their own beside the original's, so that a caller of another profile
   /// never finds them. `nil` (the default): the URL's own key space.
   public var variant: String? = nil
+  /// Whether a hit on an entry fetched with another URL (in the parameters left out) is
+  /// confirmed with the origin under the caller's URL before it answers (``true``, the
+  /// default): a signature authorizes, so one caller's presigned URL must not open what another
+  /// caller's fetched. The rule `confirm:off-objects-are-public` turns it off, for an operator
+  /// who knows every object behind these URLs may be served to anyone.
+  public var confirmsHits = true
+
+  /// The rule that turns hit confirmation off (``confirmsHits``).
+  public static let publicObjectsRule = "confirm:off-objects-are-public"
 
   /// No rule: the whole URL is the key. The default.
   public static let none = CacheKeyRules(patterns: [])
@@ -60,13 +71,19 @@ public struct CacheKeyRules: Sendable, Hashable {
     ],
   ]
 
-  /// Rules from their text: each an exact name, a `prefix*` pattern or `preset:NAME`.
+  /// Rules from their text: each an exact name, a `prefix*` pattern or `preset:NAME`; and
+  /// ``publicObjectsRule`` (`confirm:off-objects-are-public`), which turns hit confirmation off.
   /// - Throws: `invalid_configuration` for an empty rule, a `*` anywhere but at the end, a lone
   ///   `*` (it would ignore every parameter, content-selecting ones too), a name holding `&`,
   ///   `=`, `#` or a space, or an unknown preset.
   public init(_ rules: [String]) throws(AttachmentError) {
     var patterns: [Pattern] = []
+    var confirms = true
     for rule in rules {
+      if rule == Self.publicObjectsRule {
+        confirms = false
+        continue
+      }
       if rule.hasPrefix("preset:") {
         let name = String(rule.dropFirst("preset:".count))
         guard let names = Self.presets[name] else {
@@ -91,6 +108,7 @@ public struct CacheKeyRules: Sendable, Hashable {
     }
     var seen = Set<Pattern>()
     self.init(patterns: patterns.filter { seen.insert($0).inserted })
+    confirmsHits = confirms
   }
 
   private init(patterns: [Pattern]) { self.patterns = patterns }

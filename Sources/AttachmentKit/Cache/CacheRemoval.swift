@@ -8,6 +8,10 @@ public struct CacheRemoval: Sendable, Equatable {
     case removed
     /// The cache held no entry for it.
     case notCached = "not_cached"
+    /// Its entry was fetched (or last confirmed) with another URL, in query parameters the key
+    /// leaves out (``CacheKeyRules``): kept, unless the removal is forced. A forged presigned
+    /// URL must not purge what another caller's URL fetched.
+    case unconfirmed
   }
 
   /// Each URL's outcome, in the order given.
@@ -33,9 +37,15 @@ extension AttachmentCache {
   /// uses stays. Safe while other processes use the cache: the records and files change under
   /// the cache's lock, as publishes do; a reader that looked up a removed entry a moment before
   /// either reads the file it opened or finds it gone (a miss, fetched again).
+  ///
+  /// An entry that another URL fetched, in query parameters the key leaves out (a presigned
+  /// URL's signature), is kept (``CacheRemoval/Outcome/unconfirmed``) unless `force`: the URL
+  /// given may be a forged one.
   /// - Returns: each URL's outcome, and the content removed.
   /// - Throws: `io_error` when the cache's lock cannot be taken or the store not written.
-  public func removeEntries(for urls: [AttachmentURL]) throws(AttachmentError) -> CacheRemoval {
+  public func removeEntries(for urls: [AttachmentURL], force: Bool = false) throws(AttachmentError)
+    -> CacheRemoval
+  {
     let keyed = urls.map { $0.keyed(by: configuration.keyRules) }
     return try lock.withExclusiveLockedFile { (lockFile) throws(AttachmentError) -> CacheRemoval in
       var removal = CacheRemoval(outcomes: [], contentFilesRemoved: 0, bytesRemoved: 0)
@@ -44,17 +54,26 @@ extension AttachmentCache {
         for url in keyed {
           // The URL's own entry and every standard profile's derivative of it.
           var removed = false
+          var kept = false
           for key in Self.keys(of: url, rules: configuration.keyRules) {
             let name = recordKey.name(for: key)
-            guard case .bytes(let bytes) = writer.read(name), writer.remove(name) else { continue }
+            guard case .bytes(let bytes) = writer.read(name) else { continue }
+            let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...])
+            let caller = key.droppedParameters ? url.text : nil
+            let rules = configuration.keyRules
+            if !force, !rules.patterns.isEmpty, rules.confirmsHits, let record, record.source != caller {
+              kept = true
+              continue
+            }
+            guard writer.remove(name) else { continue }
             removed = true
-            if let record = CacheRecord(decoding: String(decoding: bytes, as: UTF8.self)[...]) {
+            if let record {
               let path = layout.contentPath(
                 sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
               candidates[path] = record.validation.bytes
             }
           }
-          removal.outcomes.append((url, removed ? .removed : .notCached))
+          removal.outcomes.append((url, removed ? .removed : kept ? .unconfirmed : .notCached))
         }
       }
       guard !candidates.isEmpty else { return removal }

@@ -109,6 +109,9 @@ extension AttachmentError.Code {
   /// The URL, or a redirect, leads outside the allowed origins
   /// (``DownloaderConfiguration/allowedOrigins``).
   public static let originNotAllowed = Self("origin_not_allowed", kind: .request)
+  /// A presigned URL (S3, Google Cloud Storage, CloudFront, Azure SAS) whose own query says it
+  /// has expired: refused without a request, since the origin would refuse it.
+  public static let presignedURLExpired = Self("presigned_url_expired", kind: .request)
   /// The TLS handshake failed, including an untrusted or invalid certificate.
   public static let tlsFailed = Self("tls_failed", kind: .fetch)
   /// The final response had a status that is not a success (see ``AttachmentError/httpStatus``).

@@ -13,12 +13,16 @@ extension AttachmentPipeline {
   }
 
   /// Runs one miss to its answer; every file it made is published or removed by then.
-  /// `phase` is told where the miss is, for the callers that share it (``FlightPhase``).
+  /// `phase` is told where the miss is, for the callers that share it (``FlightPhase``);
+  /// `confirming`: `stale` is a fresh copy the origin confirms for this caller's URL
+  /// (``HitConfirmation``).
   func miss(
     url: AttachmentURL, stale: CacheEntry?, deadline: ContinuousClock.Instant, start: ContinuousClock.Instant,
-    phase: FlightPhase = FlightPhase()
+    phase: FlightPhase = FlightPhase(), confirming: Bool = false
   ) async -> Result<Attachment, AttachmentError> {
-    var machine = MissMachine(stale: stale, policy: hitPolicy, useStaleOnError: configuration.useStaleOnError)
+    // A copy being confirmed for this caller never stands in for the origin's refusal.
+    var machine = MissMachine(
+      stale: stale, policy: hitPolicy, useStaleOnError: configuration.useStaleOnError && !confirming)
     var action = machine.start()
     var last: Fetched?
     while true {

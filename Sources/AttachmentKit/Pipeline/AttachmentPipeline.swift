@@ -26,6 +26,8 @@ public final class AttachmentPipeline: Sendable {
   let hitPolicy: HitPolicy
   let downloaderBox: LazyDownloader
   private let flights = SingleFlight<URLKey, Attachment>()
+  /// The URLs the origin confirmed for entries fetched with another (``HitConfirmation``).
+  let confirmations = ConfirmedRequests()
   /// The pipelines of the profiles asked for so far (see ``profiled(_:)``).
   private let profiles = Locked<[AttachmentProfile: AttachmentPipeline]>([:])
   let observer: StageObserver?
@@ -184,11 +186,26 @@ public final class AttachmentPipeline: Sendable {
     if !origins.isEmpty, !origins.allows(url.text) {
       return .refused(origins.refusal(url.text, redirect: false))
     }
+    let now = FileSystem.now()
+    // A presigned URL past its own expiry costs no request: the origin would refuse it.
+    if url.key.droppedParameters, !url.keyRules.patterns.isEmpty,
+      let expired = PresignedExpiry.refusal(of: url, now: now)
+    {
+      return .refused(expired)
+    }
     guard !reload, let entry = tier.entry(for: url.key) else { return .miss }
     // A shared cache serves no private answer, even one a private user of the same directory
     // (a command's fetch) stored there: it is fetched for this caller, and not kept.
     if configuration.cache.isShared, Freshness.isPrivate(entry.record.cacheControl) { return .miss }
-    let now = FileSystem.now()
+    // Keyed by object, authorized by request: an entry another URL fetched answers this caller
+    // once the origin says this URL may have it (before any verdict that would describe it).
+    switch HitConfirmation.verdict(
+      for: url, recordSource: entry.record.source, confirmed: confirmations, now: now)
+    {
+    case .answer: break
+    case .refuse(let error): return .refused(error)
+    case .confirm: return .stale(CachedCopy(entry: entry, confirming: true))
+    }
     // The stored facts are judged against this caller's policy on every hit.
     switch hitPolicy.verdict(on: entry.record) {
     case .serve:
@@ -212,10 +229,13 @@ public final class AttachmentPipeline: Sendable {
   ) async throws(AttachmentError) -> Attachment {
     let url = keyed(url)
     let stale: CacheEntry?
+    var confirming = false
     switch lookup {
     case .hit(let attachment): return attachment
     case .refused(let error): throw error
-    case .stale(let copy) where copy.entry.record.url == url.key.normalized: stale = copy.entry
+    case .stale(let copy) where copy.entry.record.url == url.key.normalized:
+      stale = copy.entry
+      confirming = copy.confirming
     case .stale:
       // Another URL's copy: never revalidated (or refreshed) under this one.
       return try await attachment(for: url, after: self.lookup(url), deadline: deadline, start: start)
@@ -233,8 +253,12 @@ public final class AttachmentPipeline: Sendable {
       // the call that started it. When that earlier deadline ends the shared fetch, a call
       // whose own deadline is later fetches again (or joins whoever does) instead of
       // answering with someone else's deadline.
-      let run = await flights.run(url.key, deadline: deadline, unlessFinishedSince: since) { [self] phase in
-        await self.miss(url: url, stale: stale, deadline: deadline, start: start, phase: phase)
+      // Callers share a fetch only when they asked for the same URL: one whose key leaves a
+      // signature out must not be answered with another caller's fetch.
+      let run = await flights.run(callerKey(url), deadline: deadline, unlessFinishedSince: since) {
+        [self, confirming] phase in
+        await self.miss(
+          url: url, stale: stale, deadline: deadline, start: start, phase: phase, confirming: confirming)
       }
       since = nil
       guard let outcome = run else {
@@ -248,7 +272,14 @@ public final class AttachmentPipeline: Sendable {
       {
         continue
       }
-      return try outcome.get()
+      let answer = try outcome.get()
+      if url.key.droppedParameters, !url.keyRules.patterns.isEmpty {
+        // The origin has just answered this URL: it is confirmed for its lifetime.
+        let now = FileSystem.now()
+        let lifetime = stale.map { max($0.record.freshUntil, now + 60) } ?? now + 60
+        confirmations.remember(url.text, until: PresignedExpiry.expiry(of: url.text) ?? lifetime)
+      }
+      return answer
     }
   }
 
@@ -259,6 +290,20 @@ public final class AttachmentPipeline: Sendable {
   package func keyed(_ url: AttachmentURL, profile: AttachmentProfile = .ios) -> AttachmentURL {
     let rules = configuration.cache.keyRules
     return url.keyed(by: profile.isIdentity ? rules : rules.inVariant(profile.name))
+  }
+
+  /// The key per-caller state of `url` is kept under (a face's memos and admission, the
+  /// pipeline's shared fetches): the cache key when the key is the whole URL, else the key of
+  /// the exact URL (in the profile's key space), so that no caller is answered with what another
+  /// caller's URL fetched or was refused (``HitConfirmation``). `url` must be keyed already
+  /// (``keyed(_:profile:)``).
+  package func callerKey(_ url: AttachmentURL) -> URLKey {
+    guard url.key.droppedParameters, !url.keyRules.patterns.isEmpty, url.keyRules.confirmsHits else {
+      return url.key
+    }
+    var exact = CacheKeyRules.none
+    exact.variant = url.keyRules.variant
+    return url.keyed(by: exact).key
   }
 
   /// The pipeline that answers requests of `profile`: this one for ``AttachmentProfile/ios``

@@ -7,8 +7,9 @@ public enum Lookup: Sendable {
   /// A fresh record whose facts this caller's policy refuses: the answer is this error, with
   /// no network (the download it stands for would have been refused the same way).
   case refused(AttachmentError)
-  /// A copy past its freshness: revalidate it (a `304` keeps it), or serve it if the network
-  /// fails and the caller allows stale-if-error.
+  /// A copy past its freshness, or one to confirm with the origin under this caller's URL
+  /// (``CachedCopy/confirming``): revalidate it (a `304` keeps it), or serve it if the network
+  /// fails and the caller allows stale-if-error (never one being confirmed).
   case stale(CachedCopy)
   /// Nothing usable: download.
   case miss
@@ -27,6 +28,11 @@ public enum Lookup: Sendable {
 public struct CachedCopy: Sendable {
   /// The entry: its record and its content file.
   let entry: CacheEntry
+  /// Whether the copy is fresh but was fetched with another URL than this caller's, in
+  /// parameters its key leaves out (a presigned URL's signature): the origin confirms it with
+  /// the caller's URL before it answers, and no stale copy stands in for a refusal
+  /// (``HitConfirmation``).
+  var confirming = false
 
   /// What the copy was validated as when it was stored.
   public var validation: Validation { entry.record.validation }

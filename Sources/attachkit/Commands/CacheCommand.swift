@@ -73,13 +73,19 @@ enum CacheCommand: ParsableCommand {
       abstract: "Remove the entries of these URLs (content another entry uses stays).",
       discussion: """
         For an asset replaced at its URL: the next request fetches it again. Each URL is keyed as \
-        fetch keys it, so give the same --cache-key-ignore rules. Safe while other processes use the cache.
+        fetch keys it, so give the same --cache-key-ignore rules. Safe while other processes use the cache. \
+        An entry another URL fetched, in parameters the rules leave out (a presigned URL's signature), \
+        is kept and reported 'unconfirmed' (a forged signature must not purge another caller's entry): \
+        give the URL it was fetched with, or --force.
         """,
       examples: ["attachkit cache rm https://cdn.example.com/push/123.jpg"],
       sections: [CommonOptions.cacheExitCodes])
     static let urls = PositionalKey<[String]>.repeating(
       name: "urls", valueName: "URL", help: "The URLs whose entries go.")
-    static let arguments = CacheCommand.common + [PipelineOptions.cacheKeyIgnore, urls]
+    static let force = FlagKey(
+      long: "force",
+      help: "Remove an entry even when another URL fetched it, in parameters --cache-key-ignore leaves out.")
+    static let arguments = CacheCommand.common + [PipelineOptions.cacheKeyIgnore, force, urls]
 
     static func start(_ arguments: ParsedArguments) throws(UsageError) -> CommandStart {
       let texts = arguments[urls]
@@ -96,7 +102,8 @@ enum CacheCommand: ParsableCommand {
       configuration.keyRules = try PipelineOptions.cacheKeyRules(from: arguments)
       let removal: CacheRemoval
       do {
-        removal = try AttachmentCache(configuration: configuration).removeEntries(for: checked)
+        removal = try AttachmentCache(configuration: configuration).removeEntries(
+          for: checked, force: arguments[force])
       } catch {
         Terminal.error("attachkit: \(Terminal.safe(error.message))\n")
         return .finished(.cacheUnusable)
@@ -110,8 +117,13 @@ enum CacheCommand: ParsableCommand {
         }
       } else {
         for (url, outcome) in removal.outcomes {
-          Terminal.out(
-            "\(outcome == .removed ? "removed   " : "not cached") \(Terminal.safe(url.redacted))\n")
+          let said =
+            switch outcome {
+            case .removed: "removed   "
+            case .notCached: "not cached"
+            case .unconfirmed: "kept (fetched with another URL; --force removes it)"
+            }
+          Terminal.out("\(said) \(Terminal.safe(url.redacted))\n")
         }
         Terminal.out(
           "\(removal.contentFilesRemoved) content files removed (\(Table.bytes(removal.bytesRemoved)))\n")

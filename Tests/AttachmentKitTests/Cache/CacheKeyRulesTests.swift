@@ -64,8 +64,9 @@ struct CacheKeyRulesTests {
       "/obj.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg",
       headers: [("Cache-Control", "max-age=0")], etag: "\"e1\"")
     let base = fixture.server.url("/obj.jpg")
-    let one = Self.presigned(base, date: "20261205T060000Z", signature: "11")
-    let two = Self.presigned(base, date: "20261205T060500Z", signature: "22")
+    // (dated ahead: a presigned URL past its own expiry is refused without a request)
+    let one = Self.presigned(base, date: "20991205T060000Z", signature: "11")
+    let two = Self.presigned(base, date: "20991205T060500Z", signature: "22")
 
     // The first is fetched with its whole query
     let first = try await fixture.pipeline.attachment(for: one, deadline: .now + generousTimeout)
@@ -85,10 +86,12 @@ struct CacheKeyRulesTests {
     #expect(fixture.pipeline.tier.entry(for: key)?.record.url == base)
   }
 
-  @Test("a fresh entry answers another presigned URL with no request, and still under the caller's policy")
+  @Test(
+    "objects declared public: a fresh entry answers another presigned URL with no request, and still under the caller's policy"
+  )
   func hitObeysPolicy() async throws {
     let fixture = try PipelineFixture("cache-key-policy") {
-      $0.cache.keyRules = (try? CacheKeyRules(["X-Amz-*"])) ?? .none
+      $0.cache.keyRules = (try? CacheKeyRules(["X-Amz-*", CacheKeyRules.publicObjectsRule])) ?? .none
     }
     defer { fixture.close() }
     fixture.server.serve(
