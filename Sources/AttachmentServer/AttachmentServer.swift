@@ -231,16 +231,7 @@ public final class AttachmentServer: Sendable {
   /// Why `address` cannot be bound, as the system says it (libmicrohttpd does not tell):
   /// tried again here with a socket of its own, without `SO_REUSEPORT`.
   private func bindFailure(_ address: SocketAddress) -> String {
-    let probe = socket(
-      address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard probe >= 0 else { return String(cString: strerror(errno)) + "." }
-    defer { close(probe) }
-    var on: Int32 = 1
-    _ = setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-    let length = socklen_t(address.isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
-    let bound = address.withSockaddr { bind(probe, $0, length) }
-    guard bound != 0 else { return "libmicrohttpd could not start on it." }
-    let code = errno
+    guard let code = address.bindError() else { return "libmicrohttpd could not start on it." }
     let reason = String(cString: strerror(code))
     if code == EADDRINUSE {
       let shared =

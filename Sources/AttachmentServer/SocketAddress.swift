@@ -35,4 +35,18 @@ struct SocketAddress {
       body(raw.baseAddress.map { $0.assumingMemoryBound(to: sockaddr.self) })
     }
   }
+
+  /// The `errno` binding this address fails with (`EADDRINUSE`, `EADDRNOTAVAIL`, …), tried
+  /// with a socket of its own (`SO_REUSEADDR`, never `SO_REUSEPORT`); `nil` when it binds.
+  func bindError() -> Int32? {
+    let kind = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    let probe = Glibc.socket(isIPv6 ? AF_INET6 : AF_INET, kind, 0)
+    guard probe >= 0 else { return errno }
+    defer { _ = Glibc.close(probe) }
+    var on: Int32 = 1
+    _ = setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+    let length = socklen_t(isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+    let bound = withSockaddr { Glibc.bind(probe, $0, length) }
+    return bound == 0 ? nil : errno
+  }
 }
