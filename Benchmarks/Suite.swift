@@ -11,6 +11,7 @@ enum Suite {
       ("hit", CacheHitScenario.run),
       ("cold", ColdDownloadScenario.run),
       ("revalidate", RevalidationScenario.run),
+      ("confirm", HitConfirmationScenario.run),
       ("batch", BatchScenario.run),
       ("churn", ChurnScenario.run),
       ("refuse", EarlyRefusalScenario.run),

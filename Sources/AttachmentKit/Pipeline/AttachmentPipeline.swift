@@ -187,13 +187,15 @@ public final class AttachmentPipeline: Sendable {
       return .refused(origins.refusal(url.text, redirect: false))
     }
     let now = FileSystem.now()
-    // A presigned URL past its own expiry costs no request: the origin would refuse it.
-    if url.key.droppedParameters, !url.keyRules.patterns.isEmpty,
-      let expired = PresignedExpiry.refusal(of: url, now: now)
-    {
-      return .refused(expired)
+    guard !reload, let entry = tier.entry(for: url.key) else {
+      // A presigned URL past its own expiry costs no request: the origin would refuse it.
+      if url.key.droppedParameters, !url.keyRules.patterns.isEmpty,
+        let expired = PresignedExpiry.refusal(of: url, now: now)
+      {
+        return .refused(expired)
+      }
+      return .miss
     }
-    guard !reload, let entry = tier.entry(for: url.key) else { return .miss }
     // A shared cache serves no private answer, even one a private user of the same directory
     // (a command's fetch) stored there: it is fetched for this caller, and not kept.
     if configuration.cache.isShared, Freshness.isPrivate(entry.record.cacheControl) { return .miss }
