@@ -25,7 +25,7 @@ struct JPEG2000BoundsTests {
       #expect(header.width == 64 && header.height == 48 && header.components == 3, "\(file)")
       #expect(header.tiles == 1 && header.decompositionLevels == 5, "\(file): \(header)")
     }
-    let mutated = try #require(JPEG2000Header(of: FileBytes(path: Samples.path("jpeg2000-siz-mutated.j2k"))))
+    let mutated = try #require(JPEG2000Header(of: FileBytes(path: Samples.repro("jpeg2000-siz-mutated.j2k"))))
     #expect(mutated.width == 2_097_216 && mutated.height == 48 && mutated.tiles == 32_769)
     #expect(JPEG2000Header(of: try FileBytes(path: Samples.path("png-gray.png"))) == nil)
   }
@@ -39,7 +39,7 @@ struct JPEG2000BoundsTests {
     var configuration = RescueConfiguration()
     configuration.workers = RescueWorkerTests.uniqueWorkers()
     let rescuer = ImageRescuer(configuration: configuration)
-    let source = Samples.path("jpeg2000-siz-mutated.j2k")
+    let source = Samples.repro("jpeg2000-siz-mutated.j2k")
     let refusal = try #require(MediaRescuerTests.refusal(of: source))
     #expect(refusal.format == "image/x-jp2-codestream")
 

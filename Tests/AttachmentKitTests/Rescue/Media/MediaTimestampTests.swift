@@ -54,7 +54,7 @@ struct MediaTimestampTests {
     let result = await onOwnThread {
       Result { () throws(AttachmentError) -> Validation in
         try StandardRescuers.make().attachment(
-          fromFile: Samples.path(sample.file), rescuingInto: output, limits: ValidationLimits(),
+          fromFile: Samples.repro(sample.file), rescuingInto: output, limits: ValidationLimits(),
           deadline: .now + .seconds(20))
       }
     }
