@@ -30,6 +30,39 @@ struct JPEG2000BoundsTests {
     #expect(JPEG2000Header(of: try FileBytes(path: Samples.path("png-gray.png"))) == nil)
   }
 
+  @Test("each bound of the header names its code: the area, the samples, the tiles")
+  func eachBound() throws {
+    let scratch = try ScratchDirectory("jpeg2000-header")
+    defer { scratch.remove() }
+    let valid = try Samples.bytes("jpeg2000-codestream.j2k")
+    /// The valid codestream with its SIZ rewritten to `width` × `height` in `tile` × `tile` tiles.
+    func declaring(_ width: UInt32, _ height: UInt32, tile: UInt32) throws -> String {
+      var bytes = valid
+      for (offset, value) in [(8, width), (12, height), (24, tile), (28, tile)] {
+        for index in 0..<4 {
+          bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (24 - 8 * UInt32(index)))
+        }
+      }
+      let path = scratch.path + "/\(width)x\(height)-\(tile).j2k"
+      try writeTestFile(Data(bytes), to: path)
+      return path
+    }
+    let bounds = ImageWorkBounds(configuration: RescueConfiguration())
+    func code(_ path: String) -> AttachmentError.Code? {
+      do throws(AttachmentError) {
+        try bounds.checkJPEG2000(path: path, detected: nil)
+        return nil
+      } catch {
+        return error.code
+      }
+    }
+    #expect(code(try declaring(20_000, 20_000, tile: 20_000)) == .tooManyPixels)  // 400 MP
+    #expect(code(try declaring(5000, 5000, tile: 5000)) == .tooManyPixels)  // 75 M samples
+    #expect(code(try declaring(4000, 4000, tile: 16)) == .tooComplex)  // 62,500 tiles
+    #expect(code(try declaring(4000, 4000, tile: 512)) == nil)  // 64 tiles, 48 M samples
+    #expect(code(Samples.path("jpeg2000.jp2")) == nil)
+  }
+
   @Test(
     "the mutated codestream is refused in milliseconds, its worker never past 256 MiB; the valid samples still rescue"
   )
