@@ -197,10 +197,14 @@ struct CacheRecord: Equatable, Sendable {
     if let height = rescued.originalHeight { lines.append("rescued-height \(height)") }
     if let duration = rescued.originalDurationSeconds { lines.append("rescued-duration \(duration)") }
     for codec in rescued.originalCodecs { lines.append("rescued-codec \(codec)") }
+    if let type = rescued.originalType { lines.append("rescued-type \(type.rawValue)") }
+    if let reason = rescued.originalReason { lines.append("rescued-reason \(reason.rawValue)") }
     return lines
   }
 
-  /// The provenance in a record's `rescued-*` lines, or `nil` when one is malformed.
+  /// The provenance in a record's `rescued-*` lines, or `nil` when one is malformed. A record
+  /// from before the `rescued-type` and `rescued-reason` lines, or with a value this code does
+  /// not know, has them read from `rescued-from` (``Rescue/inferOriginal()``).
   static func rescue(from lines: RecordLines) -> Rescue? {
     guard let rescuer = lines.single["rescued-by"], !rescuer.isEmpty, let from = lines.single["rescued-from"],
       let actions = lines.single["rescued-actions"].map(actions(from:)), !actions.isEmpty,
@@ -215,11 +219,15 @@ struct CacheRecord: Equatable, Sendable {
       let duration = optional(
         "rescued-duration", { Double($0).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } })
     else { return nil }
-    return Rescue(
+    var rescue = Rescue(
       rescuer: String(rescuer), from: String(from), actions: actions, originalBytes: bytes,
       originalWidth: width,
       originalHeight: height, originalDurationSeconds: duration,
       originalCodecs: lines.repeated["rescued-codec", default: []].map(String.init))
+    rescue.originalType = lines.single["rescued-type"].flatMap { MediaType(rawValue: String($0)) }
+    rescue.originalReason = lines.single["rescued-reason"].flatMap { Refusal.Reason(rawValue: String($0)) }
+    rescue.inferOriginal()
+    return rescue
   }
 
   /// The value of a `rescued` line as the image rescuer wrote it before provenance had keyed
@@ -231,9 +239,11 @@ struct CacheRecord: Equatable, Sendable {
     else { return nil }
     let actions = actions(from: fields[1])
     guard !actions.isEmpty else { return nil }
-    return Rescue(
+    var rescue = Rescue(
       rescuer: ImageRescuer.name, from: String(fields[0]), actions: actions, originalBytes: bytes,
       originalWidth: width, originalHeight: height)
+    rescue.inferOriginal()
+    return rescue
   }
 
   private static func actions(from text: Substring) -> [Rescue.Action] {

@@ -259,11 +259,14 @@ extension AttachmentPipeline {
       return .failure(error)
     }
     let result = Result { () throws(AttachmentError) -> (CacheBodyFile, Validation) in
-      let rescued = try rescuer.rescue(
+      var rescued = try rescuer.rescue(
         RescueJob(
           source: source.path, bytes: bytes, refusal: refusal, output: output.path,
           limits: configuration.limits,
           deadline: signal.deadline, isCancelled: { signal.reason == .cancelled }))
+      // The original's typed verdict, so a hit by a caller without this rescuer answers as a
+      // fresh download would (HitPolicy).
+      rescued.recordOriginal(refusal)
       do throws(Refusal) {
         var validation = try validator.judge(file: output.path, sha256: nil, signal: signal, sniffed: nil)
         validation.record(rescued)

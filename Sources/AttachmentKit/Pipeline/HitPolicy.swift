@@ -74,11 +74,14 @@ struct HitPolicy: Sendable {
     return .serve
   }
 
-  /// The verdict a caller without the rescuer gets on a rescued derivative: the refusal of the
-  /// original (its type, else its size, duration or pixels under this caller's limits), or
-  /// undecided when this caller would accept the original (fetch it).
+  /// The verdict a caller without the rescuer gets on a rescued derivative, from the
+  /// original's typed verdict the provenance keeps (``Rescue/originalType``,
+  /// ``Rescue/originalReason``), checked in the validator's order: no accepted type is
+  /// `unsupported_type`; then its size, duration or pixels under this caller's limits; then a
+  /// codec iOS does not decode is `unsupported_codec`. Undecided when this caller would accept
+  /// the original, or the facts do not say (fetch it, and let the download decide).
   private func originalVerdict(_ rescued: Rescue) -> Verdict {
-    guard let type = MediaType.allCases.first(where: { $0.mime == rescued.from }) else {
+    guard let type = rescued.originalType else {
       return .refuse(
         AttachmentError(
           .unsupportedType,
@@ -90,6 +93,15 @@ struct HitPolicy: Sendable {
       width: rescued.originalWidth, height: rescued.originalHeight)
     {
       return .refuse(violation)
+    }
+    if rescued.originalReason == .unsupportedCodec {
+      let codecs =
+        rescued.originalCodecs.isEmpty ? "" : " (\(rescued.originalCodecs.joined(separator: ", ")))"
+      return .refuse(
+        AttachmentError(
+          .unsupportedCodec,
+          "The server sends \(type.mime) in a codec iOS does not decode\(codecs); the cached copy was made from it by the \(rescued.rescuer) rescuer, which this caller does not use.",
+          detected: rescued.from))
     }
     return .undecided
   }

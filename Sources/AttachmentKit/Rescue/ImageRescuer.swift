@@ -162,6 +162,11 @@ public struct ImageRescuer: Sendable {
       throw job.refusal.notRescued("no allowed libvips loader reads it")
     }
     try checkWebPFrames(job)
+    if loaderName == "VipsForeignLoadJp2kFile" {
+      // OpenJPEG allocates for what the header declares as it reads it: bounded first.
+      try ImageWorkBounds(configuration: configuration).checkJPEG2000(
+        path: job.source, detected: job.refusal.format ?? loaderMIME)
+    }
     guard let image = ak_vips_open_header(vips.newFromFile, job.source) else {
       throw job.refusal.notRescued("libvips cannot read its header: \(vips.takeError())")
     }

@@ -62,9 +62,11 @@ extension [any Rescuer] {
   ) throws(AttachmentError) -> Validation {
     try LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
       (source, bytes, target) throws(AttachmentError) in
-      try rescuer.rescue(
+      var rescued = try rescuer.rescue(
         RescueJob(
           source: source, bytes: bytes, refusal: refusal, output: target, limits: limits, deadline: deadline))
+      rescued.recordOriginal(refusal)
+      return rescued
     }
   }
 }

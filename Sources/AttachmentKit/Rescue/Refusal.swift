@@ -47,21 +47,28 @@ public struct Refusal: Error, Sendable, Equatable {
   /// The accepted category the bytes belong to (a JPEG is `.image`); `nil` when they are no
   /// accepted format.
   public var category: MediaType.Category?
+  /// The accepted type the bytes were identified as (a VP9 MP4 refused `unsupported_codec` is
+  /// `.mp4`), typed, while ``format`` may carry parameters (`video/mp4; codecs="vp09"`) or
+  /// name a format that is no accepted type; `nil` then. A rescue's provenance keeps it
+  /// (``Rescue/originalType``), so a cache hit answers as a fresh download would.
+  public var type: MediaType?
   /// What validation measured of the file (its size always; the rest when it got that far).
   public var facts: MediaFacts
   /// The refusal as the caller gets it when no rescue undoes it (with why, once one tried).
   public var error: AttachmentError
 
   /// Makes a refusal; its ``reason`` is the error's code and its ``format`` the error's
-  /// `detected` type unless given.
+  /// `detected` type unless given. Its ``type`` is `type` when given, else the accepted type
+  /// the format's MIME type names, parameters aside (``MediaType/init(mime:)``).
   public init(
     _ error: AttachmentError, reason: Reason? = nil, format: String? = nil,
-    category: MediaType.Category? = nil,
+    category: MediaType.Category? = nil, type: MediaType? = nil,
     facts: MediaFacts
   ) {
     self.error = error
     self.reason = reason ?? Reason(error.code)
     self.format = format ?? error.detected
+    self.type = type ?? self.format.flatMap(MediaType.init(mime:))
     self.category = category
     self.facts = facts
   }
@@ -106,10 +113,11 @@ public struct MediaFacts: Sendable, Equatable, Codable {
 }
 
 extension Refusal {
-  /// Whether the refused file is a video: by its category, or by the foreign format it was named
+  /// Whether the refused file is a video: by its category, its accepted type (a VP9 MP4 refused
+  /// on its first bytes, before a category was measured), or the foreign format it was named
   /// (a WebM, an AVI: refused before any category was measured).
   var isOfVideo: Bool {
-    category == .video || format.flatMap(ForeignFormat.named)?.category == .video
+    category == .video || type?.category == .video || format.flatMap(ForeignFormat.named)?.category == .video
   }
 
   /// An accepted file (`validation`) refused under other limits with `error` (a hit over this
@@ -117,7 +125,7 @@ extension Refusal {
   init(_ error: AttachmentError, reason: Reason? = nil, validation: Validation) {
     self.init(
       error, reason: reason, format: error.detected ?? validation.mime, category: validation.category,
-      facts: MediaFacts(validation))
+      type: validation.type, facts: MediaFacts(validation))
   }
 
   /// The refusal streaming gave a body's first bytes (`sniffed`: what they proved, `nil` when
@@ -127,7 +135,7 @@ extension Refusal {
   init(_ error: AttachmentError, sniffed: SniffVerdict?, bytes: Int64) {
     let type = sniffed?.format.row.mediaType
     self.init(
-      error, format: error.detected ?? sniffed?.detected ?? type?.mime, category: type?.category,
+      error, format: error.detected ?? sniffed?.detected ?? type?.mime, category: type?.category, type: type,
       facts: MediaFacts(bytes: bytes, width: sniffed?.width, height: sniffed?.height))
   }
 

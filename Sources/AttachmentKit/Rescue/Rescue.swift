@@ -39,6 +39,13 @@ public struct Rescue: Sendable, Equatable, Codable {
   /// The codecs of what the server sent (RFC 6381 strings, as ``Validation/codecs``); empty
   /// for an image or when unknown.
   public var originalCodecs: [String]
+  /// The accepted type of what the server sent (a VP9 MP4 is ``MediaType/mp4``), typed;
+  /// `nil` when it was no accepted type (a WebP, a WebM) or unknown. With ``originalReason``
+  /// it carries the original's verdict through the cache: a caller without the rescuer gets
+  /// the code a fresh download would (``from`` is for people: it may carry parameters).
+  public var originalType: MediaType?
+  /// Why what the server sent was refused (`unsupportedCodec` for a VP9 MP4); `nil` when unknown.
+  public var originalReason: Refusal.Reason?
   /// What the rescue's libraries logged while they made the file (libvips' and FFmpeg's
   /// warnings, `libvips: read gave 2 warnings`), each once, at most 8 and a count of the
   /// rest; never written to standard error. The pipeline and ``Swift/Array/attachment(fromFile:rescuingInto:limits:deadline:)``
@@ -62,9 +69,28 @@ public struct Rescue: Sendable, Equatable, Codable {
     self.originalCodecs = originalCodecs
   }
 
-  /// Decodes a rescue record, also one encoded before ``rescuer``, the duration and the codecs
-  /// existed (made by the image rescuer, then). Throws `DecodingError` when a field that is
-  /// always present is missing or of the wrong type.
+  /// Records the verdict on the original that `refusal` gives (its type and reason), unless
+  /// the rescuer already did. The pipeline and the local rescue call it with the refusal they
+  /// handed the rescuer.
+  public mutating func recordOriginal(_ refusal: Refusal) {
+    if originalType == nil { originalType = refusal.type }
+    if originalReason == nil { originalReason = refusal.reason }
+  }
+
+  /// The original's type and reason of a record written before they were stored, read from
+  /// ``from`` as the validator wrote it: its MIME type names the type (parameters aside), and
+  /// a `codecs` parameter is only ever written by the codec check (`unsupported_codec`).
+  mutating func inferOriginal() {
+    if originalType == nil { originalType = MediaType(mime: from) }
+    if originalReason == nil, originalType != nil, from.lowercased().contains("codecs=") {
+      originalReason = .unsupportedCodec
+    }
+  }
+
+  /// Decodes a rescue record, also one encoded before ``rescuer``, the duration, the codecs and
+  /// the original's type and reason existed (made by the image rescuer, then; the type and
+  /// reason are then read from ``from``). Throws `DecodingError` when a field that is always
+  /// present is missing or of the wrong type.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     rescuer = try container.decodeIfPresent(String.self, forKey: .rescuer) ?? ImageRescuer.name
@@ -76,5 +102,8 @@ public struct Rescue: Sendable, Equatable, Codable {
     originalDurationSeconds = try container.decodeIfPresent(Double.self, forKey: .originalDurationSeconds)
     originalCodecs = try container.decodeIfPresent([String].self, forKey: .originalCodecs) ?? []
     warnings = try container.decodeIfPresent([String].self, forKey: .warnings) ?? []
+    originalType = try? container.decodeIfPresent(MediaType.self, forKey: .originalType)
+    originalReason = try? container.decodeIfPresent(Refusal.Reason.self, forKey: .originalReason)
+    inferOriginal()
   }
 }

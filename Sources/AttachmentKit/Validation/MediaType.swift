@@ -144,3 +144,14 @@ public enum MediaType: String, Sendable, CaseIterable, Codable {
   /// The product's name for the type family: `aac` covers both ADTS and M4A.
   public var family: String { self == .m4a ? "aac" : rawValue }
 }
+
+extension MediaType {
+  /// The accepted type a MIME type names, its parameters aside and case aside
+  /// (`video/mp4; codecs="vp09"` is ``mp4``); `nil` for a type that is not accepted
+  /// (`image/webp`).
+  public init?(mime: String) {
+    let base = mime.prefix { $0 != ";" }.filter { $0 != " " && $0 != "\t" }.lowercased()
+    guard let type = Self.allCases.first(where: { $0.mime.lowercased() == base }) else { return nil }
+    self = type
+  }
+}

@@ -120,7 +120,8 @@ public struct Validator: Sendable {
       try check(type: type, report: report, size: size)
       codecWarnings = try CodecCheck.judge(report.streams, type: type).get()
     } catch {
-      throw Refusal(error, format: error.detected ?? type.mime, category: type.category, facts: facts)
+      throw Refusal(
+        error, format: error.detected ?? type.mime, category: type.category, type: type, facts: facts)
     }
     let detected = naming.asked
 

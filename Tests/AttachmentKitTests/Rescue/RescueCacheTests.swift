@@ -126,4 +126,124 @@ struct RescueCacheTests {
     #expect(refusal?.message.contains("source limit of 1000000") == true)
     #expect(fixture.server.requestCount(path: "/big") == 1)
   }
+
+  /// One kind of cached derivative: the sample served, how the rescuing caller is configured,
+  /// the action the rescue takes, and the code a caller without rescuers gets for the original.
+  struct DerivativeCase: Sendable, CustomTestStringConvertible {
+    /// What the derivative is, for the test's name.
+    let label: String
+    /// The sample file (``Samples/path(_:)``) the server sends.
+    let sample: String
+    /// The action the rescue must report, first.
+    let action: Rescue.Action
+    /// The code a fresh download without rescuers gets.
+    let code: AttachmentError.Code
+    /// Whether the transcode is made too costly to fit, so the poster rescuer answers.
+    var poster = false
+
+    var testDescription: String { label }
+  }
+
+  static let derivatives: [DerivativeCase] = [
+    DerivativeCase(
+      label: "converted image", sample: "webp-lossy.webp", action: .converted, code: .unsupportedType),
+    DerivativeCase(
+      label: "transcoded video (codec)", sample: "mp4-vp9-aac.mp4", action: .transcoded,
+      code: .unsupportedCodec),
+    DerivativeCase(
+      label: "trimmed video", sample: "too-long-video-40s.mp4", action: .trimmed, code: .tooLong),
+    DerivativeCase(
+      label: "re-wrapped container", sample: "mpegts-h264-aac.ts", action: .rewrapped, code: .unsupportedType),
+    DerivativeCase(
+      label: "audio transcode", sample: "m4a-dts.mp4", action: .transcoded, code: .unsupportedCodec),
+    DerivativeCase(
+      label: "poster", sample: "mp4-vp9-aac.mp4", action: .poster, code: .unsupportedCodec, poster: true),
+  ]
+
+  @Test(
+    "a caller without rescuers hitting any cached derivative gets the code a fresh download of the original gives (issue 52, item 6)",
+    arguments: derivatives)
+  func derivativeHitAnswersAsAFreshDownload(_ derivative: DerivativeCase) async throws {
+    // Given a derivative cached by a caller with the standard rescuers
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serveFile(
+      "/d", file: Samples.path(derivative.sample), contentType: "application/octet-stream")
+    let url = fixture.server.url("/d")
+    var media = MediaRescueConfiguration()
+    if derivative.poster {  // no transcode fits: the poster answers at once
+      media.transcodeAdmission = .whenEstimateFits(reserve: .zero)
+      media.transcodeCost.encodeSecondsPerMegapixelSecond = 1_000_000
+      media.transcodeCost.decodeSecondsPerMegapixelSecond = 1_000_000
+    }
+    let rescuing = try fixture.pipeline { $0.rescuers = StandardRescuers.make(media: media) }
+    let delivered = try await rescuing.attachment(for: url, timeout: .seconds(20))
+    let rescued = try #require(delivered.validation.rescued)
+    #expect(rescued.actions.first == derivative.action, "\(rescued)")
+
+    // When a caller without rescuers on the same cache asks, and one on a fresh cache
+    let plain = try fixture.pipeline()
+    let hitError = await #expect(throws: AttachmentError.self) {
+      try await plain.attachment(for: url, timeout: generousTimeout)
+    }
+    #expect(fixture.server.requestCount(path: "/d") == 1, "the hit was judged from the record")
+    var freshConfiguration = PipelineConfiguration(cacheDirectory: fixture.scratch.path + "/fresh")
+    freshConfiguration.downloader.allowPrivateNetworks = true
+    let freshError = await #expect(throws: AttachmentError.self) {
+      try await AttachmentPipeline(configuration: freshConfiguration).attachment(
+        for: url, timeout: generousTimeout)
+    }
+
+    // Then both get the same code, the one the original calls for
+    #expect(freshError?.code == derivative.code, "\(String(describing: freshError))")
+    #expect(hitError?.code == derivative.code, "\(String(describing: hitError))")
+  }
+
+  @Test(
+    "a record from before the typed verdict (no rescued-type, rescued-reason) still reads, and answers unsupported_codec"
+  )
+  func legacyRecordOfACodecRescue() async throws {
+    // Given a VP9 MP4 rescued and cached, whose record then loses its typed verdict lines
+    let fixture = try Fixture()
+    defer { fixture.close() }
+    fixture.server.serveFile("/v", file: Samples.path("mp4-vp9-aac.mp4"), contentType: "video/mp4")
+    let url = fixture.server.url("/v")
+    let rescuing = try fixture.pipeline { $0.rescuers = [MediaRescuer()] }
+    let delivered = try await rescuing.attachment(for: url, timeout: .seconds(20))
+    let rescued = try #require(delivered.validation.rescued)
+    #expect(rescued.originalType == .mp4 && rescued.originalReason == .unsupportedCodec)
+    #expect(rescued.from.hasPrefix("video/mp4; codecs="), "\(rescued.from)")
+    let text = try #require(rescuing.cache.recordText(forURL: url))
+    #expect(text.contains("rescued-type mp4\n") && text.contains("rescued-reason unsupportedCodec\n"))
+    let legacy = text.split(separator: "\n", omittingEmptySubsequences: false)
+      .filter { !$0.hasPrefix("rescued-type ") && !$0.hasPrefix("rescued-reason ") }
+      .joined(separator: "\n")
+    try rescuing.cache.replaceRecordText(legacy, forURL: url)
+
+    // When the rescuing caller and a caller without rescuers ask
+    let hit = try await rescuing.attachment(for: url, timeout: generousTimeout)
+    let refusal = await #expect(throws: AttachmentError.self) {
+      try await fixture.pipeline().attachment(for: url, timeout: generousTimeout)
+    }
+
+    // Then the old record is still a hit, its verdict read from rescued-from, and the caller
+    // without rescuers gets unsupported_codec, with no request
+    #expect(hit.source == .cache)
+    #expect(hit.validation.rescued == rescued)
+    #expect(refusal?.code == .unsupportedCodec, "\(String(describing: refusal))")
+    #expect(fixture.server.requestCount(path: "/v") == 1)
+  }
+
+  @Test("a Rescue encoded as JSON before the typed verdict decodes with it read from its from")
+  func legacyJSON() throws {
+    let json =
+      #"{"rescuer":"media","from":"video\/mp4; codecs=\"vp09\"","actions":["transcoded"],"originalBytes":10}"#
+    let rescue = try JSONDecoder().decode(Rescue.self, from: Data(json.utf8))
+    #expect(rescue.originalType == .mp4 && rescue.originalReason == .unsupportedCodec)
+    let webp = #"{"from":"image\/webp","actions":["converted"],"originalBytes":10}"#
+    let converted = try JSONDecoder().decode(Rescue.self, from: Data(webp.utf8))
+    #expect(converted.originalType == nil && converted.originalReason == nil)
+    let again = try JSONDecoder().decode(Rescue.self, from: JSONEncoder().encode(rescue))
+    #expect(again == rescue)
+  }
 }

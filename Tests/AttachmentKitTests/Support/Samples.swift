@@ -37,6 +37,15 @@ enum Samples {
 
   static func path(_ file: String) -> String { directory + "/" + file }
 
+  /// The fuzzed repros kept byte for byte (Samples/repro: `scripts/make-samples.sh` rewrites
+  /// Samples/media, and cannot make these again).
+  static let reproDirectory: String = {
+    URL(fileURLWithPath: directory).deletingLastPathComponent().appendingPathComponent("repro").path
+  }()
+
+  /// The path of the fuzzed repro `file` (see ``reproDirectory``).
+  static func repro(_ file: String) -> String { reproDirectory + "/" + file }
+
   static func bytes(_ file: String) throws -> [UInt8] {
     Array(try Data(contentsOf: URL(fileURLWithPath: path(file))))
   }

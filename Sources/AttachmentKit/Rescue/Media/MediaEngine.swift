@@ -35,14 +35,28 @@ struct MediaEngine {
       input = try openSource(job, interrupt: interrupt)
     }
     try admit(plan, source: source, job: job)
-    try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
+    if try write(plan, from: input, source: source, to: job.output, interrupt: interrupt) == .hidesFrames,
+      let video = source.video
+    {
+      // The copied video has packets its source hides (an edit list: decoded, never shown); a
+      // copy would show them, out of order and past the end (issue 52, item 4). Re-encoding
+      // decodes them as the source does and drops their frames.
+      let (width, height) = MediaPlan.fit(video, configuration: configuration)
+      plan.video = .transcode(width: width, height: height, bitrate: nil)
+      plan.actions = plan.actions.filter { $0 != .rewrapped } + [.transcoded]
+      input = try openSource(job, interrupt: interrupt)
+      try admit(plan, source: source, job: job)
+      guard try write(plan, from: input, source: source, to: job.output, interrupt: interrupt) == .written
+      else { throw .unrescued("its video hides frames that a copy would show") }
+    }
     // A shrink that landed over the limit (x264's rate control overshoots short clips): once
     // more, at the bitrate that the bytes it wrote say fits.
     if let retry = secondShrink(plan, source: source, output: job.output, limit: job.limits.maximumVideoBytes)
     {
       plan = retry
       input = try openSource(job, interrupt: interrupt)
-      try write(plan, from: input, source: source, to: job.output, interrupt: interrupt)
+      guard try write(plan, from: input, source: source, to: job.output, interrupt: interrupt) == .written
+      else { throw .unrescued("its video hides frames that a copy would show") }
     }
     return Outcome(plan: plan, source: source)
   }
@@ -151,9 +165,19 @@ struct MediaEngine {
     case transcode(any StreamTranscoder)
   }
 
+  /// How a write ended.
+  enum Written: Equatable {
+    /// The file is complete.
+    case written
+    /// A copied video stream has a packet its source hides (`AV_PKT_FLAG_DISCARD`, from an
+    /// edit list); nothing usable was written: the video must be re-encoded.
+    case hidesFrames
+  }
+
+  /// Writes the plan's output from `input`; ``Written/hidesFrames`` when a copy cannot be made.
   private func write(
     _ plan: MediaPlan, from input: MediaInput, source: MediaSource, to path: String, interrupt: MediaInterrupt
-  ) throws(MediaFailure) {
+  ) throws(MediaFailure) -> Written {
     let writer = try MediaWriter(path: path, output: plan.output, av: av, interrupt: interrupt)
     var routes: [Int: Route] = [:]
     if let step = plan.video, let video = source.video, let stream = input.stream(video.index) {
@@ -164,7 +188,10 @@ struct MediaEngine {
     }
     guard !routes.isEmpty else { throw .unrescued("no stream can be delivered") }
     try writer.start()
-    let reached = try copyPackets(input, routes: routes, end: plan.endSeconds, writer: writer)
+    guard
+      case .reached(let reached) = try copyPackets(
+        input, routes: routes, end: plan.endSeconds, writer: writer)
+    else { return .hidesFrames }
     // A source that ends well before the duration it declares is cut short: its refusal stands.
     let expected = min(plan.endSeconds ?? .infinity, source.durationSeconds)
     if let reached, expected.isFinite, reached < expected * 0.9 - 0.05 {
@@ -175,6 +202,7 @@ struct MediaEngine {
     for case .copy(_, _, _, let check) in routes.values { try check.finish() }
     for case .transcode(let transcoder) in routes.values { try transcoder.feed(nil, into: writer) }
     try writer.finish()
+    return .written
   }
 
   private func route(
@@ -216,13 +244,21 @@ struct MediaEngine {
     }
   }
 
+  /// How the packets of a write were read.
+  private enum Copied {
+    /// Where the routed streams' packets ended, in seconds, when the whole file was read;
+    /// `nil` when reading stopped at the plan's end.
+    case reached(Double?)
+    /// A copied video packet is one its source hides (``Written/hidesFrames``).
+    case hidesFrames
+  }
+
   /// Reads every packet, shifts it to start at 0, and routes it: copied (when it ends by the
-  /// plan's end) or fed to its transcoder. Stops once nothing more is needed.
-  /// - Returns: where the routed streams' packets ended, in seconds, when the whole file was
-  ///   read; `nil` when reading stopped at the plan's end.
+  /// plan's end) or fed to its transcoder. Stops once nothing more is needed, or at a copied
+  /// video packet the source hides (`AV_PKT_FLAG_DISCARD`: a copy would show it).
   private func copyPackets(
     _ input: MediaInput, routes: [Int: Route], end: Double?, writer: MediaWriter
-  ) throws(MediaFailure) -> Double? {
+  ) throws(MediaFailure) -> Copied {
     let owned = try OwnedPacket(av: av)
     defer { withExtendedLifetime(owned) {} }  // freed at the end of the function, not after its last use
     let packet = owned.pointer
@@ -234,7 +270,7 @@ struct MediaEngine {
     var lastStart: [Int: Int64] = [:]
     var step: [Int: Int64] = [:]
     while passedEnd.count < routes.count {
-      guard try input.read(into: packet) else { return reached }
+      guard try input.read(into: packet) else { return .reached(reached) }
       defer { av.av_packet_unref(packet) }
       let index = Int(packet.pointee.stream_index)
       guard let route = routes[index], let stream = input.stream(index) else { continue }
@@ -268,6 +304,7 @@ struct MediaEngine {
             continue
           }
         }
+        if isVideo, packet.pointee.flags & AV_PKT_FLAG_DISCARD != 0 { return .hidesFrames }
         try check.feed(packet)
         try writer.write(packet, stream: output, from: timeBase)
       case .transcode(let transcoder):
@@ -275,7 +312,7 @@ struct MediaEngine {
         if transcoder.isComplete { passedEnd.insert(index) }
       }
     }
-    return nil
+    return .reached(nil)
   }
 
   private static func rounded(_ seconds: Double) -> String {

@@ -10,6 +10,8 @@ final class MediaWriter {
   private var opened = false
   private let path: String
   private let output: MediaPlan.Output
+  /// The decoding timestamp last written to each output stream, in its time base.
+  private var lastDTS: [Int32: Int64] = [:]
 
   /// Prepares a muxer of `output`'s kind for `path`; streams are added before ``start()``.
   init(path: String, output: MediaPlan.Output, av: Libav, interrupt: MediaInterrupt) throws(MediaFailure) {
@@ -95,6 +97,15 @@ final class MediaWriter {
     packet.pointee.stream_index = index
     av.av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
     packet.pointee.pos = -1
+    // Never a file whose decoding timestamps go backwards (issue 52, item 4): the transcoders
+    // and the copy keep them increasing, and a packet that would not is refused here, by name.
+    let dts = packet.pointee.dts
+    if dts != ak_av_nopts_value() {
+      if let last = lastDTS[index], dts <= last {
+        throw .unrescued("its timestamps go backwards (a packet decoded at \(dts) after one at \(last))")
+      }
+      lastDTS[index] = dts
+    }
     let code = av.av_interleaved_write_frame(context, packet)
     guard code >= 0 else { throw .unrescued("FFmpeg cannot write a packet (\(av.message(code)))") }
   }

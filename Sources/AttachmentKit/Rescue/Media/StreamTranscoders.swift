@@ -21,6 +21,10 @@ final class VideoTranscoder: StreamTranscoder {
   private let timeBase: AVRational
   private let frameSeconds: Double
   private let endSeconds: Double?
+  /// The frame rate whose slots a frame's time is rounded to (``slot(of:)``).
+  private let grid: AVRational
+  /// The slot of the last frame encoded: a frame whose slot is not after it is dropped.
+  private var lastSlot: Int64?
   private(set) var isComplete = false
 
   /// Opens the decoder of `stream` and an x264 encoder writing `width` × `height`.
@@ -40,6 +44,7 @@ final class VideoTranscoder: StreamTranscoder {
     let fps = rate.num > 0 && rate.den > 0 ? Double(rate.num) / Double(rate.den) : 25
     frameSeconds = 1 / fps
     self.endSeconds = endSeconds
+    grid = Self.grid(of: stream)
     let context = encoder.context
     context.pointee.width = Int32(width)
     context.pointee.height = Int32(height)
@@ -79,6 +84,19 @@ final class VideoTranscoder: StreamTranscoder {
       isComplete = true
       return
     }
+    // Frames go to the encoder in strictly increasing slots of the stream's frame rate, their
+    // times on the slots: a frame a decoder gives back late or too close to the one before (an
+    // ASF's irregular times) would otherwise be written with timestamps that go backwards, or
+    // that a player reading the file at its frame rate sees go backwards (issue 52, item 4).
+    // Such a frame is dropped; one without a time (MPEG-1's last reference, given back at the
+    // flush) takes the slot after the last, in the order the decoder gives it.
+    // av_rescale_q rounds to the nearest slot.
+    let slot =
+      pts == ak_av_nopts_value()
+      ? (lastSlot ?? -1) + 1 : av.av_rescale_q(pts, timeBase, AVRational(num: grid.den, den: grid.num))
+    if let lastSlot, slot <= lastSlot { return }
+    lastSlot = slot
+    pts = av.av_rescale_q(slot, AVRational(num: grid.den, den: grid.num), timeBase)
     if scaler.matches(frame) {
       // Already what the encoder takes: no copy through the scaler.
       frame.pointee.pts = pts
@@ -89,6 +107,18 @@ final class VideoTranscoder: StreamTranscoder {
     try scaler.scale(frame, into: scaled)
     scaled.pointee.pts = pts
     try encoder.encode(scaled, into: writer)
+  }
+
+  /// The frame rate of `stream` frames are placed on: FFmpeg's real base rate (the lowest rate
+  /// all its timestamps fit) when it is between 1 and 240 frames a second, else the average
+  /// rate within those bounds, else 25.
+  private static func grid(of stream: UnsafeMutablePointer<AVStream>) -> AVRational {
+    for rate in [stream.pointee.r_frame_rate, stream.pointee.avg_frame_rate]
+    where rate.num > 0 && rate.den > 0 {
+      let fps = Double(rate.num) / Double(rate.den)
+      if fps >= 1, fps <= 240 { return rate }
+    }
+    return AVRational(num: 25, den: 1)
   }
 }
 

@@ -106,7 +106,7 @@ struct WireError: Codable, Sendable {
 /// A ``Refusal`` as a value on the worker's socket (its error as a ``WireError``).
 extension Refusal: Codable {
   private enum CodingKeys: String, CodingKey {
-    case reason, format, category, facts, error
+    case reason, format, category, type, facts, error
   }
 
   /// Decodes a refusal; throws `DecodingError` when a field is missing or of the wrong type.
@@ -117,6 +117,7 @@ extension Refusal: Codable {
       reason: try container.decode(Reason.self, forKey: .reason),
       format: try container.decodeIfPresent(String.self, forKey: .format),
       category: try container.decodeIfPresent(MediaType.Category.self, forKey: .category),
+      type: try container.decodeIfPresent(MediaType.self, forKey: .type),
       facts: try container.decode(MediaFacts.self, forKey: .facts))
   }
 
@@ -126,6 +127,7 @@ extension Refusal: Codable {
     try container.encode(reason, forKey: .reason)
     try container.encodeIfPresent(format, forKey: .format)
     try container.encodeIfPresent(category, forKey: .category)
+    try container.encodeIfPresent(type, forKey: .type)
     try container.encode(facts, forKey: .facts)
     try container.encode(WireError(error), forKey: .error)
   }
