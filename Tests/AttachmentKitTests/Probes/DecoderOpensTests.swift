@@ -1,0 +1,102 @@
+import Foundation
+import TestTraits
+import Testing
+
+@testable import AttachmentKit
+
+/// Issue 52, item 3: accepted means a decoder can open it. Each file in `Tests/Repro` is a
+/// bundled sample with a few bits flipped (zzuf) that the probes accepted and ffmpeg (or libpng)
+/// cannot open; each is refused now, with the error its damage calls for, while the sample it
+/// came from still validates.
+@Suite("Accepted means a decoder can open it", .cpuBound)
+struct DecoderOpensTests {
+  /// `Tests/Repro`, found from this source file.
+  static let reproDirectory: String = {
+    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/") + "/Repro"
+  }()
+
+  /// One repro: its file, the sample it was mutated from, the refusal's code and a piece of
+  /// its message.
+  struct Repro: Sendable, CustomTestStringConvertible {
+    let file: String
+    let sample: String
+    let code: AttachmentError.Code
+    let message: String
+    var testDescription: String { file }
+  }
+
+  static let repros: [Repro] = [
+    // dref declares no entry (and its one entry 65,548 bytes): ffmpeg "error reading header …
+    // Invalid data found".
+    Repro(
+      file: "139_mp4-hevc.mp4", sample: "mp4-hevc.mp4", code: .unsupportedType,
+      message: "The file is malformed: dref declares 0 data references in 20 bytes."),
+    // stts declares 65,536 entries in 8 bytes: ffmpeg reads on to the end of the file.
+    Repro(
+      file: "445_mp4-fragmented.mp4", sample: "mp4-fragmented.mp4", code: .unsupportedType,
+      message: "The file is malformed: box 'stts' declares 65536 entries, more than its 8 bytes hold."),
+  ]
+
+  @Test("each repro is refused with its code and message; its sample still validates", arguments: repros)
+  func refused(_ repro: Repro) throws {
+    do {
+      let validation = try Validator().validate(file: Self.reproDirectory + "/" + repro.file)
+      Issue.record("accepted: \(validation)")
+    } catch {
+      #expect(error.code == repro.code, "\(error)")
+      #expect(error.message.hasPrefix(repro.message), "\(error.message)")
+      #expect(error.isRejection)
+    }
+    _ = try Validator().validate(file: Samples.path(repro.sample))
+  }
+
+  /// The inspection of `bytes` as `format`.
+  static func inspect(_ bytes: [UInt8], as format: ProbedFormat) -> Result<ProbeReport, ProbeProblem> {
+    MediaProbe.inspect(file: FileBytes(bytes: bytes), as: format)
+  }
+
+  /// Whether `result` is a malformed verdict whose detail contains `text`.
+  static func malformed(_ result: Result<ProbeReport, ProbeProblem>, _ text: String) -> Bool {
+    guard case .failure(.malformed(let detail)) = result else { return false }
+    return detail.contains(text)
+  }
+
+  @Test("ISO BMFF: a table's entries past its box, an stsd or dref count out of bounds, stsc past stco")
+  func sampleTables() throws {
+    let sample = try Samples.bytes("mp4-avc1.mp4")
+    #expect((try? Self.inspect(sample, as: .isoBMFF).get()) != nil)
+    /// The offset of the first `type` box's type field, if any.
+    func find(_ type: String) -> Int? {
+      let needle = Array(type.utf8)
+      return (0..<(sample.count - 4)).first { Array(sample[$0..<$0 + 4]) == needle }
+    }
+    /// The sample with the 32-bit count after the first `type` box's version and flags set to
+    /// `value`.
+    func patched(_ type: String, to value: Int) throws -> [UInt8] {
+      let at = try #require(find(type), "\(type)")
+      var bytes = sample
+      bytes.replaceSubrange((at + 8)..<(at + 12), with: ProbeFixtures.be32(value))
+      return bytes
+    }
+    for table in ["stts", "stss", "ctts", "stsc"] where find(table) != nil {
+      let bytes = try patched(table, to: 1_000_000)
+      #expect(
+        Self.malformed(Self.inspect(bytes, as: .isoBMFF), "'\(table)' declares 1000000 entries"), "\(table)")
+    }
+    #expect(Self.malformed(Self.inspect(try patched("stsd", to: 0), as: .isoBMFF), "stsd declares 0"))
+    #expect(Self.malformed(Self.inspect(try patched("stsd", to: 2), as: .isoBMFF), "holds 1"))
+    #expect(Self.malformed(Self.inspect(try patched("dref", to: 0), as: .isoBMFF), "dref declares 0"))
+    // The last stsc run starting at chunk 1,000 of a track with fewer chunks.
+    let stsc = try #require(find("stsc"))
+    let entries =
+      Int(sample[stsc + 8]) << 24 | Int(sample[stsc + 9]) << 16 | Int(sample[stsc + 10]) << 8
+      | Int(sample[stsc + 11])
+    var bytes = sample
+    let last = stsc + 12 + (entries - 1) * 12
+    bytes.replaceSubrange(last..<(last + 4), with: ProbeFixtures.be32(1_000))
+    #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "stsc starts a run at chunk 1000"))
+  }
+
+}
