@@ -37,6 +37,11 @@ struct DecoderOpensTests {
     Repro(
       file: "445_mp4-fragmented.mp4", sample: "mp4-fragmented.mp4", code: .unsupportedType,
       message: "The file is malformed: box 'stts' declares 65536 entries, more than its 8 bytes hold."),
+    // COMM says 8,193 channels: ffmpeg "Too many channels: 8193".
+    Repro(
+      file: "185_aifc-ulaw.aifc", sample: "aifc-ulaw.aifc", code: .unsupportedType,
+      message:
+        "The file is malformed: AIFF COMM chunk declares 8193 channels, outside the 1-64 a decoder opens."),
   ]
 
   @Test("each repro is refused with its code and message; its sample still validates", arguments: repros)
@@ -61,6 +66,33 @@ struct DecoderOpensTests {
   static func malformed(_ result: Result<ProbeReport, ProbeProblem>, _ text: String) -> Bool {
     guard case .failure(.malformed(let detail)) = result else { return false }
     return detail.contains(text)
+  }
+
+  @Test(
+    "AIFF, WAV and CAF: channels over 64 or a rate outside 1 kHz-768 kHz are refused, 64 channels are not")
+  func audioBounds() throws {
+    var aiff = try Samples.bytes("aifc-ulaw.aifc")
+    let comm = try #require(AIFFProbeTests.chunk("COMM", in: aiff)) + 8
+    aiff[comm] = 0
+    aiff[comm + 1] = 64
+    #expect((try? Self.inspect(aiff, as: .aiff).get()) != nil)
+    aiff[comm + 1] = 65
+    #expect(Self.malformed(Self.inspect(aiff, as: .aiff), "65 channels"))
+
+    var wav = ProbeFixtures.wav()
+    let fmt = 12 + 14 + 8  // RIFF header, LIST chunk (5 bytes, padded), fmt header
+    wav[fmt + 2] = 65
+    #expect(Self.malformed(Self.inspect(wav, as: .wav), "65 channels"))
+    wav = ProbeFixtures.wav()
+    wav.replaceSubrange((fmt + 4)..<(fmt + 8), with: ProbeFixtures.le32(800_000))
+    #expect(Self.malformed(Self.inspect(wav, as: .wav), "sample rate of 800000.0 Hz"))
+
+    var caf = ProbeFixtures.caf()
+    caf.replaceSubrange(44..<48, with: ProbeFixtures.be32(200))
+    #expect(Self.malformed(Self.inspect(caf, as: .caf), "200 channels"))
+    caf = ProbeFixtures.caf()
+    caf.replaceSubrange(20..<28, with: ProbeFixtures.be64(Int(Double(500).bitPattern)))
+    #expect(Self.malformed(Self.inspect(caf, as: .caf), "sample rate of 500.0 Hz"))
   }
 
   @Test("ISO BMFF: a table's entries past its box, an stsd or dref count out of bounds, stsc past stco")

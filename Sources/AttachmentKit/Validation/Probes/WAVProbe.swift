@@ -54,7 +54,8 @@ enum WAVProbe {
 
   /// Checks a whole WAV file: the chunk walk, `fmt ` valid and before `data`, and the `data`
   /// chunk inside the file. Truncated when `data` (or a chunk before it) runs past the end or
-  /// the file ends before `fmt ` or `data`; malformed on a bad `fmt `, `data` before `fmt `,
+  /// the file ends before `fmt ` or `data`; malformed on a bad `fmt ` (channels or rate outside
+  /// ``AudioBounds`` included), `data` before `fmt `,
   /// or a non-text chunk id before `data`. Duration = data bytes / byte rate.
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
     guard reader.matches(Array("RIFF".utf8), at: 0), reader.matches(Array("WAVE".utf8), at: 8),
@@ -88,6 +89,10 @@ enum WAVProbe {
         guard end <= reader.count else { return .failure(.truncated("WAV ends inside its fmt chunk")) }
         guard let parsed = parseFormat(reader, at: position + 8, size: Int(size)) else {
           return .failure(.malformed("WAV fmt chunk is invalid"))
+        }
+        if let problem = AudioBounds.problem(channels: parsed.channels, sampleRate: Double(parsed.sampleRate))
+        {
+          return .failure(.malformed("WAV fmt chunk declares \(problem)"))
         }
         format = parsed
         fill(&report, parsed)
