@@ -37,6 +37,11 @@ struct DecoderOpensTests {
     Repro(
       file: "445_mp4-fragmented.mp4", sample: "mp4-fragmented.mp4", code: .unsupportedType,
       message: "The file is malformed: box 'stts' declares 65536 entries, more than its 8 bytes hold."),
+    // WAVE_FORMAT_EXTENSIBLE whose SubFormat GUID ends 00A2… instead of 00AA…: no decoder.
+    Repro(
+      file: "883_wav-extensible-pcm24.wav", sample: "wav-extensible-pcm24.wav", code: .unsupportedCodec,
+      message:
+        "The audio is WAVE_FORMAT_EXTENSIBLE audio of an unknown sub-format, which iOS does not decode."),
     // COMM says 8,193 channels: ffmpeg "Too many channels: 8193".
     Repro(
       file: "185_aifc-ulaw.aifc", sample: "aifc-ulaw.aifc", code: .unsupportedType,
@@ -93,6 +98,27 @@ struct DecoderOpensTests {
     caf = ProbeFixtures.caf()
     caf.replaceSubrange(20..<28, with: ProbeFixtures.be64(Int(Double(500).bitPattern)))
     #expect(Self.malformed(Self.inspect(caf, as: .caf), "sample rate of 500.0 Hz"))
+  }
+
+  @Test("WAVE_FORMAT_EXTENSIBLE takes the standard PCM, float, A-law and μ-law GUIDs only")
+  func extensibleGUID() throws {
+    let sample = try Samples.bytes("wav-extensible-pcm24.wav")
+    let guid = 20 + 24  // the fmt chunk's body, then the SubFormat at 24
+    #expect(sample[guid] == 1 && sample[guid + 11] == 0xAA)
+    let accepted = try #require(try? Self.inspect(sample, as: .wav).get())
+    #expect(accepted.streams.map(\.codec) == ["1"])
+    // IEEE float through the standard GUID: its own tag. MS ADPCM: not one of the four, so
+    // the extensible tag, which the codec table refuses.
+    var float = sample
+    float[guid] = 3
+    #expect((try? Self.inspect(float, as: .wav).get())?.streams.map(\.codec) == ["3"])
+    var adpcm = sample
+    adpcm[guid] = 2
+    #expect((try? Self.inspect(adpcm, as: .wav).get())?.streams.map(\.codec) == ["65534"])
+    // An unknown GUID: the extensible tag, which nothing decodes.
+    var unknown = sample
+    unknown[guid + 15] ^= 0x01
+    #expect((try? Self.inspect(unknown, as: .wav).get())?.streams.map(\.codec) == ["65534"])
   }
 
   @Test("ISO BMFF: a table's entries past its box, an stsd or dref count out of bounds, stsc past stco")
