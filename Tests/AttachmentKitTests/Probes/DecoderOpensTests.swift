@@ -47,6 +47,10 @@ struct DecoderOpensTests {
       file: "185_aifc-ulaw.aifc", sample: "aifc-ulaw.aifc", code: .unsupportedType,
       message:
         "The file is malformed: AIFF COMM chunk declares 8193 channels, outside the 1-64 a decoder opens."),
+    // A flipped bit in the IDAT stream: "inflate returned error -3".
+    Repro(
+      file: "52_png-rgba.png", sample: "png-rgba.png", code: .unsupportedType,
+      message: "The file is malformed: PNG image data does not inflate"),
   ]
 
   @Test("each repro is refused with its code and message; its sample still validates", arguments: repros)
@@ -157,4 +161,27 @@ struct DecoderOpensTests {
     #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "stsc starts a run at chunk 1000"))
   }
 
+  @Test("PNG: IHDR's row bytes, Adam7 included; image data short or broken is refused")
+  func pngImageData() throws {
+    #expect(
+      PNGImageData.filteredBytes(width: 64, height: 48, depth: 8, colour: 6, interlaced: false) == 48 * 257)
+    #expect(PNGImageData.filteredBytes(width: 3, height: 1, depth: 1, colour: 0, interlaced: false) == 2)
+    // 1×1 interlaced: only the first pass has a pixel.
+    #expect(PNGImageData.filteredBytes(width: 1, height: 1, depth: 8, colour: 2, interlaced: true) == 4)
+    // 8×8 grey: passes of 1×1, 1×1, 2×1, 2×2, 4×2, 4×4, 8×4 pixels.
+    #expect(
+      PNGImageData.filteredBytes(width: 8, height: 8, depth: 8, colour: 0, interlaced: true)
+        == 2 + 2 + 3 + 2 * 3 + 2 * 5 + 4 * 5 + 4 * 9)
+    #expect((try? Self.inspect(ProbeFixtures.png(), as: .png).get()) != nil)
+    var short = PNGProbe.signature
+    short += ProbeFixtures.pngChunk(
+      "IHDR", ProbeFixtures.be32(64) + ProbeFixtures.be32(48) + [8, 6, 0, 0, 0])
+    let rows = ProbeFixtures.pngRows(width: 64, height: 47, depth: 8, colourType: 6)
+    short +=
+      ProbeFixtures.pngChunk("IDAT", ProbeFixtures.zlibStored(rows)) + ProbeFixtures.pngChunk("IEND", [])
+    #expect(Self.malformed(Self.inspect(short, as: .png), "inflates to 12079 bytes, fewer than the 12336"))
+    var broken = ProbeFixtures.png()
+    broken[8 + 25 + 8] = 0x79  // the zlib header's first byte: a wrong check value
+    #expect(Self.malformed(Self.inspect(broken, as: .png), "does not inflate after 0 of 12336 bytes"))
+  }
 }

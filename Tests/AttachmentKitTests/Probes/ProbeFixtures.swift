@@ -57,8 +57,36 @@ enum ProbeFixtures {
     bytes += pngChunk("IHDR", be32(width) + be32(height) + [depth, colourType, 0, 0, 0])
     if let frames { bytes += pngChunk("acTL", be32(frames) + be32(0)) }
     if colourType == 3 { bytes += pngChunk("PLTE", fill(6, 0x80)) }
-    bytes += pngChunk("IDAT", [0x78, 0x9C, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])
+    bytes += pngChunk(
+      "IDAT", zlibStored(pngRows(width: width, height: height, depth: depth, colourType: colourType)))
     return bytes + pngChunk("IEND", [])
+  }
+
+  /// The filtered rows of a non-interlaced PNG of all-zero pixels: per row a filter byte (0)
+  /// and the packed samples.
+  static func pngRows(width: Int, height: Int, depth: UInt8, colourType: UInt8) -> [UInt8] {
+    let samples = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(colourType)] ?? 1
+    let rowBytes = (width * samples * Int(depth) + 7) / 8
+    return fill(height * (1 + rowBytes))
+  }
+
+  /// `data` as a zlib stream (RFC 1950) of stored deflate blocks, with its Adler-32.
+  static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+    var bytes: [UInt8] = [0x78, 0x01]
+    var start = 0
+    repeat {
+      let count = min(65_535, data.count - start)
+      let last: UInt8 = start + count == data.count ? 1 : 0
+      bytes += [last] + le16(count) + le16(count ^ 0xFFFF) + data[start..<start + count]
+      start += count
+    } while start < data.count
+    var a: UInt32 = 1
+    var b: UInt32 = 0
+    for byte in data {
+      a = (a + UInt32(byte)) % 65_521
+      b = (b + a) % 65_521
+    }
+    return bytes + be32(Int(b << 16 | a))
   }
 
   /// A GIF89a with a 2-colour global table, a NETSCAPE loop extension, a comment, and `frames`
