@@ -185,3 +185,64 @@ struct DecoderOpensTests {
     #expect(Self.malformed(Self.inspect(broken, as: .png), "does not inflate after 0 of 12336 bytes"))
   }
 }
+
+/// The JPEG segments libjpeg refuses before decoding (issue 52, item 3, "if time permits").
+@Suite("JPEG tables and scan headers libjpeg refuses", .cpuBound)
+struct JPEGTablesTests {
+  /// The inspection of `bytes` as JPEG.
+  static func inspect(_ bytes: [UInt8]) -> Result<ProbeReport, ProbeProblem> {
+    MediaProbe.inspect(file: FileBytes(bytes: bytes), as: .jpeg)
+  }
+
+  /// Whether `bytes` is refused malformed with `text` in the detail.
+  static func refused(_ bytes: [UInt8], _ text: String) -> Bool {
+    DecoderOpensTests.malformed(inspect(bytes), text)
+  }
+
+  /// The offset of the first `FF marker` in `bytes` after SOI.
+  static func offset(of marker: UInt8, in bytes: [UInt8]) -> Int? {
+    (2..<(bytes.count - 1)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == marker }
+  }
+
+  @Test("the fixtures and the bundled JPEGs pass; each kind of bad table or scan header is refused")
+  func tables() throws {
+    for fixture in [ProbeFixtures.jpeg(), ProbeFixtures.jpeg(frameMarker: 0xC2)] {
+      #expect((try? Self.inspect(fixture).get()) != nil)
+    }
+    for file in ["jpeg-baseline.jpg", "jpeg-progressive.jpg", "jpeg-exif.jpg", "jpeg-no-app-segment.jpg"] {
+      #expect((try? Self.inspect(try Samples.bytes(file)).get()) != nil, "\(file)")
+    }
+    let jpeg = ProbeFixtures.jpeg()
+    let dht = try #require(Self.offset(of: 0xC4, in: jpeg))
+    var bytes = jpeg
+    bytes[dht + 4] = 0x05  // class 0, index 5
+    #expect(Self.refused(bytes, "Bogus DHT index"))
+    bytes = jpeg
+    bytes[dht + 5] = 3  // three 1-bit codes
+    #expect(Self.refused(bytes, "Bogus Huffman table definition"))
+    bytes = jpeg
+    bytes[dht + 21] = 16  // a DC symbol of 16
+    #expect(Self.refused(bytes, "DC table has a symbol over 15"))
+    let dqt = try #require(Self.offset(of: 0xDB, in: jpeg))
+    bytes = jpeg
+    bytes[dqt + 4] = 0x04
+    #expect(Self.refused(bytes, "Bogus DQT index"))
+    bytes = jpeg
+    bytes[dqt + 4 + 65] = 0x02  // the second table is 2, so table 1 is never defined
+    #expect(Self.refused(bytes, "quantisation table 1, which is not defined"))
+    let sos = try #require(Self.offset(of: 0xDA, in: jpeg))
+    bytes = jpeg
+    bytes[sos + 5] = 9  // a component the frame does not have
+    #expect(Self.refused(bytes, "names component 9"))
+    bytes = jpeg
+    bytes[sos + 4] = 2  // two components in a 12-byte header
+    #expect(Self.refused(bytes, "Bogus marker length"))
+    var progressive = ProbeFixtures.jpeg(frameMarker: 0xC2)
+    let scan = try #require(Self.offset(of: 0xDA, in: progressive))
+    progressive[scan + 12] = 0x3F  // a DC scan with Se = 63
+    #expect(Self.refused(progressive, "Invalid progressive parameters"))
+    bytes = jpeg
+    bytes.insert(contentsOf: [0xFF, 0xDE, 0x00, 0x04, 0x00, 0x00], at: dqt)
+    #expect(Self.refused(bytes, "marker FFDE, which libjpeg does not know"))
+  }
+}

@@ -24,21 +24,27 @@ enum ProbeFixtures {
 
   // MARK: - Images
 
-  /// A JPEG: SOI, JFIF APP0, DQT, SOFn (3 components), DHT, SOS, entropy data with a stuffed
-  /// FF00 and an RST marker, EOI; progressive ones (SOF2) get a second DHT + scan.
+  /// A JPEG: SOI, JFIF APP0, DQT (tables 0 and 1), SOFn (3 components), DHT, SOS, entropy
+  /// data with a stuffed FF00 and an RST marker, EOI; progressive ones (SOF2) scan DC first and
+  /// get a second DHT + an AC scan of one component.
   static func jpeg(
     width: Int = 64, height: Int = 48, frameMarker: UInt8 = 0xC0, endOfImage: Bool = true,
     trailing: [UInt8] = []
   ) -> [UInt8] {
     var bytes: [UInt8] = [0xFF, 0xD8]
     bytes += [0xFF, 0xE0] + be16(16) + ascii("JFIF") + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]
-    bytes += [0xFF, 0xDB] + be16(67) + [0] + fill(64, 1)
+    bytes += [0xFF, 0xDB] + be16(132) + [0] + fill(64, 1) + [1] + fill(64, 1)
     bytes += [0xFF, frameMarker] + be16(17) + [8] + be16(height) + be16(width)
     bytes += [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]
     let table: [UInt8] = [0xFF, 0xC4] + be16(20) + [0, 1] + fill(15) + [0]
-    let scan: [UInt8] = [0xFF, 0xDA] + be16(12) + [3, 1, 0, 2, 0x11, 3, 0x11, 0, 0x3F, 0]
+    // A progressive frame starts with a DC scan (Ss = Se = 0); its AC scans have one component.
+    let progressive = frameMarker == 0xC2
+    let scan: [UInt8] =
+      [0xFF, 0xDA] + be16(12) + [3, 1, 0, 2, 0x11, 3, 0x11, 0, progressive ? 0 : 0x3F, 0]
     bytes += table + scan + [0x12, 0x34, 0xFF, 0x00, 0x56, 0xFF, 0xD0, 0x78, 0x9A]
-    if frameMarker == 0xC2 { bytes += table + scan + [0x11, 0xFF, 0x00, 0x22] }
+    if progressive {
+      bytes += table + [0xFF, 0xDA] + be16(8) + [1, 1, 0, 1, 0x3F, 0] + [0x11, 0xFF, 0x00, 0x22]
+    }
     if endOfImage { bytes += [0xFF, 0xD9] }
     return bytes + trailing
   }
