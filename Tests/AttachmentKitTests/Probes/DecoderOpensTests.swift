@@ -180,6 +180,10 @@ struct DecoderOpensTests {
     short +=
       ProbeFixtures.pngChunk("IDAT", ProbeFixtures.zlibStored(rows)) + ProbeFixtures.pngChunk("IEND", [])
     #expect(Self.malformed(Self.inspect(short, as: .png), "inflates to 12079 bytes, fewer than the 12336"))
+    var palette = ProbeFixtures.png(depth: 4, colourType: 3)
+    #expect((try? Self.inspect(palette, as: .png).get()) != nil)
+    palette[8 + 25 + 8] ^= 0x01  // a palette byte: libpng's "PLTE: CRC error"
+    #expect(Self.malformed(Self.inspect(palette, as: .png), "PLTE CRC does not match"))
     var broken = ProbeFixtures.png()
     broken[8 + 25 + 8] = 0x79  // the zlib header's first byte: a wrong check value
     #expect(Self.malformed(Self.inspect(broken, as: .png), "does not inflate after 0 of 12336 bytes"))

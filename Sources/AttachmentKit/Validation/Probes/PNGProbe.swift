@@ -2,9 +2,9 @@
 /// that agree), and on the whole file a chunk walk with every chunk inside the file, IDAT
 /// present, and IEND. An `acTL` chunk (APNG) gives `frames`.
 ///
-/// CRCs are not checked except IHDR's (on the whole file): decoders differ in how they treat
-/// a bad CRC on ancillary chunks, and the IHDR check is enough to catch corruption of the
-/// header the dimensions come from. On the whole file the IDAT chunks' zlib stream is inflated
+/// CRCs are not checked except IHDR's and PLTE's (on the whole file): decoders differ in how
+/// they treat a bad CRC on ancillary chunks, the IHDR check is enough to catch corruption of
+/// the header the dimensions come from, and libpng refuses a palette whose CRC is wrong. On the whole file the IDAT chunks' zlib stream is inflated
 /// (and dropped as it comes: see ``PNGImageData``), so image data a decoder cannot inflate, or
 /// that holds fewer bytes than the rows IHDR describes, is refused.
 enum PNGProbe {
@@ -58,7 +58,12 @@ enum PNGProbe {
         if trailing > 0 { report.notes.append("\(trailing) bytes after the PNG IEND chunk (ignored)") }
         return reader.contains(position, 12) ? .complete(report) : .cut(report, "PNG ends inside IEND")
       }
-      if type == plte { sawPalette = true }
+      if type == plte {
+        sawPalette = true
+        if toEnd, let problem = palette(reader, at: position, length: Int(length), colourType: colourType) {
+          return .invalid(problem)
+        }
+      }
       if type == actl, let frames = reader.u32be(position + 8) { report.frames = Int(frames) }
       if type == idat {
         guard colourType != 3 || sawPalette else {
@@ -111,6 +116,22 @@ enum PNGProbe {
     report.width = Int(width)
     report.height = Int(height)
     return nil
+  }
+
+  /// What libpng refuses in the PLTE chunk at `position` of `length` bytes: for a palette
+  /// image, a length that is not 1 to 256 RGB entries ("PLTE: invalid"); for any image, a CRC
+  /// that does not match (a critical chunk: "PLTE: CRC error"). Nil when fine, or when the
+  /// chunk runs past the file (the walk says so).
+  private static func palette(_ reader: ByteReader, at position: Int, length: Int, colourType: UInt8)
+    -> String?
+  {
+    guard length > 0, length <= 768, length % 3 == 0 else {
+      return colourType == 3 ? "PNG PLTE has \(length) bytes, not 1 to 256 RGB entries" : nil
+    }
+    guard let body = reader.bytes(at: position + 4, count: 4 + length),
+      let stored = reader.u32be(position + 8 + length)
+    else { return nil }
+    return ProbeCRC32.checksum(body) == stored ? nil : "PNG PLTE CRC does not match"
   }
 
   /// Whether all four bytes of a chunk type are ASCII letters.
