@@ -6,7 +6,11 @@
 # (`vips copy F x.v`). Prints the counts; exits 1 when an accepted mutation does not open (each is
 # kept in fuzz-out/accepted/ with the decoder's last words), 2 on a setup failure.
 #
-# Usage: scripts/fuzz-accepted.sh [FIRST_SEED [LAST_SEED]]   (default seeds 1 to 6: 318 cases)
+# Usage: scripts/fuzz-accepted.sh [FIRST_SEED [LAST_SEED]]   (default seeds 1 to 6: 318 cases,
+# about 25 s with a built attachkit; 1 to 30: 1,590 cases, about 2 minutes)
+#
+# Not yet a CI gate: 12 accepted mutations of seeds 1-6 still do not open (GIF LZW data, TIFF
+# strips, ALAC and H.264/HEVC sample data: decoding, not structure; see issue 52), so it exits 1.
 # Environment: FUZZ_RATIO (zzuf's bit-flip ratio, default 0.001), ATTACHKIT (a built attachkit to
 # use instead of building the debug one), FUZZ_OUT (default fuzz-out/accepted).
 set -euo pipefail
