@@ -38,6 +38,11 @@ let package = Package(
       providers: [
         .apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])
       ]),
+    // zlib inflates a PNG's image data while it is validated (Sources/AttachmentKit/Validation/
+    // Probes/Zlib.swift): headers only, for z_stream; opened with dlopen on the first PNG.
+    .systemLibrary(
+      name: "CZlib",
+      providers: [.apt(["zlib1g-dev"])]),
     // LMDB holds the cache's per-URL records (Sources/AttachmentKit/Cache/RecordStore.swift). It is
     // linked, not opened with dlopen: a hit reads its record from it, and it is ~100 KB.
     .systemLibrary(
@@ -59,7 +64,7 @@ let package = Package(
     .target(name: "PosixLock"),
     .target(
       name: "AttachmentKit",
-      dependencies: ["CAV", "CCurl", "CLMDB", "CMagic", "CVips", "CWorkerIO", "PosixLock"]),
+      dependencies: ["CAV", "CCurl", "CLMDB", "CMagic", "CVips", "CWorkerIO", "CZlib", "PosixLock"]),
     // `attachment(for: URL)` and `AttachmentRequest(url: URL, …)`: the library never imports
     // Foundation (a cache hit maps none of it), so its overloads that take Foundation's URL live here.
     .target(name: "AttachmentKitFoundation", dependencies: ["AttachmentKit"]),

@@ -39,7 +39,7 @@ build_library_target() {
   # -package-name: the library declares package-access members (as SwiftPM builds it).
   swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentKit -package-name attachmentkit \
     -I "$out/modules" -I "$out/modules/CWorkerIO" -I Sources/CAV -I Sources/CCurl -I Sources/CMagic \
-    -I Sources/CVips -I Sources/CLMDB -ldl -llmdb "${sources[@]}" "$entry" "$out/modules/PosixLock.o" "${cworker[@]}" \
+    -I Sources/CVips -I Sources/CLMDB -I Sources/CZlib -ldl -llmdb "${sources[@]}" "$entry" "$out/modules/PosixLock.o" "${cworker[@]}" \
     -o "$out/fuzz-$name"
 }
 

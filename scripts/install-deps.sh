@@ -6,6 +6,7 @@ set -euo pipefail
 
 # strace counts the inodes a publish creates; util-linux provides flock(1) for the lock tests;
 # libmicrohttpd is the HTTP server of `attachkit serve`; python3 is the serve tests' second client.
+# zlib1g-dev: zlib.h, for the PNG probe's inflate of the image data (zlib itself is opened with dlopen).
 # libseccomp2: the rescue workers' system-call filter (opened with dlopen in each worker; a worker
 # does not run without it).
 # libvips-dev: the rescue (loaded with dlopen); libvips-tools: vipsheader/vips in the rescue
@@ -16,7 +17,7 @@ set -euo pipefail
 # zsh, fish: the completion tests load `attachkit completion zsh|fish` in them (a few MB).
 # python3-prometheus-client: the serve metrics test parses /metrics with Prometheus' own parser.
 # python3-cryptography: the signing tests open what `sign --encrypt` seals with its AES-GCM.
-packages=(libseccomp2 liblmdb-dev libcurl4-openssl-dev libmagic-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
+packages=(libseccomp2 liblmdb-dev libcurl4-openssl-dev libmagic-dev zlib1g-dev libssl-dev libmicrohttpd-dev pkg-config openssl curl strace util-linux
   python3 python3-prometheus-client python3-cryptography libvips-dev libvips-tools imagemagick time
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg zsh fish "$@")
 missing=()

@@ -139,6 +139,9 @@ enum CodecTable {
     "mp2": Row(name: "MPEG audio Layer II", support: .doesNotDecode),
     // Audio that does not decode [18]
     "2": Row(name: "Microsoft ADPCM audio", support: .doesNotDecode),  // WAVE format tag 2
+    // WAVE_FORMAT_EXTENSIBLE whose SubFormat GUID is not the standard one of PCM, float, A-law
+    // or μ-law (WAVProbe keeps the extensible tag then): ffmpeg finds no decoder for it.
+    "65534": Row(name: "WAVE_FORMAT_EXTENSIBLE audio of an unknown sub-format", support: .doesNotDecode),
     "dtsc": Row(name: "DTS audio", support: .doesNotDecode),
     "dtsh": Row(name: "DTS-HD audio", support: .doesNotDecode),
     "dtsl": Row(name: "DTS-HD lossless audio", support: .doesNotDecode),

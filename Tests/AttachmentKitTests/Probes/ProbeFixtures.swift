@@ -24,21 +24,27 @@ enum ProbeFixtures {
 
   // MARK: - Images
 
-  /// A JPEG: SOI, JFIF APP0, DQT, SOFn (3 components), DHT, SOS, entropy data with a stuffed
-  /// FF00 and an RST marker, EOI; progressive ones (SOF2) get a second DHT + scan.
+  /// A JPEG: SOI, JFIF APP0, DQT (tables 0 and 1), SOFn (3 components), DHT, SOS, entropy
+  /// data with a stuffed FF00 and an RST marker, EOI; progressive ones (SOF2) scan DC first and
+  /// get a second DHT + an AC scan of one component.
   static func jpeg(
     width: Int = 64, height: Int = 48, frameMarker: UInt8 = 0xC0, endOfImage: Bool = true,
     trailing: [UInt8] = []
   ) -> [UInt8] {
     var bytes: [UInt8] = [0xFF, 0xD8]
     bytes += [0xFF, 0xE0] + be16(16) + ascii("JFIF") + [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]
-    bytes += [0xFF, 0xDB] + be16(67) + [0] + fill(64, 1)
+    bytes += [0xFF, 0xDB] + be16(132) + [0] + fill(64, 1) + [1] + fill(64, 1)
     bytes += [0xFF, frameMarker] + be16(17) + [8] + be16(height) + be16(width)
     bytes += [3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]
     let table: [UInt8] = [0xFF, 0xC4] + be16(20) + [0, 1] + fill(15) + [0]
-    let scan: [UInt8] = [0xFF, 0xDA] + be16(12) + [3, 1, 0, 2, 0x11, 3, 0x11, 0, 0x3F, 0]
+    // A progressive frame starts with a DC scan (Ss = Se = 0); its AC scans have one component.
+    let progressive = frameMarker == 0xC2
+    let scan: [UInt8] =
+      [0xFF, 0xDA] + be16(12) + [3, 1, 0, 2, 0x11, 3, 0x11, 0, progressive ? 0 : 0x3F, 0]
     bytes += table + scan + [0x12, 0x34, 0xFF, 0x00, 0x56, 0xFF, 0xD0, 0x78, 0x9A]
-    if frameMarker == 0xC2 { bytes += table + scan + [0x11, 0xFF, 0x00, 0x22] }
+    if progressive {
+      bytes += table + [0xFF, 0xDA] + be16(8) + [1, 1, 0, 1, 0x3F, 0] + [0x11, 0xFF, 0x00, 0x22]
+    }
     if endOfImage { bytes += [0xFF, 0xD9] }
     return bytes + trailing
   }
@@ -57,8 +63,36 @@ enum ProbeFixtures {
     bytes += pngChunk("IHDR", be32(width) + be32(height) + [depth, colourType, 0, 0, 0])
     if let frames { bytes += pngChunk("acTL", be32(frames) + be32(0)) }
     if colourType == 3 { bytes += pngChunk("PLTE", fill(6, 0x80)) }
-    bytes += pngChunk("IDAT", [0x78, 0x9C, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])
+    bytes += pngChunk(
+      "IDAT", zlibStored(pngRows(width: width, height: height, depth: depth, colourType: colourType)))
     return bytes + pngChunk("IEND", [])
+  }
+
+  /// The filtered rows of a non-interlaced PNG of all-zero pixels: per row a filter byte (0)
+  /// and the packed samples.
+  static func pngRows(width: Int, height: Int, depth: UInt8, colourType: UInt8) -> [UInt8] {
+    let samples = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(colourType)] ?? 1
+    let rowBytes = (width * samples * Int(depth) + 7) / 8
+    return fill(height * (1 + rowBytes))
+  }
+
+  /// `data` as a zlib stream (RFC 1950) of stored deflate blocks, with its Adler-32.
+  static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+    var bytes: [UInt8] = [0x78, 0x01]
+    var start = 0
+    repeat {
+      let count = min(65_535, data.count - start)
+      let last: UInt8 = start + count == data.count ? 1 : 0
+      bytes += [last] + le16(count) + le16(count ^ 0xFFFF) + data[start..<start + count]
+      start += count
+    } while start < data.count
+    var a: UInt32 = 1
+    var b: UInt32 = 0
+    for byte in data {
+      a = (a + UInt32(byte)) % 65_521
+      b = (b + a) % 65_521
+    }
+    return bytes + be32(Int(b << 16 | a))
   }
 
   /// A GIF89a with a 2-colour global table, a NETSCAPE loop extension, a comment, and `frames`

@@ -59,7 +59,8 @@ enum AIFFProbe {
 
   /// Checks a whole AIFF file: the chunk walk, a valid `COMM`, and a `SSND` inside the file.
   /// Truncated when a chunk before `SSND`'s data runs past the end or the file ends before
-  /// `COMM` or `SSND`; malformed on a bad `COMM` or a non-text chunk id; no media when there is
+  /// `COMM` or `SSND`; malformed on a bad `COMM` (channels or rate outside ``AudioBounds``
+  /// included) or a non-text chunk id; no media when there is
   /// no sample frame.
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
     guard let compressed = formType(reader) else {
@@ -94,6 +95,9 @@ enum AIFFProbe {
         guard let common = parseCommon(reader, at: position + 8, size: Int(size), compressed: compressed)
         else {
           return .failure(.malformed("AIFF COMM chunk is invalid"))
+        }
+        if let problem = AudioBounds.problem(channels: common.channels, sampleRate: common.sampleRate) {
+          return .failure(.malformed("AIFF COMM chunk declares \(problem)"))
         }
         parsed = common
         fill(&report, common)

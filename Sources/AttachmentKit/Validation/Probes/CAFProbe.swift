@@ -29,12 +29,16 @@ enum CAFProbe {
   /// Checks a whole CAF file: the header and 'desc', every chunk inside the file, a 'data'
   /// chunk of at least 4 bytes (its edit count), 'pakt' when packets vary. Truncated when a
   /// chunk runs past the end, a header is cut, or the file ends before 'data'; malformed on a
-  /// bad header, a negative size other than data's -1, or variable packets without 'pakt'.
+  /// bad header, channels or a sample rate outside ``AudioBounds``, a negative size other than
+  /// data's -1, or variable packets without 'pakt'.
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
     guard let description = header(reader) else {
       return .failure(
         reader.count < 52 && reader.matches(Array("caff".utf8), at: 0)
           ? .truncated("CAF ends inside its header") : .malformed("no valid CAF header and desc chunk"))
+    }
+    if let problem = AudioBounds.problem(channels: description.channels, sampleRate: description.sampleRate) {
+      return .failure(.malformed("CAF desc chunk declares \(problem)"))
     }
     var report = ProbeReport(format: .caf)
     fill(&report, description)

@@ -78,6 +78,8 @@ enum ISOMovieParser {
   private static let hdlr = ProbeMath.code("hdlr")
   private static let minf = ProbeMath.code("minf")
   private static let stbl = ProbeMath.code("stbl")
+  private static let dinf = ProbeMath.code("dinf")
+  private static let dref = ProbeMath.code("dref")
   static let stsd = ProbeMath.code("stsd")
   static let stco = ProbeMath.code("stco")
   static let co64 = ProbeMath.code("co64")
@@ -225,11 +227,35 @@ enum ISOMovieParser {
         try need(child, 12)
         track.handler = try field(reader.u32be(child.payload + 8), child)
       case minf:
-        for inner in try ISOBox.children(reader, of: child).get() where inner.type == stbl {
-          try sampleTable(reader, inner, into: &track, mediaData: mediaData)
+        for inner in try ISOBox.children(reader, of: child).get() {
+          if inner.type == stbl {
+            try sampleTable(reader, inner, into: &track, mediaData: mediaData)
+          } else if inner.type == dinf {
+            try dataInformation(reader, inner)
+          }
         }
       default:
         break
+      }
+    }
+  }
+
+  /// dinf: its dref, whose entry count ffmpeg bounds by the box (at least one, at most one per
+  /// 12 bytes after the count, rounded up) and whose entries are each 12 bytes at least; it
+  /// refuses the header otherwise ("error reading header … Invalid data found").
+  private static func dataInformation(_ reader: ByteReader, _ box: ISOBox) throws(ProbeProblem) {
+    for dref in try ISOBox.children(reader, of: box).get() where dref.type == Self.dref {
+      try need(dref, 8)
+      let entries = Int(try field(reader.u32be(dref.payload + 4), dref))
+      guard entries > 0, entries <= (dref.payloadSize - 1) / 12 + 1 else {
+        throw .malformed("dref declares \(entries) data references in \(dref.payloadSize) bytes")
+      }
+      var position = dref.payload + 8
+      for _ in 0..<entries {
+        guard let size = reader.u32be(position), size >= 12, position + Int(size) <= dref.end else {
+          throw .malformed("dref has a data reference smaller than 12 bytes or past its end")
+        }
+        position += Int(size)
       }
     }
   }
@@ -239,10 +265,18 @@ enum ISOMovieParser {
     _ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack
   ) throws(ProbeProblem) {
     try need(box, 8)
-    guard try field(reader.u32be(box.payload + 4), box) > 0 else { return }
+    // ffmpeg refuses the header for a count of 0, over 1,024, or over a count of 8-byte entries
+    // the box could hold ("invalid STSD entries").
+    let declared = Int(try field(reader.u32be(box.payload + 4), box))
+    guard declared > 0, declared <= min(1_024, box.payloadSize / 8) else {
+      throw .malformed("stsd declares \(declared) sample entries in \(box.payloadSize) bytes")
+    }
     guard let entries = try? ISOBox.children(reader, of: box, skipping: 8).get(),
       let entry = entries.first
     else { throw .malformed("stsd has no readable sample entry") }
+    guard entries.count >= declared else {
+      throw .malformed("stsd declares \(declared) sample entries and holds \(entries.count)")
+    }
     track.codec = entry.type
     track.entryCodecs = entries.map { ISOSampleEntry.codec(reader, $0, handler: track.handler) }
     if track.handler == ISOMovie.soun {

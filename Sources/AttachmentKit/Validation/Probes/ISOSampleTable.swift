@@ -38,30 +38,75 @@ struct ISOMediaData {
 }
 
 extension ISOMovieParser {
+  /// Box types of the sample tables whose entries are only counted here: their entry sizes.
+  private static let countedTables: [UInt32: Int] = [
+    ProbeMath.code("stts"): 8, ProbeMath.code("ctts"): 8, ProbeMath.code("stss"): 4,
+  ]
+  /// The sample-to-chunk box.
+  private static let stsc = ProbeMath.code("stsc")
+
   /// stbl: the sample entries of stsd, the chunk offsets of stco / co64 (the largest, and the
-  /// first outside `mediaData`), and the sample sizes of stsz.
+  /// first outside `mediaData`), and the sample sizes of stsz. Every table's declared entries
+  /// must lie inside its box (ffmpeg reads a table's entries on past its box, into the next
+  /// boxes, and fails at the end of the file: "error reading header … End of file"), and the
+  /// last stsc run must start at a chunk stco has (else ffmpeg fails "contradictionary STSC and
+  /// STCO").
   static func sampleTable(
     _ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack, mediaData: ISOMediaData?
   ) throws(ProbeProblem) {
+    var lastFirstChunk: UInt32?
+    var chunkCount: Int?
     for child in try ISOBox.children(reader, of: box).get() {
       switch child.type {
       case stsd:
         try sampleDescription(reader, child, into: &track)
       case stco, co64:
-        try chunkOffsets(reader, child, into: &track, mediaData: mediaData)
+        chunkCount = try chunkOffsets(reader, child, into: &track, mediaData: mediaData)
       case stsz:
         try sampleSizes(reader, child, into: &track)
+      case stsc:
+        lastFirstChunk = try sampleToChunk(reader, child)
       default:
-        break
+        if let unit = countedTables[child.type] { _ = try entryCount(reader, child, unit: unit) }
       }
     }
+    if let lastFirstChunk, Int(lastFirstChunk) > (chunkCount ?? 0) {
+      throw .malformed(
+        "track \(track.id)'s stsc starts a run at chunk \(lastFirstChunk), but it has \(chunkCount ?? 0) chunks"
+      )
+    }
+  }
+
+  /// The entry count of a full box whose version and flags are followed by a 32-bit count and
+  /// then `unit`-byte entries; fails malformed when the entries do not fit in the box.
+  static func entryCount(_ reader: ByteReader, _ box: ISOBox, unit: Int, after: Int = 8)
+    throws(ProbeProblem) -> Int
+  {
+    try need(box, after)
+    let entries = Int(try field(reader.u32be(box.payload + after - 4), box))
+    guard let size = ProbeMath.multiply(entries, unit), size <= box.payloadSize - after else {
+      throw .malformed(
+        "box '\(box.typeName)' declares \(entries) entries, more than its \(box.payloadSize) bytes hold")
+    }
+    return entries
+  }
+
+  /// stsc: the entries fit in the box; the first chunk of the last run (nil without entries),
+  /// at least the number of runs, as ffmpeg repairs it (chunks count from 1, one run a chunk at
+  /// least), so a 0 there still needs a chunk.
+  private static func sampleToChunk(_ reader: ByteReader, _ box: ISOBox) throws(ProbeProblem) -> UInt32? {
+    let entries = try entryCount(reader, box, unit: 12)
+    guard entries > 0 else { return nil }
+    let first = try field(reader.u32be(box.payload + 8 + (entries - 1) * 12), box)
+    return max(first, UInt32(clamping: entries))
   }
 
   /// stco / co64: every chunk offset, the largest kept, and the first that lies outside the
   /// media data's payloads (when `mediaData` is given and complete).
+  /// Returns the number of chunks.
   private static func chunkOffsets(
     _ reader: ByteReader, _ box: ISOBox, into track: inout ISOTrack, mediaData: ISOMediaData?
-  ) throws(ProbeProblem) {
+  ) throws(ProbeProblem) -> Int {
     try need(box, 8)
     let wide = box.type == co64
     let entries = Int(try field(reader.u32be(box.payload + 4), box))
@@ -80,6 +125,7 @@ extension ISOMovieParser {
       }
     }
     if let largest { track.maxChunkOffset = max(track.maxChunkOffset ?? 0, largest) }
+    return entries
   }
 
   /// stsz: the total of the sample sizes (one size for all samples, or one entry each).

@@ -14,7 +14,8 @@ enum JPEGProbe {
 
   /// Checks a whole JPEG file: every segment inside the file, a frame header, at least one
   /// scan, and EOI. Fails truncated when the file ends before EOI, malformed on a bad marker,
-  /// a missing frame header or scan.
+  /// a missing frame header or scan, or tables and scan headers libjpeg refuses (see
+  /// ``JPEGTables``).
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
     walk(reader, toEnd: true).inspected
   }
@@ -37,6 +38,7 @@ enum JPEGProbe {
     var position = 2
     var segments = 0
     var sawScan = false
+    var tables = JPEGTables()
     /// Running out of bytes: truncated for a file, too little to go on for a short prefix.
     func cut() -> ProbeWalk {
       segments == 0 && !toEnd
@@ -70,6 +72,11 @@ enum JPEGProbe {
         case .some(let problem): return problem
         case .none: if !toEnd { return .complete(report) }
         }
+      }
+      if toEnd, segmentEnd <= reader.count,
+        let problem = tables.check(reader, marker: marker, lengthAt: markerAt + 1, end: segmentEnd)
+      {
+        return .invalid(problem)
       }
       if marker == 0xDA {
         guard !report.codecs.isEmpty else { return .invalid("JPEG scan before its frame header") }

@@ -2,9 +2,11 @@
 /// that agree), and on the whole file a chunk walk with every chunk inside the file, IDAT
 /// present, and IEND. An `acTL` chunk (APNG) gives `frames`.
 ///
-/// CRCs are not checked except IHDR's (on the whole file): decoders differ in how they treat
-/// a bad CRC on ancillary chunks, and the IHDR check is enough to catch corruption of the
-/// header the dimensions come from.
+/// CRCs are not checked except IHDR's and PLTE's (on the whole file): decoders differ in how
+/// they treat a bad CRC on ancillary chunks, the IHDR check is enough to catch corruption of
+/// the header the dimensions come from, and libpng refuses a palette whose CRC is wrong. On the whole file the IDAT chunks' zlib stream is inflated
+/// (and dropped as it comes: see ``PNGImageData``), so image data a decoder cannot inflate, or
+/// that holds fewer bytes than the rows IHDR describes, is refused.
 enum PNGProbe {
   /// The 8-byte PNG signature.
   static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
@@ -16,8 +18,9 @@ enum PNGProbe {
   }
 
   /// Checks a whole PNG: IHDR (with its CRC), the chunk walk inside the file, PLTE for
-  /// palette images, IDAT, and IEND. Truncated when the file ends before IEND; malformed on a
-  /// bad header, chunk type or length, or a missing IDAT.
+  /// palette images, IDAT (its zlib stream inflating to the rows IHDR implies), and IEND.
+  /// Truncated when the file ends before IEND; malformed on a bad header, chunk type or
+  /// length, a missing IDAT, or image data that does not inflate or is short.
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
     walk(reader, toEnd: true).inspected
   }
@@ -40,6 +43,7 @@ enum PNGProbe {
     var position = 8
     var sawPalette = false
     var sawData = false
+    var imageData = toEnd ? PNGImageData(reader) : nil
     for _ in 0..<ProbeLimits.maxSteps {
       guard let length = reader.u32be(position), let type = reader.u32be(position + 4) else {
         return .cut(report, "PNG ends before its IEND chunk")
@@ -49,11 +53,17 @@ enum PNGProbe {
       if position > 8 && type == ihdr { return .invalid("PNG has a second IHDR") }
       if type == iend {
         guard sawData else { return .invalid("PNG has no IDAT chunk") }
+        if let problem = imageData?.finish() { return .invalid(problem) }
         let trailing = reader.count - (position + 12)
         if trailing > 0 { report.notes.append("\(trailing) bytes after the PNG IEND chunk (ignored)") }
         return reader.contains(position, 12) ? .complete(report) : .cut(report, "PNG ends inside IEND")
       }
-      if type == plte { sawPalette = true }
+      if type == plte {
+        sawPalette = true
+        if toEnd, let problem = palette(reader, at: position, length: Int(length), colourType: colourType) {
+          return .invalid(problem)
+        }
+      }
       if type == actl, let frames = reader.u32be(position + 8) { report.frames = Int(frames) }
       if type == idat {
         guard colourType != 3 || sawPalette else {
@@ -65,6 +75,9 @@ enum PNGProbe {
       // 12 = length, type and CRC; length < 2^31 so the sum cannot overflow.
       let end = position + 12 + Int(length)
       guard end <= reader.count else { return .cut(report, "PNG ends inside a chunk") }
+      if type == idat, let problem = imageData?.add(reader, at: position + 8, length: Int(length)) {
+        return .invalid(problem)
+      }
       position = end
     }
     return .invalid("PNG has too many chunks")
@@ -103,6 +116,22 @@ enum PNGProbe {
     report.width = Int(width)
     report.height = Int(height)
     return nil
+  }
+
+  /// What libpng refuses in the PLTE chunk at `position` of `length` bytes: for a palette
+  /// image, a length that is not 1 to 256 RGB entries ("PLTE: invalid"); for any image, a CRC
+  /// that does not match (a critical chunk: "PLTE: CRC error"). Nil when fine, or when the
+  /// chunk runs past the file (the walk says so).
+  private static func palette(_ reader: ByteReader, at position: Int, length: Int, colourType: UInt8)
+    -> String?
+  {
+    guard length > 0, length <= 768, length % 3 == 0 else {
+      return colourType == 3 ? "PNG PLTE has \(length) bytes, not 1 to 256 RGB entries" : nil
+    }
+    guard let body = reader.bytes(at: position + 4, count: 4 + length),
+      let stored = reader.u32be(position + 8 + length)
+    else { return nil }
+    return ProbeCRC32.checksum(body) == stored ? nil : "PNG PLTE CRC does not match"
   }
 
   /// Whether all four bytes of a chunk type are ASCII letters.

@@ -54,7 +54,8 @@ enum WAVProbe {
 
   /// Checks a whole WAV file: the chunk walk, `fmt ` valid and before `data`, and the `data`
   /// chunk inside the file. Truncated when `data` (or a chunk before it) runs past the end or
-  /// the file ends before `fmt ` or `data`; malformed on a bad `fmt `, `data` before `fmt `,
+  /// the file ends before `fmt ` or `data`; malformed on a bad `fmt ` (channels or rate outside
+  /// ``AudioBounds`` included), `data` before `fmt `,
   /// or a non-text chunk id before `data`. Duration = data bytes / byte rate.
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
     guard reader.matches(Array("RIFF".utf8), at: 0), reader.matches(Array("WAVE".utf8), at: 8),
@@ -88,6 +89,10 @@ enum WAVProbe {
         guard end <= reader.count else { return .failure(.truncated("WAV ends inside its fmt chunk")) }
         guard let parsed = parseFormat(reader, at: position + 8, size: Int(size)) else {
           return .failure(.malformed("WAV fmt chunk is invalid"))
+        }
+        if let problem = AudioBounds.problem(channels: parsed.channels, sampleRate: Double(parsed.sampleRate))
+        {
+          return .failure(.malformed("WAV fmt chunk declares \(problem)"))
         }
         format = parsed
         fill(&report, parsed)
@@ -134,22 +139,50 @@ enum WAVProbe {
   }
 
   /// Parses and validates a `fmt ` chunk body of `size` bytes at `offset`: at least 16 bytes,
-  /// non-zero channels, sample rate, byte rate and block alignment. Nil when invalid.
+  /// non-zero channels, sample rate, byte rate and block alignment.
+  /// For WAVE_FORMAT_EXTENSIBLE the tag is the sub-format's when its GUID is a standard one
+  /// of PCM, float, A-law or μ-law, else it stays 65534 (refused as a codec). Nil when invalid.
   static func parseFormat(_ reader: ByteReader, at offset: Int, size: Int) -> Format? {
     guard size >= 16, var tag = reader.u16le(offset), let channels = reader.u16le(offset + 2),
       let rate = reader.u32le(offset + 4), let byteRate = reader.u32le(offset + 8),
       let align = reader.u16le(offset + 12)
     else { return nil }
     guard channels > 0, rate > 0, byteRate > 0, align > 0 else { return nil }
-    if tag == 0xFFFE, size >= 40, let sub = reader.u16le(offset + 24) { tag = sub }
+    if tag == extensible, size >= 40, let sub = extensibleSubFormat(reader, at: offset + 24) { tag = sub }
     return Format(tag: Int(tag), channels: Int(channels), sampleRate: Int(rate), byteRate: Int(byteRate))
+  }
+
+  /// The format tag of WAVE_FORMAT_EXTENSIBLE, whose sub-format GUID names the codec.
+  static let extensible: UInt16 = 0xFFFE
+
+  /// The sub-format tags an extensible file may name: PCM, IEEE float, A-law and μ-law, the
+  /// ones Core Audio reads from WAVE_FORMAT_EXTENSIBLE and in Apple's table.
+  private static let extensibleTags: Set<UInt32> = [1, 3, 6, 7]
+
+  /// The last 12 bytes of every KSDATAFORMAT_SUBTYPE GUID that wraps a format tag
+  /// (`xxxxxxxx-0000-0010-8000-00AA00389B71`, as stored: little-endian first fields).
+  private static let subFormatBase: [UInt8] = [
+    0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71,
+  ]
+
+  /// The format tag the 16-byte SubFormat GUID at `offset` wraps, when it is the standard GUID
+  /// of PCM, IEEE float, A-law or μ-law; nil otherwise (the file then keeps the extensible tag,
+  /// 65534, which no decoder takes: ffmpeg finds no decoder for any other GUID).
+  private static func extensibleSubFormat(_ reader: ByteReader, at offset: Int) -> UInt16? {
+    guard reader.matches(subFormatBase, at: offset + 4), let tag = reader.u32le(offset),
+      extensibleTags.contains(tag)
+    else { return nil }
+    return UInt16(truncatingIfNeeded: tag)
   }
 
   /// Copies the format's parameters and codec name into the report.
   private static func fill(_ report: inout ProbeReport, _ format: Format) {
     report.sampleRate = format.sampleRate
     report.channels = format.channels
-    let names = [1: "pcm", 2: "ms-adpcm", 3: "float", 6: "alaw", 7: "ulaw", 0x11: "ima-adpcm", 0x55: "mp3"]
+    let names = [
+      1: "pcm", 2: "ms-adpcm", 3: "float", 6: "alaw", 7: "ulaw", 0x11: "ima-adpcm", 0x55: "mp3",
+      0xFFFE: "extensible",
+    ]
     report.codecs = [names[format.tag] ?? "wav-format-\(format.tag)"]
     // RFC 2361: a WAVE codec is named by its format tag in decimal (`audio/wav; codecs=1`).
     report.streams = [MediaStream(kind: .audio, codec: String(format.tag))]

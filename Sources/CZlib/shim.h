@@ -1,0 +1,4 @@
+#ifndef ATTACHMENTKIT_CZLIB_SHIM_H
+#define ATTACHMENTKIT_CZLIB_SHIM_H
+#include <zlib.h>
+#endif
