@@ -90,8 +90,10 @@ public struct Validator: Sendable {
     // libmagic names a refused file (it is asked at most once, and only on a refusal path).
     var naming = MagicNaming(file: file, known: sniffed?.detected)
     let format: ProbedFormat
+    let header: (width: Int?, height: Int?)
     if let sniffed {
       format = sniffed.format
+      header = (sniffed.width, sniffed.height)
     } else {
       let window = naming.window()
       tally?.record()
@@ -99,6 +101,19 @@ public struct Validator: Sendable {
         throw Refusal(SniffWindow.refusal(detected: naming.name()), facts: MediaFacts(bytes: size))
       }
       format = identified.format
+      header = (identified.width, identified.height)
+    }
+    // An image whose header is over the pixel budget is refused before its structure is walked:
+    // the walk inflates a PNG's image data, a cost its refusal need not pay.
+    if let type = format.row.mediaType, type.category == .image, let width = header.width,
+      let height = header.height,
+      let violation = limits.violation(
+        type: type, bytes: size, durationSeconds: nil, width: width, height: height),
+      violation.code == .tooManyPixels
+    {
+      throw Refusal(
+        violation, format: type.mime, category: .image,
+        facts: MediaFacts(bytes: size, width: width, height: height))
     }
     let report: ProbeReport
     do {

@@ -4,18 +4,14 @@ import Testing
 
 @testable import AttachmentKit
 
-/// Issue 52, item 3: accepted means a decoder can open it. Each file in `Tests/Repro` is a
+/// Issue 52, item 3: accepted means a decoder can open it. Each of these files in `Samples/repro` is a
 /// bundled sample with a few bits flipped (zzuf) that the probes accepted and ffmpeg (or libpng)
 /// cannot open; each is refused now, with the error its damage calls for, while the sample it
 /// came from still validates.
 @Suite("Accepted means a decoder can open it", .cpuBound)
 struct DecoderOpensTests {
-  /// `Tests/Repro`, found from this source file.
-  static let reproDirectory: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/") + "/Repro"
-  }()
+  /// `Samples/repro`, where every kept fuzz finding lives (``Samples/repro(_:)``).
+  static let reproDirectory = Samples.reproDirectory
 
   /// One repro: its file, the sample it was mutated from, the refusal's code and a piece of
   /// its message.
