@@ -103,14 +103,15 @@ public struct Validator: Sendable {
       format = identified.format
       header = (identified.width, identified.height)
     }
-    // An image whose header is over the pixel budget is refused before its structure is walked:
-    // the walk inflates a PNG's image data, a cost its refusal need not pay.
-    if let type = format.row.mediaType, type.category == .image, let width = header.width,
-      let height = header.height,
+    // An image over its byte limit, or whose header is over the pixel budget, is refused before
+    // its structure is walked: the walk inflates a PNG's image data, a cost its refusal need not
+    // pay.
+    if let type = format.row.mediaType, type.category == .image,
       let violation = limits.violation(
-        type: type, bytes: size, durationSeconds: nil, width: width, height: height),
-      violation.code == .tooManyPixels
+        type: type, bytes: size, durationSeconds: nil, width: header.width, height: header.height),
+      violation.code == .tooManyPixels || violation.code == .tooLarge
     {
+      let (width, height) = header
       throw Refusal(
         violation, format: type.mime, category: .image,
         facts: MediaFacts(bytes: size, width: width, height: height))

@@ -2,8 +2,8 @@
 /// walked, to the size IHDR implies: what libpng and ffmpeg refuse ("inflate returned error
 /// -3", "Not enough image data") is refused here too.
 ///
-/// Memory is constant: the compressed bytes are read 4 KiB at a time and the inflated bytes
-/// are counted in a 32 KiB buffer, never kept. Inflating stops at the size IHDR implies (what
+/// Memory is constant: the compressed bytes are read 64 KiB at a time and the inflated bytes
+/// are counted in a 256 KiB buffer, never kept. Inflating stops at the size IHDR implies (what
 /// follows, decoders ignore too). An image whose rows exceed ``maximumInflatedBytes`` is not
 /// inflated (the pixel limits refuse it, or a decoder takes the time anyway); neither is one
 /// when zlib cannot be loaded.
@@ -11,7 +11,7 @@ struct PNGImageData {
   /// The most filtered row bytes inflated: 256 MiB (a 24 MP RGBA image at 16 bits is 192 MB).
   static let maximumInflatedBytes = 256 * 1_024 * 1_024
   /// The compressed bytes read at a time.
-  static let pieceSize = 4_096
+  static let pieceSize = 65_536
 
   /// The bytes the filtered rows take, from IHDR.
   let expected: Int

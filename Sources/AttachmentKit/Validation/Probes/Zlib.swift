@@ -57,7 +57,7 @@ final class InflateCounter {
   private let limit: Int
   /// The stream state, at a fixed address: zlib keeps a pointer back to it and checks it.
   private let stream: UnsafeMutablePointer<z_stream>
-  private var output = [UInt8](repeating: 0, count: 32_768)
+  private var output = [UInt8](repeating: 0, count: 262_144)
 
   /// A counter that stops once `limit` bytes have come out; nil when zlib cannot be loaded or
   /// initialised.
