@@ -100,7 +100,7 @@ enum PathNormalization {
     var index = 0
     while index < bytes.count {
       if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-        let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+        let high = Hex.value(of: bytes[index + 1]), let low = Hex.value(of: bytes[index + 2])
       {
         let value = high << 4 | low
         if isUnreserved(value) {
@@ -141,15 +141,6 @@ enum PathNormalization {
       UInt8(ascii: "~"):
       true
     default: false
-    }
-  }
-
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
     }
   }
 

@@ -70,8 +70,18 @@ final class SHA256Hasher {
   }
 }
 
-/// Lower-case hexadecimal encoding.
+/// Hexadecimal: lower-case encoding, and the value of one digit.
 package enum Hex {
+  /// The value of the hex digit `byte` (`0-9`, `a-f`, `A-F`), or `nil`.
+  package static func value(of byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+  }
+
   private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
   /// The bytes as lower-case hex digits, two per byte.
