@@ -79,6 +79,35 @@ public struct Validator: Sendable {
     return try validate(file, path: path, sha256: sha256, signal: signal, sniffed: sniffed, tally: tally)
   }
 
+  /// What the first bytes show (the sniffing window, read once through `naming`): the format
+  /// and the header's dimensions.
+  /// - Throws: the refusal of bytes no probe identifies, named by libmagic.
+  private func identify(_ naming: inout MagicNaming, tally: IdentificationTally?, bytes: Int64)
+    throws(Refusal)
+    -> SniffVerdict
+  {
+    let window = naming.window()
+    tally?.record()
+    guard let identified = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) else {
+      throw Refusal(SniffWindow.refusal(detected: naming.name()), facts: MediaFacts(bytes: bytes))
+    }
+    return SniffVerdict(
+      format: identified.format, detected: nil, width: identified.width, height: identified.height)
+  }
+
+  /// Refuses an image over its byte limit, or whose header is over the pixel budget, before its
+  /// structure is walked: the walk inflates a PNG's image data, a cost its refusal need not pay.
+  private func refuseBeforeWalk(_ header: SniffVerdict, bytes: Int64) throws(Refusal) {
+    guard let type = header.format.row.mediaType, type.category == .image,
+      let violation = limits.violation(
+        type: type, bytes: bytes, durationSeconds: nil, width: header.width, height: header.height),
+      violation.code == .tooManyPixels || violation.code == .tooLarge
+    else { return }
+    throw Refusal(
+      violation, format: type.mime, category: .image,
+      facts: MediaFacts(bytes: bytes, width: header.width, height: header.height))
+  }
+
   /// The checks of a non-empty `file`: its format (from `sniffed`, or identified here), its
   /// structure, type, limits and codecs. A refusal found after the structural walk carries what
   /// the walk measured.
@@ -89,33 +118,9 @@ public struct Validator: Sendable {
     let size = file.count
     // libmagic names a refused file (it is asked at most once, and only on a refusal path).
     var naming = MagicNaming(file: file, known: sniffed?.detected)
-    let format: ProbedFormat
-    let header: (width: Int?, height: Int?)
-    if let sniffed {
-      format = sniffed.format
-      header = (sniffed.width, sniffed.height)
-    } else {
-      let window = naming.window()
-      tally?.record()
-      guard let identified = window.withUnsafeBytes({ MediaProbe.identify(prefix: $0) }) else {
-        throw Refusal(SniffWindow.refusal(detected: naming.name()), facts: MediaFacts(bytes: size))
-      }
-      format = identified.format
-      header = (identified.width, identified.height)
-    }
-    // An image over its byte limit, or whose header is over the pixel budget, is refused before
-    // its structure is walked: the walk inflates a PNG's image data, a cost its refusal need not
-    // pay.
-    if let type = format.row.mediaType, type.category == .image,
-      let violation = limits.violation(
-        type: type, bytes: size, durationSeconds: nil, width: header.width, height: header.height),
-      violation.code == .tooManyPixels || violation.code == .tooLarge
-    {
-      let (width, height) = header
-      throw Refusal(
-        violation, format: type.mime, category: .image,
-        facts: MediaFacts(bytes: size, width: width, height: height))
-    }
+    let header = if let sniffed { sniffed } else { try identify(&naming, tally: tally, bytes: size) }
+    let format = header.format
+    try refuseBeforeWalk(header, bytes: size)
     let report: ProbeReport
     do {
       report = try inspect(file, as: format, signal: signal, naming: &naming)

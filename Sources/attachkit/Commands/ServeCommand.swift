@@ -20,10 +20,8 @@ enum ServeCommand: RunnableCommand {
       (Type=notify) it sends READY=1 once listening, RELOADING=1 around a SIGHUP reload and \
       STOPPING=1 when the drain begins. SIGTERM stops accepting, cancels fetches \
       no client waits for, finishes the requests in flight (at most --drain-timeout) and exits 0. \
-      SIGHUP re-reads --key-file (a bad file keeps the old keys; the log says why). A port \
-      another process holds is refused ("Address already in use"); --share-port binds with \
-      SO_REUSEPORT, so that a new instance started with it too can listen before the old one \
-      drains (a hand-over: start the new one, then SIGTERM the old).
+      SIGHUP re-reads --key-file (a bad file keeps the old keys; the log says why). A port in \
+      use is refused; --share-port opts into a hand-over (see its help).
       """,
     examples: [
       "attachkit serve --listen 127.0.0.1:8080 --key-file /etc/attachkit/keys",
@@ -141,7 +139,6 @@ enum ServeCommand: RunnableCommand {
     var workers = RescueWorkerConfiguration()
     if let jobs = try arguments[PipelineOptions.workerJobs] { workers.jobsPerWorker = jobs }
     let report = RescueWorkers.sandboxReport(configuration: workers, keyFile: arguments[keyFile])
-    // (a sanitizer build, a test build, runs degraded: see RescueWorkers.underSanitizer)
     if report.isComplete || mode == .degraded || RescueWorkers.underSanitizer { return report }
     let missing = report.missingLayers.map(\.rawValue).joined(separator: ", ")
     let allowed = report.allowedProbes.map(\.name).joined(separator: ", ")
@@ -307,8 +304,7 @@ enum ServeCommand: RunnableCommand {
   }
 
   /// The server's settings from `--listen`, `--metrics-listen`, `--unsigned`, `--share-port`,
-  /// `--deadline`, `--max-connections`,
-  /// `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate`,
+  /// `--deadline`, `--max-connections`, `--max-fetches`, `--idle-timeout`, `--head-timeout`, `--min-request-rate`,
   /// `--drain-timeout`, `--trust-forwarded-from`, `--fallback-max-age` and `--header` (read in
   /// that order).
   private static func serverConfiguration(_ arguments: ParsedArguments) throws(UsageError)
