@@ -27,35 +27,19 @@ enum ServeScenario {
       log("serve: no attachkit binary next to the benchmark; skipping")
       return
     }
-    let directory = context.scratch + "/serve"
-    try Files.makeDirectory(directory)
-    let key = String(repeating: "5a", count: 32)
-    try Files.write(key + "\n", to: directory + "/keys")
-    let signer = try URLSigner(keyFileText: key)
-    let port = try Loopback.freePort()
-    let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
-    defer { close(devNull) }
-    let pid = try Subprocess.spawn(
-      [
-        binary, "serve", "--listen", "127.0.0.1:\(port)", "--key-file", directory + "/keys", "--cache-dir",
-        directory + "/cache", "--allow-private-networks",
-      ], outputDescriptor: devNull, mergeErrors: true)
-    defer {
-      kill(pid, SIGTERM)
-      _ = Subprocess.wait(pid)
-    }
-    guard Loopback.waitUntilListening(port: port, seconds: 10) else {
-      throw BenchError("attachkit serve did not listen")
-    }
-    let base = "http://127.0.0.1:\(port)"
+    let serve = try ServeInstance(
+      binary: binary, directory: context.scratch + "/serve", key: String(repeating: "5a", count: 32))
+    defer { serve.stop() }
+    let (pid, base) = (serve.pid, serve.base)
 
     // Cache-hit throughput and latency, nginx and serve alternating.
     let origin = context.server.url(ContentTree.batchPath(0))
-    let proxied = base + (try signer.path(for: origin))
+    let proxied = try serve.url(for: origin)
     let warm = try Subprocess.run(
       ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", proxied], captureOutput: true)
     guard String(decoding: warm.output, as: UTF8.self) == "200" else {
-      throw BenchError("serve: the warm-up was not 200")
+      throw BenchError(
+        "serve: the warm-up was \(String(decoding: warm.output, as: UTF8.self)), not 200 (\(proxied))")
     }
     let seconds = context.count(full: 5, quick: 2)
     var ours: [Wrk.Result] = []
@@ -93,7 +77,7 @@ enum ServeScenario {
 
     // Cold fan-in: 200 concurrent requests for a URL not yet cached.
     let before = try upstreamRequests(base)
-    let cold = base + (try signer.path(for: context.server.url(ContentTree.batchPath(1))))
+    let cold = try serve.url(for: context.server.url(ContentTree.batchPath(1)))
     let fan = try Subprocess.run(
       ["curl", "-s", "--parallel", "--parallel-immediate", "--parallel-max", "200"]
         + Array(repeating: ["-o", "/dev/null", "-w", "%{http_code}\\n", cold], count: 200).flatMap { $0 },

@@ -1,6 +1,4 @@
-import AttachmentServer
 import Glibc
-import TestSupport
 
 /// Part of scenario 12 (issue 51): the resident memory of `attachkit serve --rescue` while two
 /// transcodes run at once.
@@ -22,36 +20,23 @@ enum ServeTranscodeMemory {
     source: String, binary: String, _ context: BenchContext, into report: inout Report
   ) throws {
     let directory = context.scratch + "/serve-transcodes"
-    try Files.makeDirectory(directory)
-    let key = String(repeating: "6b", count: 32)
-    try Files.write(key + "\n", to: directory + "/keys")
-    let signer = try URLSigner(keyFileText: key)
+    let serve = try ServeInstance(
+      binary: binary, directory: directory, key: String(repeating: "6b", count: 32),
+      arguments: ["--rescue", "--deadline", "120"])
+    defer { serve.stop() }
     var urls: [String] = []
     for name in ["serve-transcode-a.webm", "serve-transcode-b.webm"] {
       let copied = try Subprocess.run(["cp", source, context.tree.root + "/" + name])
       guard copied.status == 0 else { throw BenchError("cannot copy \(source) into the document root") }
       urls.append(context.server.url("/" + name))
     }
-    let port = try Loopback.freePort()
     let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
     defer { close(devNull) }
-    let pid = try Subprocess.spawn(
-      [
-        binary, "serve", "--listen", "127.0.0.1:\(port)", "--key-file", directory + "/keys", "--cache-dir",
-        directory + "/cache", "--allow-private-networks", "--rescue", "--deadline", "120",
-      ], outputDescriptor: devNull, mergeErrors: true)
-    defer {
-      kill(pid, SIGTERM)
-      _ = Subprocess.wait(pid)
-    }
-    guard Loopback.waitUntilListening(port: port, seconds: 10) else {
-      throw BenchError("attachkit serve --rescue did not listen")
-    }
     let clients = try urls.enumerated().map { index, url in
       try Subprocess.spawn(
         [
           "curl", "-s", "-o", directory + "/answer-\(index).mp4", "-w", "%{http_code}",
-          "http://127.0.0.1:\(port)" + (try signer.path(for: url)),
+          try serve.url(for: url),
         ], outputDescriptor: devNull)
     }
     for client in clients {
@@ -70,6 +55,6 @@ enum ServeTranscodeMemory {
     }
     report.add(
       MediaRescueScenario.section, "attachkit serve --rescue peak RSS, two 720p transcodes at once",
-      key: "serve_transcodes_rss_mib", value: Double(ServeScenario.residentPeak(pid)), unit: .mebibytes)
+      key: "serve_transcodes_rss_mib", value: Double(ServeScenario.residentPeak(serve.pid)), unit: .mebibytes)
   }
 }

@@ -34,13 +34,18 @@ enum MediaFactory {
   /// The shared PCM filler after a WAV's first 4 KiB.
   private static let filler = pattern(count: 1 << 20, seed: 1, avoidingFF: false)
 
-  /// A JPEG of exactly `bytes` bytes (at least 64): 64×64 pixels, one component, whose scan
+  /// A JPEG of exactly `bytes` bytes (at least 160): 64×64 pixels, one component, whose scan
   /// data is filler without `FF` bytes.
   static func jpeg(bytes: Int, seed: Int) -> [UInt8] {
     var out: [UInt8] = [0xFF, 0xD8]
     out += [0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0x00, 0x01, 0x01, 0x00]
     out += [0x00, 0x01, 0x00, 0x01, 0x00, 0x00]
+    // Quantization table 0, and DC and AC Huffman tables 0 of one code each: the tables the scan
+    // names, as libjpeg (and the validator since issue 52) requires them.
+    out += [0xFF, 0xDB, 0x00, 0x43, 0x00] + [UInt8](repeating: 1, count: 64)
     out += [0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x00, 0x40, 0x00, 0x40, 0x01, 0x01, 0x11, 0x00]
+    let oneCode: [UInt8] = [1] + [UInt8](repeating: 0, count: 15) + [0]
+    out += [0xFF, 0xC4, 0x00, 0x26, 0x00] + oneCode + [0x10] + oneCode
     out += [0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00]
     let scanBytes = max(1, bytes - out.count - 2)
     out += pattern(count: scanBytes, seed: seed, avoidingFF: true)
