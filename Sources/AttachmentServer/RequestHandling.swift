@@ -14,26 +14,7 @@ extension AttachmentServer {
     // The request-line callback made the state (``requestLine(_:)``).
     let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
     if case .requestLine = state.phase {
-      // The headers have arrived. Answer only what needs no more (a refusal, with the connection
-      // closed); otherwise wait for the call that says the request is complete: an answer
-      // queued before that cannot keep the connection alive.
-      // The watch may have cut the connection just now (its head was late): end it.
-      guard watch.enter(.working, connection).alive else { return .NO }
-      state.method = method.map { String(cString: $0) } ?? ""
-      if state.listener == .published, let verified = targets.entry(for: state.target) {
-        state.verified = verified
-        state.route = verified.route
-      } else {
-        state.route = Route(target: state.target)
-          .served(on: state.listener, separated: configuration.metricsAddress != nil)
-      }
-      state.facts = RequestFacts.read(connection, mhd: mhd, trusted: configuration.trustedForwarders)
-      state.phase = .receiving
-      metrics.begin()
-      if let refusal = earlyRefusal(method: state.method, connection: connection, mhd: mhd) {
-        return queue(refusal, on: connection, state: state, mhd: mhd)
-      }
-      return .YES
+      return headersArrived(state, connection: connection, method: method, mhd: mhd)
     }
     if let uploadSize, uploadSize.pointee > 0 {
       uploadSize.pointee = 0
@@ -71,6 +52,32 @@ extension AttachmentServer {
       }
       return .YES
     }
+  }
+
+  /// The headers have arrived: the request is routed, and answered only when it needs no more
+  /// (a refusal, with the connection closed); otherwise the answer waits for the call that says
+  /// the request is complete, since an answer queued before that cannot keep the connection
+  /// alive.
+  private func headersArrived(
+    _ state: RequestState, connection: OpaquePointer?, method: UnsafePointer<CChar>?, mhd: MicroHTTPD
+  ) -> MHD_Result {
+    // The watch may have cut the connection just now (its head was late): end it.
+    guard watch.enter(.working, connection).alive else { return .NO }
+    state.method = method.map { String(cString: $0) } ?? ""
+    if state.listener == .published, let verified = targets.entry(for: state.target) {
+      state.verified = verified
+      state.route = verified.route
+    } else {
+      state.route = Route(target: state.target)
+        .served(on: state.listener, separated: configuration.metricsAddress != nil)
+    }
+    state.facts = RequestFacts.read(connection, mhd: mhd, trusted: configuration.trustedForwarders)
+    state.phase = .receiving
+    metrics.begin()
+    if let refusal = earlyRefusal(method: state.method, connection: connection, mhd: mhd) {
+      return queue(refusal, on: connection, state: state, mhd: mhd)
+    }
+    return .YES
   }
 
   /// The answer due as soon as the headers are read: over the connection limit, a method

@@ -301,56 +301,6 @@ final class RecordStore: @unchecked Sendable {
     return result
   }
 
-  /// The operations of one write transaction.
-  struct Writer {
-    fileprivate let transaction: OpaquePointer
-    fileprivate let database: MDB_dbi
-
-    /// What is stored under `name` now (this transaction's own writes included).
-    func read(_ name: String) -> Found { RecordStore.get(transaction, database, name) }
-
-    /// Stores `bytes` under `name`, replacing what was there.
-    /// - Throws: `io_error` when the store is full or cannot be written.
-    func put(_ name: String, _ bytes: [UInt8]) throws(AttachmentError) {
-      var status: Int32 = 0
-      RecordStore.withKey(name) { keyValue in
-        bytes.withUnsafeBytes { raw in
-          var value = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
-          status = mdb_put(transaction, database, &keyValue, &value, 0)
-        }
-      }
-      guard status == 0 else {
-        throw AttachmentError(.ioError, "Cannot write a cache record: \(RecordStore.describe(status)).")
-      }
-    }
-
-    /// Removes what is stored under `name`. Returns whether there was something.
-    @discardableResult
-    func remove(_ name: String) -> Bool {
-      RecordStore.withKey(name) { keyValue in mdb_del(transaction, database, &keyValue, nil) == 0 }
-    }
-
-    /// Removes every name except `kept`. Returns how many were removed.
-    func removeAll(except kept: Set<String>) -> Int {
-      var cursor: OpaquePointer?
-      guard mdb_cursor_open(transaction, database, &cursor) == 0, let cursor else { return 0 }
-      defer { mdb_cursor_close(cursor) }
-      var removed = 0
-      var key = MDB_val()
-      var value = MDB_val()
-      var operation = MDB_FIRST
-      while mdb_cursor_get(cursor, &key, &value, operation) == 0 {
-        operation = MDB_NEXT
-        if !kept.contains(RecordStore.string(key)), mdb_cursor_del(cursor, 0) == 0 {
-          removed += 1
-          // A deletion leaves the cursor on the next item: read it with GET_CURRENT.
-          operation = MDB_GET_CURRENT
-        }
-      }
-      return removed
-    }
-  }
-
   // MARK: - Transactions and values
 
   private func withReadTransaction<T>(_ body: (OpaquePointer) -> T) -> T? {
@@ -373,7 +323,7 @@ final class RecordStore: @unchecked Sendable {
     return status
   }
 
-  fileprivate static func get(_ transaction: OpaquePointer, _ database: MDB_dbi, _ name: String) -> Found {
+  static func get(_ transaction: OpaquePointer, _ database: MDB_dbi, _ name: String) -> Found {
     withKey(name) { keyValue in
       var value = MDB_val()
       guard mdb_get(transaction, database, &keyValue, &value) == 0 else { return .missing }
@@ -383,7 +333,7 @@ final class RecordStore: @unchecked Sendable {
 
   /// Runs `body` with `name`'s UTF-8 bytes as an LMDB key, in place (valid only during the call;
   /// no copy for a native string: the hit's read makes none).
-  fileprivate static func withKey<T>(_ name: String, _ body: (inout MDB_val) -> T) -> T {
+  static func withKey<T>(_ name: String, _ body: (inout MDB_val) -> T) -> T {
     var name = name
     return name.withUTF8 { bytes in
       var key = MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
@@ -391,13 +341,13 @@ final class RecordStore: @unchecked Sendable {
     }
   }
 
-  fileprivate static func found(_ value: MDB_val) -> Found {
+  static func found(_ value: MDB_val) -> Found {
     guard value.mv_size <= largestRecord else { return .damaged }
     guard value.mv_size > 0, let data = value.mv_data else { return .bytes([]) }
     return .bytes(Array(UnsafeRawBufferPointer(start: data, count: value.mv_size)))
   }
 
-  fileprivate static func string(_ value: MDB_val) -> String {
+  static func string(_ value: MDB_val) -> String {
     guard let data = value.mv_data else { return "" }
     return String(decoding: UnsafeRawBufferPointer(start: data, count: value.mv_size), as: UTF8.self)
   }
@@ -406,7 +356,7 @@ final class RecordStore: @unchecked Sendable {
     AttachmentError(.ioError, "Cannot \(what) the cache's record store \(path): \(Self.describe(status)).")
   }
 
-  fileprivate static func describe(_ status: Int32) -> String {
+  static func describe(_ status: Int32) -> String {
     guard let text = mdb_strerror(status) else { return "error \(status)" }
     return String(cString: text)
   }

@@ -45,6 +45,8 @@ struct Libvips: @unchecked Sendable {
   /// (``LibraryLog``); `nil` when glib lacks it.
   let setLogWriter: UnsafeMutableRawPointer?
 
+  // flat table: one dlsym lookup per libvips (and glib) function the rescue calls, then one
+  // assignment per property.
   private init?() {
     typealias Image = @convention(c) (OpaquePointer?) -> Int32
     guard let library = SharedLibrary(["libvips.so.42", "libvips.so"], lazy: true),

@@ -68,6 +68,7 @@ package struct Libcrypto: @unchecked Sendable {
   package typealias CipherFinal =
     @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int32>?) -> Int32
 
+  // flat table: one dlsym lookup per libcrypto function, then one assignment per property.
   private init?() {
     guard let library = SharedLibrary(["libcrypto.so.3", "libcrypto.so"]),
       let contextNew = library.function("EVP_MD_CTX_new", as: (@convention(c) () -> OpaquePointer?).self),

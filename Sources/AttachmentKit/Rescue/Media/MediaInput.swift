@@ -96,6 +96,13 @@ final class MediaInput {
     return context.pointee.streams[index]
   }
 
+  /// Tells the demuxer to drop every stream's packets but stream `index`'s.
+  func discardAll(except index: Int) {
+    for other in 0..<Int(context.pointee.nb_streams) where other != index {
+      stream(other)?.pointee.discard = AVDISCARD_ALL
+    }
+  }
+
   /// The source's facts, from its stream parameters (nothing decoded).
   func source(bytes: Int64) -> MediaSource {
     let demuxer = context.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"

@@ -35,28 +35,14 @@ struct PosterMaker {
   func make(_ job: RescueJob) throws(AttachmentError) -> Rescue {
     let limits = configuration.source
     let av = try libraries(for: job)
-    if job.refusal.format == ForeignFormat.bmp.mime, let size = BitmapHeader.size(of: job.source) {
-      let (pixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
-      if overflow || pixels > limits.maximumSourceFramePixels {
-        throw AttachmentError(
-          .tooManyPixels,
-          "The bitmap is \(size.width)×\(size.height), over the rescue's budget of \(limits.maximumSourceFramePixels) pixels: not decoded."
-        )
-      }
-    }
+    try Self.checkBitmapSize(job, maximumPixels: limits.maximumSourceFramePixels)
     let interrupt = MediaInterrupt(deadline: job.deadline)
     do throws(MediaFailure) {
       let input = try MediaInput(
         path: job.source, av: av, interrupt: interrupt, maximumTracks: limits.maximumSourceTracks,
         maximumFramePixels: limits.maximumSourceFramePixels)
       let source = input.source(bytes: job.bytes)
-      if source.durationSeconds.isFinite, source.durationSeconds > limits.maximumSourceSeconds {
-        throw MediaFailure.error(
-          AttachmentError(
-            .tooLong,
-            "The source is \(source.durationSeconds) s long, over the poster's source limit of \(limits.maximumSourceSeconds) s."
-          ))
-      }
+      try Self.checkDuration(source, maximumSeconds: limits.maximumSourceSeconds)
       guard let video = source.video, var stream = input.stream(video.index) else {
         throw MediaFailure.unrescued("it has no video stream")
       }
@@ -92,12 +78,7 @@ struct PosterMaker {
           actions = shrunk ? [.converted, .downscaled] : [.converted]
         }
       }
-      return Rescue(
-        rescuer: PosterRescuer.name, from: job.refusal.format ?? MediaType.mp4.mime, actions: actions,
-        originalBytes: job.bytes, originalWidth: video.width, originalHeight: video.height,
-        originalDurationSeconds: source.durationSeconds.isFinite && source.durationSeconds > 0
-          ? source.durationSeconds : nil,
-        originalCodecs: source.codecs)
+      return Self.provenance(job, source: source, video: video, actions: actions)
     } catch {
       switch error {
       case .unrescued(let reason):
@@ -105,6 +86,46 @@ struct PosterMaker {
         throw job.refusal.notRescued("no poster either: \(reason)")
       case .error(let reported): throw reported
       }
+    }
+  }
+
+  /// What a poster job did, and the source it did it to.
+  private static func provenance(
+    _ job: RescueJob, source: MediaSource, video: MediaSource.Stream, actions: [Rescue.Action]
+  ) -> Rescue {
+    Rescue(
+      rescuer: PosterRescuer.name, from: job.refusal.format ?? MediaType.mp4.mime, actions: actions,
+      originalBytes: job.bytes, originalWidth: video.width, originalHeight: video.height,
+      originalDurationSeconds: source.durationSeconds.isFinite && source.durationSeconds > 0
+        ? source.durationSeconds : nil,
+      originalCodecs: source.codecs)
+  }
+
+  /// Refuses a bitmap (BMP) whose header states more pixels than `maximumPixels`, before
+  /// anything decodes it.
+  /// - Throws: `too_many_pixels`.
+  private static func checkBitmapSize(_ job: RescueJob, maximumPixels: Int64) throws(AttachmentError) {
+    guard job.refusal.format == ForeignFormat.bmp.mime, let size = BitmapHeader.size(of: job.source) else {
+      return
+    }
+    let (pixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
+    if overflow || pixels > maximumPixels {
+      throw AttachmentError(
+        .tooManyPixels,
+        "The bitmap is \(size.width)×\(size.height), over the rescue's budget of \(maximumPixels) pixels: not decoded."
+      )
+    }
+  }
+
+  /// Refuses a source whose stated duration is over `maximumSeconds`.
+  /// - Throws: `too_long`.
+  private static func checkDuration(_ source: MediaSource, maximumSeconds: Double) throws(MediaFailure) {
+    if source.durationSeconds.isFinite, source.durationSeconds > maximumSeconds {
+      throw MediaFailure.error(
+        AttachmentError(
+          .tooLong,
+          "The source is \(source.durationSeconds) s long, over the poster's source limit of \(maximumSeconds) s."
+        ))
     }
   }
 
@@ -174,9 +195,7 @@ struct PosterMaker {
     from input: MediaInput, stream: UnsafeMutablePointer<AVStream>, index: Int, av: Libav,
     interrupt: MediaInterrupt, searchEnd: ContinuousClock.Instant?, window: Double? = nil
   ) throws(MediaFailure) -> Pick {
-    for other in 0..<Int(input.context.pointee.nb_streams) where other != index {
-      input.stream(other)?.pointee.discard = AVDISCARD_ALL
-    }
+    input.discardAll(except: index)
     let decoder = try MediaDecoder(
       stream: stream, threads: 1, maximumPixels: configuration.source.maximumSourceFramePixels, av: av,
       strict: true)
@@ -188,57 +207,26 @@ struct PosterMaker {
         : parameters?.pointee.sample_aspect_ratio ?? AVRational(num: 0, den: 1),
       maximumEdge: configuration.maximumEdge)
     let scaler = try FrameScaler(width: size.width, height: size.height, format: AV_PIX_FMT_YUVJ420P, av: av)
-    var current = try scaler.makeFrame()
-    var best: OwnedFrame?
-    var bestLuma = -1
-    var bestSeconds: Double?
-    var decoded = 0
-    var found = false
-    var pastWindow = false
-    let timeBase = stream.pointee.time_base
-    let origin = stream.pointee.start_time == ak_av_nopts_value() ? nil : stream.pointee.start_time
-    var firstStamp: Int64?
+    var search = try FrameSearch(
+      scaler: scaler, stream: stream, window: window, darkLuma: configuration.darkLuma,
+      maximumDecodedFrames: configuration.maximumDecodedFrames)
     // Packets read, bounded too: a stream whose every packet is damaged gives no frame.
     var fed = 0
     let packet = try OwnedPacket(av: av)
-    let take = { (frame: UnsafeMutablePointer<AVFrame>) throws(MediaFailure) in
-      guard !found, !pastWindow, decoded < configuration.maximumDecodedFrames else { return }
-      let stamp = frame.pointee.best_effort_timestamp
-      var seconds: Double?
-      if stamp != ak_av_nopts_value(), timeBase.num > 0, timeBase.den > 0 {
-        if firstStamp == nil { firstStamp = stamp }
-        let start = origin ?? firstStamp ?? stamp
-        seconds = max(0, Double(stamp - start) * Double(timeBase.num) / Double(timeBase.den))
-      }
-      if let window, let seconds, seconds > window {
-        pastWindow = true
-        return
-      }
-      decoded += 1
-      try scaler.scale(frame, into: current.pointer)
-      let luma = Self.meanLuma(current.pointer)
-      guard luma > bestLuma else { return }
-      bestLuma = luma
-      bestSeconds = seconds
-      let previous = best
-      best = current
-      if let previous { current = previous } else { current = try scaler.makeFrame() }
-      found = luma >= configuration.darkLuma
-    }
-    while !found, !pastWindow, decoded < configuration.maximumDecodedFrames {
-      if best != nil, let searchEnd, ContinuousClock.now >= searchEnd { break }
+    while !search.isOver {
+      if search.best != nil, let searchEnd, ContinuousClock.now >= searchEnd { break }
       try interrupt.checkFailure()
       guard try input.read(into: packet.pointer) else {
-        try decoder.decode(nil, take)  // the frames the decoder still holds
+        try decoder.decode(nil) { frame throws(MediaFailure) in try search.take(frame) }  // what it still holds
         break
       }
       defer { av.av_packet_unref(packet.pointer) }
       guard Int(packet.pointer.pointee.stream_index) == index else { continue }
       fed += 1
       if fed > 2 * configuration.maximumDecodedFrames { break }
-      try decoder.decode(packet.pointer, take)
+      try decoder.decode(packet.pointer) { frame throws(MediaFailure) in try search.take(frame) }
     }
-    guard let best else {
+    guard let best = search.best else {
       // An image piped through FFmpeg (a BMP) states its size only in its frame, which the
       // decoder refuses unallocated when it is over the budget: either may be why.
       guard (parameters?.pointee.width ?? 0) > 0 else {
@@ -248,7 +236,7 @@ struct PosterMaker {
       }
       throw .unrescued("no frame of it decodes cleanly")
     }
-    return Pick(frame: best, seconds: bestSeconds, isBright: found)
+    return Pick(frame: best, seconds: search.bestSeconds, isBright: search.found)
   }
 
   /// Encodes `still` as a baseline JPEG (FFmpeg's MJPEG encoder, quantizer 3: about libjpeg's

@@ -42,9 +42,7 @@ struct SequenceAnimation {
     guard frames > 1, frames <= configuration.maximumAnimationFrames,
       let parameters = stream.pointee.codecpar
     else { return nil }
-    for other in 0..<Int(input.context.pointee.nb_streams) where other != index {
-      input.stream(other)?.pointee.discard = AVDISCARD_ALL
-    }
+    input.discardAll(except: index)
     let size = Self.size(
       width: parameters.pointee.width, height: parameters.pointee.height, frames: frames,
       maximumPixels: configuration.maximumAnimationPixels, maximumEdge: configuration.maximumEdge)
@@ -52,16 +50,8 @@ struct SequenceAnimation {
       stream: stream, threads: 1, maximumPixels: configuration.source.maximumSourceFramePixels, av: av,
       strict: true)
     let scaler = try FrameScaler(width: size.width, height: size.height, format: AV_PIX_FMT_RGB8, av: av)
-    let encoder = try MediaEncoder(named: "gif", av: av)
-    encoder.context.pointee.width = size.width
-    encoder.context.pointee.height = size.height
-    encoder.context.pointee.pix_fmt = AV_PIX_FMT_RGB8
-    encoder.context.pointee.time_base = Self.centiseconds
-    encoder.context.pointee.flags |= Int32(AV_CODEC_FLAG_BITEXACT)
-    let writer = try MediaWriter(path: path, output: .gif, av: av, interrupt: interrupt)
-    try encoder.open([], globalHeader: false)
-    encoder.streamIndex = try writer.addEncoded(by: encoder.context)
-    try writer.start()
+    let (encoder, writer) = try Self.gifWriter(
+      width: size.width, height: size.height, path: path, av: av, interrupt: interrupt)
 
     var written = 0
     var lastPTS: Int64 = -1
@@ -73,14 +63,9 @@ struct SequenceAnimation {
       // what changed since; a frame scaled over in place would look unchanged to it.
       let scaled = try scaler.makeFrame()
       try scaler.scale(frame, into: scaled.pointer)
-      let stamp = frame.pointee.best_effort_timestamp
-      var pts =
-        stamp == ak_av_nopts_value()
-        ? lastPTS + step : av.av_rescale_q(stamp, timeBase, Self.centiseconds)
-      // GIF delays are whole centiseconds, at least one per frame.
-      if pts <= lastPTS { pts = lastPTS + 1 }
-      if lastPTS >= 0 { step = max(1, pts - lastPTS) }
-      lastPTS = pts
+      (lastPTS, step) = Self.stamp(
+        frame.pointee.best_effort_timestamp, after: lastPTS, step: step, timeBase: timeBase, av: av)
+      let pts = lastPTS
       scaled.pointer.pointee.pts = pts
       encoder.packetDuration = step
       try encoder.encode(scaled.pointer, into: writer)
@@ -105,6 +90,36 @@ struct SequenceAnimation {
     try encoder.encode(nil, into: writer)
     try writer.finish()
     return written
+  }
+
+  /// A frame's stamp in centiseconds from its decoder's `stamp` (in `timeBase`; unset: the
+  /// last frame's plus `step`), after the last frame's `lastPTS`, with the frame step it
+  /// implies: GIF delays are whole centiseconds, at least one per frame.
+  private static func stamp(
+    _ stamp: Int64, after lastPTS: Int64, step: Int64, timeBase: AVRational, av: Libav
+  ) -> (pts: Int64, step: Int64) {
+    var pts = stamp == ak_av_nopts_value() ? lastPTS + step : av.av_rescale_q(stamp, timeBase, centiseconds)
+    if pts <= lastPTS { pts = lastPTS + 1 }
+    return (pts, lastPTS >= 0 ? max(1, pts - lastPTS) : step)
+  }
+
+  /// FFmpeg's GIF encoder for `width` × `height` RGB8 frames, opened, and a writer of `path`
+  /// with its stream added and its header written.
+  /// - Throws: a reason when FFmpeg cannot encode or write.
+  private static func gifWriter(
+    width: Int32, height: Int32, path: String, av: Libav, interrupt: MediaInterrupt
+  ) throws(MediaFailure) -> (MediaEncoder, MediaWriter) {
+    let encoder = try MediaEncoder(named: "gif", av: av)
+    encoder.context.pointee.width = width
+    encoder.context.pointee.height = height
+    encoder.context.pointee.pix_fmt = AV_PIX_FMT_RGB8
+    encoder.context.pointee.time_base = centiseconds
+    encoder.context.pointee.flags |= Int32(AV_CODEC_FLAG_BITEXACT)
+    let writer = try MediaWriter(path: path, output: .gif, av: av, interrupt: interrupt)
+    try encoder.open([], globalHeader: false)
+    encoder.streamIndex = try writer.addEncoded(by: encoder.context)
+    try writer.start()
+    return (encoder, writer)
   }
 
   /// GIF's time base: delays are in hundredths of a second.
