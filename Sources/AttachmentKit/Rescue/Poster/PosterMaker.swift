@@ -217,7 +217,8 @@ struct PosterMaker {
       if search.best != nil, let searchEnd, ContinuousClock.now >= searchEnd { break }
       try interrupt.checkFailure()
       guard try input.read(into: packet.pointer) else {
-        try decoder.decode(nil) { frame throws(MediaFailure) in try search.take(frame) }  // what it still holds
+        // The frames the decoder still holds.
+        try decoder.decode(nil) { frame throws(MediaFailure) in try search.take(frame) }
         break
       }
       defer { av.av_packet_unref(packet.pointer) }
