@@ -11,32 +11,31 @@ extension [any Rescuer] {
   ///   - output: where a rescued file goes (created or replaced; removed on failure).
   ///   - limits: what the delivered file must meet.
   ///   - deadline: the absolute instant by which the answer comes; `nil`: none.
+  ///   - isCancelled: says the caller has gone (a command's Ctrl-C); polled while a rescue
+  ///     runs, whose worker is then killed at once.
   /// - Returns: the file's own validation (``Validation/rescued`` is `nil`, nothing is written)
   ///   when it is acceptable as it is; otherwise the delivered file's, with its provenance. An
   ///   acceptable file that a rescuer improves (``Rescuer/improvement(for:)``: a movie iOS
   ///   would play silent) is improved into `output`, as a miss of the pipeline is; when the
-  ///   improvement fails, the file's own validation is returned (the original stands).
+  ///   improvement fails, the file's own validation is returned (the original stands), unless
+  ///   it failed because the deadline passed or the caller left, which end the call as they end
+  ///   a miss.
   /// - Throws: the validator's refusal when no rescuer undoes it (with why the first failed,
-  ///   when one tried), or what the rescue throws (`deadline_exceeded`, `too_large`, `io_error`,
-  ///   …).
+  ///   when one tried), or what the rescue throws (`deadline_exceeded`, `cancelled`,
+  ///   `too_large`, `io_error`, …); `output` is then removed.
   public func attachment(
     fromFile path: String, rescuingInto output: String, limits: ValidationLimits,
-    deadline: ContinuousClock.Instant? = nil
+    deadline: ContinuousClock.Instant? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }
   ) throws(AttachmentError) -> Validation {
     let preparation = preparation(for: Refusal.anticipated(ofFile: path, limits: limits))
     defer { preparation?.wait() }
     let refusal: Refusal
-    do {
-      let validation = try Validator(limits: limits).judge(file: path, deadline: deadline)
-      for (improver, improvement) in improvers(for: validation) {
-        if let improved = try? rescue(
-          path, into: output, by: improver, refusal: improvement, limits, deadline)
-        {
-          return improved
-        }
-      }
-      return validation
-    } catch {
+    switch Result(catching: { () throws(Refusal) in
+      try Validator(limits: limits).judge(file: path, deadline: deadline)
+    }) {
+    case .success(let validation):
+      return try improving(validation, of: path, into: output, limits, deadline, isCancelled)
+    case .failure(let error):
       refusal = error
     }
     // The rescuers that undo the refusal, chosen once and tried in order: the next only when
@@ -45,7 +44,7 @@ extension [any Rescuer] {
     var firstFailure: AttachmentError?
     for rescuer in candidates(for: refusal) {
       do {
-        return try rescue(path, into: output, by: rescuer, refusal: refusal, limits, deadline)
+        return try rescue(path, into: output, by: rescuer, refusal: refusal, limits, deadline, isCancelled)
       } catch {
         if error.isStop { throw error }
         firstFailure = firstFailure ?? error
@@ -55,16 +54,34 @@ extension [any Rescuer] {
     throw firstFailure ?? refusal.error
   }
 
+  /// An accepted file improved by the first improver that succeeds, or as it is. As a miss's
+  /// improvement: a failure delivers the original, a stop (deadline, Ctrl-C) ends the call.
+  private func improving(
+    _ validation: Validation, of path: String, into output: String, _ limits: ValidationLimits,
+    _ deadline: ContinuousClock.Instant?, _ isCancelled: @escaping @Sendable () -> Bool
+  ) throws(AttachmentError) -> Validation {
+    for (improver, improvement) in improvers(for: validation) {
+      do {
+        return try rescue(
+          path, into: output, by: improver, refusal: improvement, limits, deadline, isCancelled)
+      } catch {
+        if error.isStop { throw error }
+      }
+    }
+    return validation
+  }
+
   private func rescue(
     _ path: String, into output: String, by rescuer: any Rescuer, refusal: Refusal,
     _ limits: ValidationLimits,
-    _ deadline: ContinuousClock.Instant?
+    _ deadline: ContinuousClock.Instant?, _ isCancelled: @escaping @Sendable () -> Bool
   ) throws(AttachmentError) -> Validation {
     try LocalRescue.rescue(path, into: output, limits: limits, deadline: deadline) {
       (source, bytes, target) throws(AttachmentError) in
       var rescued = try rescuer.rescue(
         RescueJob(
-          source: source, bytes: bytes, refusal: refusal, output: target, limits: limits, deadline: deadline))
+          source: source, bytes: bytes, refusal: refusal, output: target, limits: limits, deadline: deadline,
+          isCancelled: isCancelled))
       rescued.recordOriginal(refusal)
       return rescued
     }

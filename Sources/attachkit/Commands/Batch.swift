@@ -127,11 +127,18 @@ enum Batch {
 /// Turns SIGINT into a callback (on a Dispatch queue) while it is installed.
 final class SignalWatcher: @unchecked Sendable {
   private let source: any DispatchSourceSignal
+  private let fired = Atomic<Bool>(false)
 
-  init(onInterrupt: @escaping @Sendable () -> Void) {
+  /// Whether SIGINT has arrived since the watcher was installed. Safe from any thread.
+  var hasFired: Bool { fired.load(ordering: .acquiring) }
+
+  init(onInterrupt: @escaping @Sendable () -> Void = {}) {
     signal(SIGINT, SIG_IGN)
     source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-    source.setEventHandler(handler: onInterrupt)
+    source.setEventHandler { [weak self] in
+      self?.fired.store(true, ordering: .releasing)
+      onInterrupt()
+    }
     source.resume()
   }
 

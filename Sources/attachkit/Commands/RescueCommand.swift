@@ -1,5 +1,6 @@
 import ArgumentParsing
 import AttachmentKit
+import Glibc
 import PipelineOptions
 
 /// `attachkit rescue FILE --output OUT`: turns a local near-miss image, video or audio file into
@@ -53,14 +54,18 @@ enum RescueCommand: RunnableCommand {
     configuration = try PipelineOptions.profile(from: arguments).applied(to: configuration)
     let timeout = try PipelineOptions.deadline(from: arguments)
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
+    // Ctrl-C cancels the rescue as it cancels a fetch: its worker is killed at once, what it
+    // wrote is removed, and the command exits 130.
+    let interrupt = SignalWatcher()
+    defer { interrupt.stop() }
     let delivery = Delivery(
       input: file, output: output, intoDirectory: DeliveredFile.isDirectory(output),
-      configuration: configuration, timeout: timeout)
+      configuration: configuration, timeout: timeout, isCancelled: { interrupt.hasFired })
     report.addLocalFile(file) { () throws(AttachmentError) in
       guard file == "-" else { return try delivery.deliver(file) }
       return try StandardInput.withSpooledFile { path throws(AttachmentError) in try delivery.deliver(path) }
     }
-    return .finished(report.finish())
+    return .finished(report.finish(interrupted: interrupt.hasFired))
   }
 
   /// One rescue: where its file goes and what it must meet.
@@ -75,6 +80,8 @@ enum RescueCommand: RunnableCommand {
     let configuration: PipelineConfiguration
     /// The deadline, from when the file is there to read.
     let timeout: Duration
+    /// Says the command was interrupted (Ctrl-C).
+    let isCancelled: @Sendable () -> Bool
 
     /// Validates `file`; an accepted file is copied, a rescuable refusal rescued, to
     /// ``output`` or, in a directory, to a file in flight moved to its name once its type is
@@ -83,8 +90,14 @@ enum RescueCommand: RunnableCommand {
       let deadline = ContinuousClock.now + timeout
       let target = intoDirectory ? DeliveredFile.temporaryPath(in: output) : output
       let validation = try configuration.rescuers.attachment(
-        fromFile: file, rescuingInto: target, limits: configuration.limits, deadline: deadline)
+        fromFile: file, rescuingInto: target, limits: configuration.limits, deadline: deadline,
+        isCancelled: isCancelled)
       if validation.rescued == nil { try DeliveredFile.copy(file, to: target) }
+      if isCancelled() {
+        // Interrupted after the work was done: nothing is delivered, as for a fetch.
+        unlink(target)
+        throw AttachmentError(.cancelled, "Interrupted (Ctrl-C) before the file was delivered.")
+      }
       guard intoDirectory else { return (validation, output) }
       let name = DeliveredFile.name(forFile: input, fileExtension: validation.fileExtension)
       let path = (output.hasSuffix("/") ? output : output + "/") + name
