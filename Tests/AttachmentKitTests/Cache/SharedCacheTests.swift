@@ -26,11 +26,12 @@ struct SharedCacheTests {
   }
 
   /// Serves `count` distinct WAVs from a new loopback server and runs `attachkit prefetch` of
-  /// them (`-j 4`, plus `options`) into `scratch/cache` under strace, tracing `trace`; the
+  /// them (`-j 4`, plus `options`) into `scratch/cache` under strace (with `straceOptions`),
+  /// tracing `trace`; the
   /// server stops when it returns. Answers the URLs, the cache, the exit status and strace's
   /// lines.
   static func tracedPrefetch(
-    count: Int, scratch: ScratchDirectory, trace: String, options: [String] = []
+    count: Int, scratch: ScratchDirectory, trace: String, options: [String] = [], straceOptions: [String] = []
   ) async throws -> (urls: [String], cache: String, status: Int32, lines: [Substring]) {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
@@ -40,7 +41,7 @@ struct SharedCacheTests {
     let cache = scratch.path + "/cache"
     let (status, lines) = try await straceAttachkit(
       trace, ["prefetch", "--json", "-j", "4", "--cache-dir", cache] + options + [list],
-      log: scratch.path + "/strace.log")
+      log: scratch.path + "/strace.log", options: straceOptions)
     return (urls, cache, status, lines)
   }
 
