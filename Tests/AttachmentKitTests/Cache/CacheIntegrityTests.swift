@@ -121,8 +121,12 @@ struct CacheIntegrityTests {
   @Test(
     "a record rewritten between the sweep's scan and its removals (an LRU touch, a rewrite) is not evicted")
   func recordChangedSinceScanStays() async throws {
-    // Given three entries unused for ages, and no grace period
-    let fixture = try Fixture { $0.cache.gracePeriodSeconds = 0 }
+    // Given three entries unused for ages, no grace period, and no sweep but the test's (one
+    // started by a publish could hold the lock when the test's touch tries it)
+    let fixture = try Fixture {
+      $0.cache.gracePeriodSeconds = 0
+      $0.cache.sweepAfterBytes = 1 << 40
+    }
     defer { fixture.close() }
     let wav = try Samples.bytes("wav-pcm16.wav")
     var urls: [String] = []
