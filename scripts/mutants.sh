@@ -98,7 +98,10 @@ for id in "${ids[@]}"; do
   elif [ "$status" -ne 0 ]; then
     [ "$status" -eq 124 ] && why="timed out" || why="$(grep -cE '✘ Test .* recorded an issue' "$log") issue(s)"
     echo "$id: CAUGHT by ${filters[$id]} ($why; log: $log)"
-    grep -m 3 -E '✘ Test .* recorded an issue' "$log" | cut -c1-300 | sed 's/^/    /'
+    # the first issues, as FILE:LINE: what failed (the test's own message, when it has one, below)
+    awk 'after && /^↳ / { sub(/^↳ /, "      "); print } { after = 0 }
+      /^✘ Test .* recorded an issue at / { if (++n > 3) exit; sub(/^✘ Test .* recorded an issue at /, "    "); print; after = 1 }' \
+      "$log" | cut -c1-240
     caught+=("$id")
   else
     echo "$id: SURVIVED: ${filters[$id]} passed with the mutant in place (log: $log)"
