@@ -58,6 +58,18 @@ struct SandboxCLITests {
       let outcome = try #require(report.probes[probe], "probe \(probe) missing from the report")
       #expect(outcome.blocked, "\(probe): \(outcome.detail)")
     }
+    // and where the filter is the layer that answers, it answers itself (the kill), not a
+    // layer behind it: allowing execve would still meet Landlock's EACCES, and raising a limit
+    // the hard limit's EPERM, and the probe would pass with the filter's rule gone
+    for probe in [
+      "parent-descriptor", "signal-queue", "pidfd-signal", "kill", "tgkill", "terminal", "execve", "fork",
+      "connect", "ptrace", "process-vm-write", "unshare", "mount", "raise-limit", "bpf", "perf-event-open",
+      "io-uring-setup", "fsopen", "open-tree", "move-mount", "open-by-handle-at", "delete-module",
+      "executable-memory",
+    ] {
+      let detail = report.probes[probe]?.detail ?? "missing"
+      #expect(detail == "killed by the seccomp filter (SIGSYS)", "\(probe): \(detail)")
+    }
     // and every layer is in force on this machine
     for layer in [
       "seccomp-allow-list", "seccomp-every-thread", "landlock", "user-namespace", "pid-namespace",

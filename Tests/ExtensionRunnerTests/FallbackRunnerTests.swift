@@ -70,6 +70,15 @@ struct FallbackRunnerTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["1-attachment-1.png"])
   }
 
+  @Test("of 12 fallback-urls the first 10 are kept, in order, and the cap is noted")
+  func cappedToTheFirstTen() {
+    let urls = (0..<12).map { "https://cdn.example.com/alt-\($0).png" }
+    let fallbacks = PayloadFallbacks(userInfo: [PayloadFallbacks.urlsKey: .array(urls.map { .string($0) })])
+    #expect(PayloadFallbacks.maximumURLs == 10)
+    #expect(fallbacks.urls == Array(urls.prefix(10)))
+    #expect(fallbacks.problems == ["fallback-urls has 12 URLs: only the first 10 are tried"])
+  }
+
   @Test("every source fails: the bundled image and fallback-body are delivered once all are done")
   func allFail() async throws {
     let fixture = try RunnerFixture("fallback-all")

@@ -41,6 +41,44 @@ struct AllowedOriginServeTests {
     #expect(other.totalConnections == 0)
   }
 
+  @Test(
+    "a copy cached while --allow-origin allowed it is 403 origin_not_allowed once serve runs with a list that does not"
+  )
+  func cachedCopyRefusedByANewList() async throws {
+    // Given a fresh copy that serve cached while its list allowed the origin's /push/ prefix
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve(
+      "/push/a.gif", body: try Media.bytes("gif-static.gif"), contentType: "image/gif",
+      headers: [("Cache-Control", "max-age=600")])
+    let workspace = try Workspace()
+    defer { workspace.remove() }
+    let first = try await ServeProcess(workspace: workspace, ["--allow-origin", origin.url("/push/")])
+    let path = try await first.signed(origin.url("/push/a.gif"), keyFile: workspace.keyFile)
+    let fetched = try await Curl.get(first.url(path))
+    #expect(fetched.status == 200)
+    await first.terminate()
+
+    // When serve runs over the same cache with lists that no longer allow it (another host;
+    // another prefix of the same host), and the same signed path is asked for
+    for list in ["media.example.com", origin.url("/other/")] {
+      let serve = try await ServeProcess(workspace: workspace, ["--allow-origin", list])
+      let answer = try await Curl.get(serve.url(path))
+      await serve.terminate()
+
+      // Then it is refused, not served from the cache
+      #expect(answer.status == 403, "\(list)")
+      #expect(answer.errorCode == "origin_not_allowed", "\(list)")
+    }
+    // and the origin was asked once, by the first serve
+    #expect(origin.requestCount(path: "/push/a.gif") == 1)
+    let again = try await ServeProcess(workspace: workspace, ["--allow-origin", origin.url("/push/")])
+    defer { again.stop() }
+    let hit = try await Curl.get(again.url(path))
+    #expect(hit.status == 200 && hit.body == fetched.body)
+    #expect(origin.requestCount(path: "/push/a.gif") == 1)
+  }
+
   @Test("--origin-headers: the private origin answers serve, and neither answers nor the log show the value")
   func originHeaders() async throws {
     let origin = try TestHTTPServer.start()

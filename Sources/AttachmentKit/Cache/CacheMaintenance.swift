@@ -45,6 +45,15 @@ extension AttachmentCache {
     try sweep(rehash: false, evictTo: maximumBytes ?? configuration.maximumBytes)
   }
 
+  /// ``collectGarbage(maximumBytes:)``, running `planned` once the sweep has read the cache and
+  /// decided, before it applies any removal: the moment a publish or an LRU touch of another
+  /// caller may land, made deterministic for tests of the sweep's re-checks.
+  package func collectGarbage(maximumBytes: Int64?, planned: () -> Void) throws(AttachmentError)
+    -> CacheReport
+  {
+    try sweep(rehash: false, evictTo: maximumBytes ?? configuration.maximumBytes, planned: planned)
+  }
+
   /// Removes every entry, all content, temporary files of finished writers and any
   /// old-format tree.
   /// - Throws: `io_error` when the lock cannot be taken.
@@ -70,7 +79,9 @@ extension AttachmentCache {
 
   // MARK: - The sweep
 
-  private func sweep(rehash: Bool, evictTo limit: Int64?) throws(AttachmentError) -> CacheReport {
+  private func sweep(rehash: Bool, evictTo limit: Int64?, planned: () -> Void = {}) throws(AttachmentError)
+    -> CacheReport
+  {
     // Every publish links and commits under the lock, so reading the clock under it splits
     // them cleanly: finished before (the scan sees the record) or stamped after `start`. The
     // ledger is read (or started at 0) at the same moment, so what it gains until the end is
@@ -90,6 +101,7 @@ extension AttachmentCache {
       scan: scan, layout: layout, limit: limit.map { max(0, $0 - inUse) },
       lowWatermark: configuration.lowWatermark,
       gracePeriod: configuration.gracePeriodSeconds)
+    planned()
     // Content bytes the removals took away, for the ledger (summed as they run).
     var removedBytes: Int64 = 0
     var report = CacheReport()

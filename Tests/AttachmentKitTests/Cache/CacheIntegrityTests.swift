@@ -118,6 +118,45 @@ struct CacheIntegrityTests {
     #expect(fixture.pipeline.cache.entry(for: try #require(URLKey(urls[1]))) == nil)
   }
 
+  @Test(
+    "a record rewritten between the sweep's scan and its removals (an LRU touch, a rewrite) is not evicted")
+  func recordChangedSinceScanStays() async throws {
+    // Given three entries unused for ages, no grace period, and no sweep but the test's (one
+    // started by a publish could hold the lock when the test's touch tries it)
+    let fixture = try Fixture {
+      $0.cache.gracePeriodSeconds = 0
+      $0.cache.sweepAfterBytes = 1 << 40
+    }
+    defer { fixture.close() }
+    let wav = try Samples.bytes("wav-pcm16.wav")
+    var urls: [String] = []
+    for index in 0..<3 {
+      var body = wav
+      body[body.count - 1] = UInt8(index)
+      fixture.server.serve("/s\(index).wav", body: body, contentType: "audio/wav")
+      urls.append(fixture.server.url("/s\(index).wav"))
+      _ = try await fixture.pipeline.attachment(for: urls[index], timeout: generousTimeout)
+      #expect(try fixture.pipeline.cache.storeCopies(of: urls[index], as: [urls[index]], lastAccess: 1) == 1)
+    }
+    let cache = fixture.pipeline.cache
+
+    // When a sweep that must evict all three has planned to, and then, before it removes
+    // anything, the first is touched by a hit and the second's record rewritten
+    let report = try cache.collectGarbage(maximumBytes: 1) {
+      let now = FileSystem.now()
+      if let key = URLKey(urls[0]), let entry = cache.entry(for: key) { cache.touch(entry, now: now) }
+      _ = try? cache.storeCopies(of: urls[1], as: [urls[1]], lastAccess: now)
+    }
+
+    // Then the plan evicted three, but the two changed records and their content stay
+    #expect(report.evicted == 3)
+    for (index, url) in urls.enumerated() {
+      let entry = cache.entry(for: try #require(URLKey(url)))
+      #expect((entry != nil) == (index < 2), "entry \(index)")
+      if let entry { #expect(FileManager.default.fileExists(atPath: entry.path), "content \(index)") }
+    }
+  }
+
   @Test("sweeps that evict while publishes land (observed) never remove what a publish returned")
   func sweepDuringWrites() async throws {
     // Given no grace period (only the sweep's own re-checks protect new content), 30 old

@@ -45,6 +45,23 @@ struct CacheKeyRulesTests {
   }
 
   @Test(
+    "an exact name is no prefix: preset:azure drops sig and sv, and keeps size and sprite, whose names start as si and sp do"
+  )
+  func exactNamesAreWhole() throws {
+    let azure = try CacheKeyRules(["preset:azure"])
+    let large = try AttachmentURL(
+      "https://a.blob.core.windows.net/c/x.jpg?size=large&sprite=2&sig=abc&sv=2020")
+    #expect(
+      large.keyed(by: azure).normalized == "https://a.blob.core.windows.net/c/x.jpg?size=large&sprite=2")
+    // Two images that differ only in a kept parameter are two entries
+    let small = try AttachmentURL(
+      "https://a.blob.core.windows.net/c/x.jpg?size=small&sprite=2&sig=def&sv=2021")
+    #expect(large.keyed(by: azure).key != small.keyed(by: azure).key)
+    #expect(!azure.ignores("size") && !azure.ignores("sprite") && !azure.ignores("s"))
+    #expect(azure.ignores("si") && azure.ignores("sp") && azure.ignores("sig"))
+  }
+
+  @Test(
     "rules that are no name, prefix or preset are refused, naming the rule",
     arguments: ["", "*", "a*b", "preset:s4", "a=b", "a&b"])
   func badRules(_ rule: String) {

@@ -26,11 +26,12 @@ struct SharedCacheTests {
   }
 
   /// Serves `count` distinct WAVs from a new loopback server and runs `attachkit prefetch` of
-  /// them (`-j 4`, plus `options`) into `scratch/cache` under strace, tracing `trace`; the
+  /// them (`-j 4`, plus `options`) into `scratch/cache` under strace (with `straceOptions`),
+  /// tracing `trace`; the
   /// server stops when it returns. Answers the URLs, the cache, the exit status and strace's
   /// lines.
   static func tracedPrefetch(
-    count: Int, scratch: ScratchDirectory, trace: String, options: [String] = []
+    count: Int, scratch: ScratchDirectory, trace: String, options: [String] = [], straceOptions: [String] = []
   ) async throws -> (urls: [String], cache: String, status: Int32, lines: [Substring]) {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
@@ -40,7 +41,7 @@ struct SharedCacheTests {
     let cache = scratch.path + "/cache"
     let (status, lines) = try await straceAttachkit(
       trace, ["prefetch", "--json", "-j", "4", "--cache-dir", cache] + options + [list],
-      log: scratch.path + "/strace.log")
+      log: scratch.path + "/strace.log", options: straceOptions)
     return (urls, cache, status, lines)
   }
 
@@ -538,59 +539,4 @@ enum CLIPath {
     if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
     return directory.path + "/attachkit"
   }
-}
-
-/// `durable`: every publish reaches the disk before it is answered.
-@Suite("Durable publishing", .serialized, .threadOfItsOwn)
-struct DurableTests {
-  /// The `fsync`/`fdatasync` calls a `prefetch` of `count` new entries makes, counted by strace.
-  private static func syncCalls(durable: Bool, count: Int) async throws -> Int {
-    let scratch = try ScratchDirectory("durable")
-    defer { scratch.remove() }
-    let (_, _, status, lines) = try await SharedCacheTests.tracedPrefetch(
-      count: count, scratch: scratch, trace: "fsync,fdatasync,syncfs,sync_file_range",
-      options: durable ? ["--durable"] : [])
-    #expect(status == 0)
-    return lines.filter { $0.contains("fsync(") || $0.contains("fdatasync(") }.count
-  }
-
-  @Test("--durable syncs each new body, its record and their directories; without it nothing is synced")
-  func durableSyncs() async throws {
-    let count = 5
-    #expect(try await Self.syncCalls(durable: false, count: count) == 0)
-    // At least the body and the record of each entry (directories come on top)
-    let synced = try await Self.syncCalls(durable: true, count: count)
-    #expect(synced >= 2 * count, "\(synced) sync calls for \(count) entries")
-  }
-}
-
-/// Runs the built `attachkit` with `arguments` under strace (following threads), tracing the
-/// system calls in `trace`; returns its exit status and strace's lines.
-func straceAttachkit(_ trace: String, _ arguments: [String], log: String) async throws -> (Int32, [Substring])
-{
-  let strace = "/usr/bin/strace"
-  try #require(
-    FileManager.default.isExecutableFile(atPath: strace), "strace is missing (scripts/install-deps.sh)")
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: strace)
-  // One log per thread (`-ff`: LOG.TID), so no call is split into "unfinished" and "resumed"
-  // halves by another thread's line.
-  process.arguments = ["-ff", "-qq", "-o", log, "-e", "trace=" + trace, CLIPath.attachkit] + arguments
-  var environment = ProcessInfo.processInfo.environment
-  environment["ATTACHKIT_ALLOW_PRIVATE_NETWORKS"] = "1"
-  // LeakSanitizer cannot run under ptrace and fails the traced process at exit; the leak
-  // check of a sanitizer build is the test run's own, not this child's.
-  environment["ASAN_OPTIONS"] = (environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
-  process.environment = environment
-  process.standardOutput = FileHandle.nullDevice
-  process.standardError = FileHandle.nullDevice
-  try process.runClosingChildEnds()
-  await process.exitStatus()
-  let directory = (log as NSString).deletingLastPathComponent
-  let prefix = (log as NSString).lastPathComponent + "."
-  var lines: [Substring] = []
-  for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasPrefix(prefix) {
-    lines += try String(contentsOfFile: directory + "/" + name, encoding: .utf8).split(separator: "\n")
-  }
-  return (process.terminationStatus, lines)
 }

@@ -108,6 +108,54 @@ struct OriginAllowlistTests {
     #expect(allowed.requestCount(path: "/secret.jpg") == 0)
   }
 
+  @Test("a copy cached while the list allowed its URL is refused, not served, once the list no longer does")
+  func cachedCopyJudgedByTheListNow() async throws {
+    // Given a fresh copy cached by a pipeline whose list allowed its prefix
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    server.serve(
+      "/push/a.jpg", body: try Samples.bytes("jpeg-baseline.jpg"), contentType: "image/jpeg",
+      headers: [("Cache-Control", "max-age=600")])
+    let scratch = try ScratchDirectory("allowlist-cached")
+    defer { scratch.remove() }
+    var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/cache")
+    configuration.downloader.allowPrivateNetworks = true
+    configuration.downloader.allowedOrigins = try OriginAllowlist([server.url("/push/")])
+    let url = server.url("/push/a.jpg")
+    #expect(
+      try await AttachmentPipeline(configuration: configuration).attachment(
+        for: url, timeout: generousTimeout
+      ).source == .network)
+
+    // When pipelines over the same cache ask for it with lists that no longer allow it: another
+    // host, and another prefix of the same host
+    for entries in [["media.example.com"], [server.url("/other/")]] {
+      configuration.downloader.allowedOrigins = try OriginAllowlist(entries)
+      let pipeline = try AttachmentPipeline(configuration: configuration)
+
+      // Then the lookup and the request are refused with origin_not_allowed, the copy unserved
+      guard
+        case .refused(let refusal) = pipeline.lookup(
+          try AttachmentRequest(url: url, timeout: generousTimeout))
+      else {
+        Issue.record("\(entries): the cached copy was not refused")
+        continue
+      }
+      #expect(refusal.code == .originNotAllowed, "\(entries)")
+      let error = await #expect(throws: AttachmentError.self) {
+        try await pipeline.attachment(for: url, timeout: generousTimeout)
+      }
+      #expect(error?.code == .originNotAllowed, "\(entries)")
+    }
+    // and the origin was asked once; the list that allows it is still answered from the cache
+    #expect(server.requestCount(path: "/push/a.jpg") == 1)
+    configuration.downloader.allowedOrigins = try OriginAllowlist([server.url("/push/")])
+    #expect(
+      try await AttachmentPipeline(configuration: configuration).attachment(
+        for: url, timeout: generousTimeout
+      ).source == .cache)
+  }
+
   @Test("with the private-network guard on, the two refusals are independent")
   func withGuard() async throws {
     let server = try TestHTTPServer.start()

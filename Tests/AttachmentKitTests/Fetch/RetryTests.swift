@@ -270,6 +270,49 @@ struct RetryTests {
     #expect(download.sha256 == expected)
   }
 
+  @Test(
+    "a resumed body that ends short of its 206's Content-Range total is truncated, though its length matches")
+  func resumedShortOfTotal() async throws {
+    // Given an origin that sends 600 of 1000 bytes (strong ETag) and closes, then answers the
+    // resume at 600 with `206 bytes 600-799/1000` and the 200 bytes that range holds: each
+    // response's Content-Length is honoured, only the total tells the body is not whole
+    let server = try TestHTTPServer.start()
+    defer { server.stop() }
+    let scratch = try ScratchDirectory("retry-range-total")
+    defer { scratch.remove() }
+    let bytes = TestHTTPServer.patternBytes(count: 1000, offset: 7)
+    server.route("/a.mp4") { request, writer in
+      var headers = [("Content-Type", "video/mp4"), ("ETag", "\"v1\""), ("Accept-Ranges", "bytes")]
+      guard request.header("Range") == "bytes=600-" else {
+        headers.append(("Content-Length", "1000"))
+        guard writer.writeHead(status: 200, headers: headers), writer.write(Array(bytes[0..<600])) else {
+          return
+        }
+        writer.closeConnection()
+        return
+      }
+      headers += [("Content-Range", "bytes 600-799/1000"), ("Content-Length", "200")]
+      guard writer.writeHead(status: 206, headers: headers) else { return }
+      _ = writer.write(Array(bytes[600..<800]))
+    }
+
+    // When it is downloaded with the default single retry
+    var caught: AttachmentError?
+    do {
+      let download = try await Self.downloader().download(
+        DownloadRequest(url: server.url("/a.mp4"), directory: scratch.path), timeout: generousTimeout)
+      if let file = download.file { unlink(file) }
+      Issue.record("800 of 1000 bytes delivered as a whole file: \(download.bytesReceived) bytes")
+    } catch {
+      caught = error
+    }
+
+    // Then the resume was asked for at 600, and the download ends truncated, leaving nothing
+    #expect(server.requests(path: "/a.mp4").map { $0.header("Range") } == [nil, "bytes=600-"])
+    #expect(caught?.code == .truncated, "\(String(describing: caught))")
+    #expect(scratch.leftovers().isEmpty)
+  }
+
   @Test("a revalidation through a 503 keeps its If-None-Match: the 304 comes on the retry")
   func conditionalRetried() async throws {
     // Given an origin that answers 503 once, then 304 to the stale copy's ETag

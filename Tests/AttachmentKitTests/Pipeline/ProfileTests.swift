@@ -52,6 +52,45 @@ struct ProfileTests {
     #expect(left.isEmpty, "left behind: \(left)")
   }
 
+  @Test(
+    "android: a 578×578 noise PNG inside 1024 pixels but over 1,000,000 bytes comes out at most 1,000,000 bytes"
+  )
+  func androidByteLimitDecides() async throws {
+    // Given an RGB PNG of deterministic noise, stored uncompressed: 1,002,973 bytes, over the
+    // android limit (1,000,000) and under a mebibyte, so only that limit can make it a rescue
+    let fixture = try PipelineFixture("profiles")
+    defer { fixture.close() }
+    let side = 578
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var rows: [UInt8] = []
+    rows.reserveCapacity(side * (1 + 3 * side))
+    for _ in 0..<side {
+      rows.append(0)  // filter: none
+      for _ in 0..<3 * side {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        rows.append(UInt8(truncatingIfNeeded: state >> 56))
+      }
+    }
+    let png =
+      PNGProbe.signature
+      + ProbeFixtures.pngChunk("IHDR", ProbeFixtures.be32(side) + ProbeFixtures.be32(side) + [8, 2, 0, 0, 0])
+      + ProbeFixtures.pngChunk("IDAT", ProbeFixtures.zlibStored(rows)) + ProbeFixtures.pngChunk("IEND", [])
+    try #require(png.count > 1_000_000 && png.count < 1_048_576, "\(png.count) bytes")
+    let file = fixture.scratch.path + "/noise.png"
+    try writeTestFile(png, to: file)
+    #expect(try Validator().validate(file: file).width == side)
+
+    // When android asks for it
+    let attachment = try await fixture.pipeline.attachment(
+      Self.request(fixture.serve(file, name: "noise"), .android))
+
+    // Then it was rescued to fit the limit (noise is a large JPEG too: the rescue may also
+    // take a few pixels off), never grown
+    #expect(attachment.bytes <= 1_000_000, "\(attachment.bytes) bytes")
+    #expect(attachment.validation.rescued?.originalWidth == side)
+    #expect((attachment.validation.width ?? .max) <= side)
+  }
+
   @Test("android: a video or audio file is refused from its first bytes, naming the profile")
   func androidRefusesMedia() async throws {
     let fixture = try PipelineFixture("profiles")

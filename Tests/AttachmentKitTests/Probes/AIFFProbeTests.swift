@@ -76,6 +76,28 @@ struct AIFFProbeTests {
     #expect(refusal?.facts.codecs == ["GSM"])
   }
 
+  @Test(
+    "an odd-sized chunk is followed by its pad byte: a 3-byte NAME chunk before COMM and SSND is walked past")
+  func oddChunkPadded() throws {
+    // Given the PCM sample with a NAME chunk of 3 bytes ("abc") and its pad byte put first
+    var bytes = try Self.bytes("aiff-pcm.aiff")
+    let name = Array("NAME".utf8) + [0, 0, 0, 3] + Array("abc".utf8) + [0]
+    bytes.insert(contentsOf: name, at: 12)
+    let formSize = bytes[4..<8].reduce(0) { $0 << 8 | Int($1) } + name.count
+    bytes.replaceSubrange(4..<8, with: (0..<4).map { UInt8(truncatingIfNeeded: formSize >> (24 - 8 * $0)) })
+    #expect(Self.chunk("COMM", in: bytes) != nil)
+
+    // Then it is accepted as the sample is, with its duration
+    let refusal = try Self.refusal(bytes)
+    #expect(refusal == nil, "\(String(describing: refusal?.error))")
+    let scratch = try ScratchDirectory("aiff-odd")
+    defer { scratch.remove() }
+    try writeTestFile(Data(bytes), to: scratch.path + "/a.aiff")
+    let validation = try Validator().validate(file: scratch.path + "/a.aiff")
+    #expect(validation.type == .aiff && validation.codecs == ["lpcm"])
+    #expect(abs((validation.durationSeconds ?? 0) - 1.0) < 0.01)
+  }
+
   /// The validator's refusal of `bytes` (written to a scratch file), or `nil` when it accepts them.
   static func refusal(_ bytes: [UInt8]) throws -> Refusal? {
     let scratch = try ScratchDirectory("aiff")

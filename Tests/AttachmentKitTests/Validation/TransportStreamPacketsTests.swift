@@ -40,6 +40,23 @@ struct TransportStreamPacketsTests {
     #expect(Self.size(Self.stream(count: 2, size: 188)) == nil)
   }
 
+  @Test("packets with an adaptation field only (control 10, a PCR-only packet) or both (11) count as packets")
+  func adaptationFieldPackets() {
+    // A PCR-only second packet: adaptation field control 10, the field filling the packet
+    var pcrOnly = Self.stream(count: 21, size: 188)
+    pcrOnly[188 + 3] = 0x20 | 0x01
+    pcrOnly[188 + 4] = 183  // adaptation_field_length
+    pcrOnly[188 + 5] = 0x10  // PCR_flag
+    #expect(Self.size(pcrOnly) == 188)
+    // Every packet with an adaptation field only, and one with both
+    var adaptationOnly = Self.stream(count: 3, size: 188)
+    for packet in 0..<3 { adaptationOnly[188 * packet + 3] = 0x20 }
+    #expect(Self.size(adaptationOnly) == 188)
+    var both = Self.stream(count: 21, size: 188)
+    both[188 * 2 + 3] = 0x30
+    #expect(Self.size(both) == 188)
+  }
+
   @Test(
     "what is not a stream: one bad packet among good ones, the reserved adaptation field control, a run of G's, noise"
   )
