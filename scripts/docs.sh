@@ -7,8 +7,10 @@
 #    a ``Symbol`` link to a type that is gone, a <doc:Article> link to a missing article or a doc
 #    comment DocC cannot read fails the script.
 # There is no swift-docc-plugin (no outside package can be fetched), so the symbol graph comes
-# from `swift package dump-symbol-graph` (it builds the debug build CI's test steps made, and
-# extracts each module's public symbols), of which docc reads AttachmentKit's alone.
+# from `swift package dump-symbol-graph` (it builds the debug build, then extracts each module's
+# public symbols), of which docc reads AttachmentKit's alone. It builds with scripts/test.sh's
+# flags (-warnings-as-errors), so that after CI's test steps the build is already up to date: with
+# other flags SwiftPM would compile every target again.
 # Usage: scripts/docs.sh [OUTPUT] (the archive; default .build/docs/AttachmentKit.doccarchive).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +38,7 @@ output=${1:-.build/docs/AttachmentKit.doccarchive}
 graphs=$(mktemp -d)
 trap 'rm -rf "$graphs"' EXIT
 # (its progress on stderr; its last line on stdout names the directory of the graphs)
-dump=$(swift package dump-symbol-graph --minimum-access-level public | tail -1)
+dump=$(swift package -Xswiftc -warnings-as-errors dump-symbol-graph --minimum-access-level public | tail -1)
 dir=$(sed -n 's/^Files written to //p' <<<"$dump")
 [ -n "$dir" ] && [ -f "$dir/AttachmentKit.symbols.json" ] || {
   echo "docs: swift package dump-symbol-graph wrote no AttachmentKit.symbols.json ($dump)" >&2
