@@ -3,9 +3,12 @@
 # this one by path (through a directory named AttachmentKit, as the README says to clone it),
 # with the README's Package.swift lines and its Foundation URL example as main.swift, run against
 # the samples served on loopback. Then every other `swift` block of the README and of docs/ (and
-# of a DocC catalog's articles), each in turn as the package's main.swift, built and run: a block
-# that no longer compiles, or exits non-zero, fails the script (issue 53: "every code block
-# compiles and runs in CI"). About 2 min on two cores (it compiles the library once, in a scratch
+# of the DocC catalog's articles, Sources/AttachmentKit/AttachmentKit.docc), each in turn as the
+# package's main.swift, built and run: a block that no longer compiles, or exits non-zero, fails
+# the script (issue 53: "every code block compiles and runs in CI"). A block that repeats the
+# README's manifest lines or its Foundation example (Getting started does) must be the README's
+# text, and is not run again. A block that is an illustration rather than a program is fenced
+# other than ```swift (```text, ```sh), and is not read. About 2 min on two cores (it compiles the library once, in a scratch
 # path of its own under $TMPDIR; each further block only its own main.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,9 +80,16 @@ blocks() {
 count=0
 while IFS= read -r -d '' file; do
   while IFS= read -r -d '' body; do
-    # The manifest lines and the Foundation example ran above.
-    grep -q '^// Package.swift' <<<"$body" && continue
-    grep -q '^import AttachmentKitFoundation' <<<"$body" && continue
+    # The manifest lines and the Foundation example ran above; a page that shows them again
+    # (the DocC catalog's Getting started) must show the README's text, or it is not what ran.
+    for copy in '^// Package.swift' '^import AttachmentKitFoundation'; do
+      grep -q "$copy" <<<"$body" || continue
+      if [ "$(printf '%s' "$body")" != "$manifest" ] && [ "$(printf '%s' "$body")" != "$example" ]; then
+        echo "consumer-test: a swift block of $file is not the README's block it repeats ($copy)" >&2
+        exit 1
+      fi
+      continue 2
+    done
     count=$((count + 1))
     sed "s#http://127.0.0.1:8000/#http://127.0.0.1:$port/#g" <<<"$body" >"$work/Fetcher/Sources/Fetcher/main.swift"
     echo "consumer-test: building and running swift block $count of $file" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, and runs every test, in parallel
-# (Swift Testing's default, as plain `swift test` does; see the README's Tests section).
+# (Swift Testing's default, as plain `swift test` does; see docs/development.md's Tests section).
 # `scripts/test.sh --no-parallel` runs them one at a time instead; any arguments are passed to
 # `swift test`. Then the README's consumer package is built and run, alone (ConsumerPackageTests).
 # Besides the packages every build needs, it installs what the environment-dependent tests use, so

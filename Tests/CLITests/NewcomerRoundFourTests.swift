@@ -168,7 +168,7 @@ struct NewcomerRoundFourTests {
     }
   }
 
-  @Test("the README's cache paths are the ones the cache writes, and it types no count a command prints")
+  @Test("the docs' cache paths are the ones the cache writes, and they type no count a command prints")
   func readmeFigures() async throws {
     let server = try TestHTTPServer.start()
     defer { server.stop() }
@@ -183,13 +183,25 @@ struct NewcomerRoundFourTests {
     #expect(relative == "v3/content/\(sha.prefix(1))/\(sha).png", "\(relative)")
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent()
-    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-    // The library example's comment and the cache section's listing, in the shape just seen.
-    #expect(readme.contains("\"…/v3/content/<its first hex digit>/<sha256>.png\""))
-    #expect(readme.contains("$CACHE/v3/content/a/abcd…ef.jpg"))
+    // The README and every page it leads to: docs/ and the library's DocC articles (the library
+    // example and the cache's listing moved from the README to the articles).
+    let catalog = root.appendingPathComponent("Sources/AttachmentKit/AttachmentKit.docc")
+    var pages = [root.appendingPathComponent("README.md")]
+    for directory in [root.appendingPathComponent("docs"), catalog] {
+      let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+      pages += names.filter { $0.hasSuffix(".md") }.sorted().map { directory.appendingPathComponent($0) }
+    }
+    var texts: [String: String] = [:]
+    for page in pages { texts[page.lastPathComponent] = try String(contentsOf: page, encoding: .utf8) }
+    // The library example's comment and the cache article's listing, in the shape just seen.
+    let example = "\"…/v3/content/<its first hex digit>/<sha256>.png\""
+    #expect(texts["GettingStarted.md"]?.contains(example) == true)
+    #expect(texts["TheCache.md"]?.contains("$CACHE/v3/content/a/abcd…ef.jpg") == true)
     // run-samples.sh prints how many near-misses its rescue turned into attachments; the
     // README said "31 of 47 today" while the manifest had 52 and the command rescued 37.
-    #expect(readme.range(of: #"\(\d+ of \d+ today"#, options: .regularExpression) == nil)
+    for (name, text) in texts {
+      #expect(text.range(of: #"\(\d+ of \d+ today"#, options: .regularExpression) == nil, "\(name)")
+    }
   }
 
   @Test("completions offer --profile's values")

@@ -2,7 +2,7 @@ import Glibc
 import Synchronization
 
 /// The content-addressed on-disk cache: immutable content files by SHA-256, and one record per
-/// normalized URL in an LMDB store (``RecordStore``), safe across crashes and across processes
+/// normalized URL in an LMDB store (`RecordStore`), safe across crashes and across processes
 /// sharing the directory.
 ///
 /// It knows nothing of HTTP transfers or of callers' policies: the pipeline hands it
@@ -39,7 +39,7 @@ public final class AttachmentCache: Sendable {
   package var lookupCount: Int { lookups.load(ordering: .relaxed) }
 
   /// Opens (creating if needed) the cache in `configuration.directory`. Body files abandoned by
-  /// writers that no longer run are removed by this cache's first miss (``makeBodyFile()``),
+  /// writers that no longer run are removed by this cache's first miss (`makeBodyFile()`),
   /// at once when this opener writes named body files itself, and by every sweep: a process
   /// that only hits never lists the temporary directory.
   /// - Throws: `io_error` when the directory cannot be created, is not a directory (or is a

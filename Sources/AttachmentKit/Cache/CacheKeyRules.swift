@@ -36,7 +36,7 @@ public struct CacheKeyRules: Sendable, Hashable {
   /// never finds them. `nil` (the default): the URL's own key space.
   public var variant: String? = nil
   /// Whether a hit on an entry fetched with another URL (in the parameters left out) is
-  /// confirmed with the origin under the caller's URL before it answers (``true``, the
+  /// confirmed with the origin under the caller's URL before it answers (`true`, the
   /// default): a signature authorizes, so one caller's presigned URL must not open what another
   /// caller's fetched. The rule `confirm:off-objects-are-public` turns it off, for an operator
   /// who knows every object behind these URLs may be served to anyone.

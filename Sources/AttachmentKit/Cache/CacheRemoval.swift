@@ -1,6 +1,6 @@
 import Glibc
 
-/// What ``AttachmentCache/removeEntries(for:)`` did for each URL.
+/// What ``AttachmentCache/removeEntries(for:force:)`` did for each URL.
 public struct CacheRemoval: Sendable, Equatable {
   /// The outcome of one URL.
   public enum Outcome: String, Sendable, Equatable {

@@ -49,7 +49,7 @@ public struct Download: Sendable {
     /// The SHA-256 of the body, 64 lower-case hex digits, computed as it was written.
     case computed(String)
     /// Not computed: the caller asked to hash this small body itself as it checks it (the
-    /// pipeline does; see ``ReadAlongDigest``).
+    /// pipeline does; see `ReadAlongDigest`).
     case deferred
     /// There is no body (`304 Not Modified`).
     case noBody

@@ -18,7 +18,7 @@ public enum PeerAddressClass: String, Sendable, Codable, CaseIterable {
   public var isPublic: Bool { self == .public }
 
   /// The class of a numeric IPv4 or IPv6 address (`"127.0.0.1"`, `"::1"`), decided by
-  /// ``AddressPolicy`` (the same classifier that refuses connections), or `nil` when the text
+  /// `AddressPolicy` (the same classifier that refuses connections), or `nil` when the text
   /// is not a numeric address.
   public init?(numericAddress text: String) {
     var storage = sockaddr_storage()

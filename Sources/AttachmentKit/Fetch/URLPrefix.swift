@@ -6,7 +6,7 @@
 ///
 /// Paths are compared as an origin will read them (RFC 3986 §6.2.2): percent-encoded unreserved
 /// characters decoded (`/%70ush/` is `/push/`). A path an origin could read as another one is
-/// under no prefix with a path (``Parts/isAmbiguous``): a dot segment (`..`, `.`, `%2e%2e`, a
+/// under no prefix with a path (`Parts.isAmbiguous`): a dot segment (`..`, `.`, `%2e%2e`, a
 /// segment of dots only), an encoded `/`, `\` or NUL (`%2F`, `%5C`, `%00`, in any case, and
 /// double-encoded: `%252F`), a double-encoded dot or percent (`%252e`, `%2525`), a backslash, or
 /// a `;` (path parameters: `..;/` is `../` to Tomcat). libcurl sends such a path as written and an

@@ -326,7 +326,7 @@ public final class AttachmentPipeline: Sendable {
 
   /// The attachment for `url` if the cache holds a fresh, size-checked copy that this
   /// pipeline's policy accepts, without any network, task or thread: the cheapest possible
-  /// answer. `nil` means ask ``attachment(for:deadline:reload:)`` (which also gives the
+  /// answer. `nil` means ask ``attachment(for:deadline:)`` (which also gives the
   /// refusal when the policy refuses the cached copy).
   public func cachedAttachment(for url: String) -> Attachment? {
     guard let checked = try? AttachmentURL(url) else { return nil }
@@ -334,7 +334,7 @@ public final class AttachmentPipeline: Sendable {
   }
 
   /// ``cachedAttachment(for:)-(String)`` for a URL checked already: the hit of
-  /// ``lookup(_:reload:)``.
+  /// ``lookup(_:)``.
   public func cachedAttachment(for url: AttachmentURL) -> Attachment? {
     if case .hit(let attachment) = lookup(url) { return attachment }
     return nil

@@ -6,7 +6,7 @@
 /// |---|---|---|---|
 /// | ``ios`` | the configuration as it is (Apple's limits by default) | the file as accepted | — |
 /// | ``android`` | images only; video and audio refused (`unsupported_type`) | JPEG or PNG (alpha), ≤ 1 MB, ≤ 1024 px on the long side; an animation's first frame | Firebase's notification image limits |
-/// | ``iOSCompact`` | the configuration as it is | images over 2048 px on the long side downscaled; GIFs left animated | a banner shows about 1000 px |
+/// | ``iOSCompact(longestSide:)`` | the configuration as it is | images over 2048 px on the long side downscaled; GIFs left animated | a banner shows about 1000 px |
 ///
 /// A profile other than ``ios`` files its derivatives under keys of their own
 /// (``CacheKeyRules/variant``, the profile's ``name``) beside the original's: a caller of

@@ -1,6 +1,6 @@
 /// What the cache holds for one URL under one pipeline's policy: the first step of every
-/// request, taken once (``AttachmentPipeline/lookup(_:reload:)``), and what the rest of the
-/// request continues from (``AttachmentPipeline/attachment(for:after:deadline:)``).
+/// request, taken once (``AttachmentPipeline/lookup(_:)``), and what the rest of the
+/// request continues from (``AttachmentPipeline/attachment(_:after:)``).
 public enum Lookup: Sendable {
   /// A fresh copy this caller's policy accepts: the answer, with no network.
   case hit(Attachment)
@@ -8,7 +8,7 @@ public enum Lookup: Sendable {
   /// no network (the download it stands for would have been refused the same way).
   case refused(AttachmentError)
   /// A copy past its freshness, or one to confirm with the origin under this caller's URL
-  /// (``CachedCopy/confirming``): revalidate it (a `304` keeps it), or serve it if the network
+  /// (`CachedCopy.confirming`): revalidate it (a `304` keeps it), or serve it if the network
   /// fails and the caller allows stale-if-error (never one being confirmed).
   case stale(CachedCopy)
   /// Nothing usable: download.

@@ -1,7 +1,7 @@
 /// The image rescuer on the rescue seam: which refusals it undoes, when libvips is worth
 /// starting early, and how a cached derivative's source is judged against its limits.
 extension ImageRescuer: Rescuer {
-  /// `"image"`: see ``ImageRescuer/name``.
+  /// `"image"`: see ``ImageRescuer/name-swift.type.property``.
   public var name: String { Self.name }
 
   /// ``RescueConfiguration/maximumSourceBytes``.
@@ -42,7 +42,7 @@ extension ImageRescuer: Rescuer {
   }
 
   /// Converts or downscales the job's source with libvips in a rescue worker (see
-  /// ``convert(_:)``, which the worker runs, and ``WorkerPool/run(_:as:)`` for what the worker
+  /// `convert(_:)`, which the worker runs, and `WorkerPool.run(_:as:)` for what the worker
   /// adds: `deadline_exceeded` and `cancelled` at once, a crash or the memory ceiling as the
   /// refusal with why it was not rescued).
   public func rescue(_ job: RescueJob) throws(AttachmentError) -> Rescue {

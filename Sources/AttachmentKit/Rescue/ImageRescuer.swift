@@ -10,8 +10,8 @@ import Glibc
 /// loader libvips marks untrusted (SVG, ImageMagick, PDF, …) is blocked process-wide as well.
 /// The decode budget is checked on the header before any pixel is decoded, so a pixel bomb
 /// costs a header read, and so are the bounds on work the pixel count misses (scans, frames,
-/// bytes per pixel: ``ImageWorkBounds``); libvips' evaluation is stopped at the deadline
-/// (``VipsDeadline``). Rescues run one at a time per process, to bound memory (``RescueGate``):
+/// bytes per pixel: `ImageWorkBounds`); libvips' evaluation is stopped at the deadline
+/// (`VipsDeadline`). Rescues run one at a time per process, to bound memory (`RescueGate`):
 /// a rescue waits for its turn until its own deadline at most.
 public struct ImageRescuer: Sendable {
   /// The rescue's own limits (source size, decode budget, longest side, JPEG quality).
@@ -28,7 +28,7 @@ public struct ImageRescuer: Sendable {
   }
 
   /// The MIME types (as libmagic names them) that are converted when refused as
-  /// `unsupported_type`: every ``ForeignFormat`` a libvips loader reads.
+  /// `unsupported_type`: every `ForeignFormat` a libvips loader reads.
   public static let convertibleTypes: Set<String> = Set(
     ForeignFormat.allCases.filter { $0.vipsLoader != nil }.map(\.mime))
 

@@ -48,7 +48,7 @@ public struct Rescue: Sendable, Equatable, Codable {
   public var originalReason: Refusal.Reason?
   /// What the rescue's libraries logged while they made the file (libvips' and FFmpeg's
   /// warnings, `libvips: read gave 2 warnings`), each once, at most 8 and a count of the
-  /// rest; never written to standard error. The pipeline and ``Swift/Array/attachment(fromFile:rescuingInto:limits:deadline:)``
+  /// rest; never written to standard error. The pipeline and `Array.attachment(fromFile:rescuingInto:limits:deadline:)`
   /// move them into the delivered file's ``Validation/warnings`` (``Validation/record(_:)``),
   /// which the cache keeps, so this is empty on a ``Validation/rescued``.
   public var warnings: [String] = []

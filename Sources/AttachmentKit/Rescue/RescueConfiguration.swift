@@ -59,7 +59,7 @@ public struct RescueConfiguration: Sendable, Equatable, Codable {
   /// side is over it is downscaled to it (the rescuer's ``Rescuer/improvement(for:)``; GIFs are
   /// left as they are, animated), and when that fails the accepted original is delivered.
   /// `nil` (the default): accepted images are delivered as they are
-  /// (``AttachmentProfile/iOSCompact`` sets it).
+  /// (``AttachmentProfile/iOSCompact(longestSide:)`` sets it).
   public var downscalesAcceptedOver: Int? = nil
 
   /// The JPEG quality of converted and downscaled photos, 1–100. Default: 85.

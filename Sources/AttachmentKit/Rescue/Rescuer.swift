@@ -6,7 +6,7 @@
 /// ``canRescue(_:)`` says they undo it, in the list's order: the first runs (``rescue(_:)``),
 /// the next is tried only when one fails, and an output goes back through the same validator
 /// before it is published. The cache stores the ``Rescue`` it reports, keyed
-/// by ``name``; ``HitPolicy`` asks the rescuer of that name whether a cached derivative may stand
+/// by ``name``; `HitPolicy` asks the rescuer of that name whether a cached derivative may stand
 /// for its source under a caller's limits (``sourceRefusal(of:)``). A new rescuer therefore
 /// needs no change to the pipeline, the hit policy or the cache record: conform, and add it to
 /// the list. ``ImageRescuer`` is the model to copy.

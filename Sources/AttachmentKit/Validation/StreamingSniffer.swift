@@ -4,9 +4,9 @@ import PosixLock
 /// transfer as soon as they cannot become an accepted attachment, or the body passes its
 /// type's size limit.
 ///
-/// It holds at most ``SniffWindow/maximumBytes`` of the body (an ID3v2 tag in front is skipped,
+/// It holds at most `SniffWindow.maximumBytes` of the body (an ID3v2 tag in front is skipped,
 /// not kept). An MP4 whose `moov` lies in those bytes has its codecs judged there (see
-/// ``CodecTable``). The final word is still ``Validator/validate(file:sha256:deadline:)`` on the
+/// `CodecTable`). The final word is still ``Validator/validate(file:sha256:deadline:)`` on the
 /// complete file.
 public final class StreamingSniffer: ResponseInspector {
   private struct State {

@@ -18,8 +18,8 @@ public struct Validator: Sendable {
   ///
   /// Reads at most the first 64 KiB (after an ID3v2 tag) to identify it, then walks its
   /// structure piecewise; memory does not grow with the file's size, and the work is bounded
-  /// in proportion to it (see ``ByteReader``). The codec of every audio and video stream is
-  /// judged against ``CodecTable``.
+  /// in proportion to it (see `ByteReader`). The codec of every audio and video stream is
+  /// judged against `CodecTable`.
   /// - Parameters:
   ///   - path: the file to check.
   ///   - sha256: the file's digest when the caller already has it (a download computes it

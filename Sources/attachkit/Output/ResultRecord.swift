@@ -1,7 +1,7 @@
 import AttachmentKit
 
 /// One input's result, as the command line reports it: a JSON line (`--json`) or a table row.
-/// The JSON field names are a stable contract documented in the README.
+/// The JSON field names are a stable contract documented in docs/command-line.md.
 struct ResultRecord: Sendable {
   /// What happened to one input.
   enum Outcome: String {

@@ -5,7 +5,7 @@ import Dispatch
 /// MPEG-TS, AVI) re-wrapped in MP4, PCM AIFF re-wrapped in CAF, video codecs iOS does not play
 /// (VP8, VP9, AV1, MPEG-4 part 2) transcoded to H.264, and audio it does not play (FLAC,
 /// Vorbis, Opus, ADPCM, DTS, TrueHD) to AAC-LC; audio over its byte limit re-encoded (or
-/// trimmed) to fit. See ``MediaPlan`` for the choice.
+/// trimmed) to fit. See `MediaPlan` for the choice.
 ///
 /// The libraries are opened on the first media rescue (`dlopen`): a hit, an image miss or an
 /// accepted video never maps them. Only allowed demuxers and decoders read the source, from a
@@ -25,7 +25,7 @@ public struct MediaRescuer: Sendable {
 }
 
 extension MediaRescuer: Rescuer {
-  /// `"media"`: see ``MediaRescuer/name``.
+  /// `"media"`: see ``MediaRescuer/name-swift.type.property``.
   public var name: String { Self.name }
 
   /// ``MediaRescueConfiguration/maximumSourceBytes``.
@@ -33,7 +33,7 @@ extension MediaRescuer: Rescuer {
 
   /// A video or audio refusal: too long; a codec iOS does not decode; over the byte limit
   /// (video or audio); not an accepted format, when the bytes are a container FFmpeg reads
-  /// (``ForeignFormat`` rows naming a demuxer: WebM, Matroska, AVI, MPEG-TS, FLAC, Ogg, AIFF,
+  /// (`ForeignFormat` rows naming a demuxer: WebM, Matroska, AVI, MPEG-TS, FLAC, Ogg, AIFF,
   /// 3GPP); and an accepted movie that would play silent (``improvement(for:)``).
   public func canRescue(_ refusal: Refusal) -> Bool {
     switch refusal.reason {
@@ -66,7 +66,7 @@ extension MediaRescuer: Rescuer {
   }
 
   /// Rescues the job's source with FFmpeg in a rescue worker (see the type's documentation,
-  /// and ``WorkerPool/run(_:as:)`` for what the worker adds: `deadline_exceeded` and
+  /// and `WorkerPool.run(_:as:)` for what the worker adds: `deadline_exceeded` and
   /// `cancelled` at once, a crash or the memory ceiling as the refusal with why it was not
   /// rescued).
   ///

@@ -27,7 +27,7 @@ extension Rescue.Action {
 }
 
 extension PosterRescuer: Rescuer {
-  /// `"poster"`: see ``PosterRescuer/name``.
+  /// `"poster"`: see ``PosterRescuer/name-swift.type.property``.
   public var name: String { Self.name }
 
   /// The media rescue's source limit (``PosterConfiguration/source``).
@@ -37,7 +37,7 @@ extension PosterRescuer: Rescuer {
   /// decode, or a foreign video container FFmpeg reads (WebM, Matroska, AVI, MPEG-TS, FLV,
   /// ASF, 3GPP); and an image sequence FFmpeg reads (an AVIF, HEIF or HEIC sequence, which
   /// libheif does not: the image rescue fails first), delivered as an animated GIF
-  /// (``SequenceAnimation``) or, past its budget, a still of its first frame.
+  /// (`SequenceAnimation`) or, past its budget, a still of its first frame.
   public func canRescue(_ refusal: Refusal) -> Bool {
     switch refusal.reason {
     case .tooLong, .unsupportedCodec, .tooLarge: refusal.isOfVideo
@@ -49,7 +49,7 @@ extension PosterRescuer: Rescuer {
     }
   }
 
-  /// Makes the poster in a rescue worker (see ``WorkerPool/run(_:as:)``), by the job's
+  /// Makes the poster in a rescue worker (see `WorkerPool.run(_:as:)`), by the job's
   /// deadline or within ``PosterConfiguration/maximumSeconds`` (plus
   /// ``PosterConfiguration/maximumAnimationSeconds`` for an image sequence), whichever comes
   /// first.

@@ -26,7 +26,7 @@ extension RescueWorkers {
 extension RescueWorkers {
   /// The sandbox layers the rescue workers this process has started so far run without, as
   /// their spawn and the kernel show them (namespaces, session, user, Landlock, the thread
-  /// limit, one job per worker), in ``SandboxLayer/allCases`` order: what `fetch --rescue`,
+  /// limit, one job per worker), in `SandboxLayer.allCases` order: what `fetch --rescue`,
   /// `rescue` and the extension runner warn about after a run. Empty when every such layer was
   /// in force, or no worker has started. It runs no probe (``sandboxReport(configuration:keyFile:)``
   /// does).

@@ -23,7 +23,7 @@ public struct SandboxReport: Sendable {
     public var detail: String
   }
 
-  /// Every layer, in ``SandboxLayer/allCases`` order.
+  /// Every layer, in `SandboxLayer.allCases` order.
   public var layers: [Layer]
   /// Every probe, in ``SandboxProbe/all`` order.
   public var probes: [Probe]
