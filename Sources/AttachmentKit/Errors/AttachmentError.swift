@@ -65,6 +65,21 @@ public struct AttachmentError: Error, Sendable, Equatable, CustomStringConvertib
   /// short), so that a caller's count of the bytes it transferred includes them; `nil` when no
   /// body had begun or the failure came from no download.
   public internal(set) var bytesReceived: Int64?
+  /// Why a rescue's decoder ended, when that ending is a verdict on the source itself (its
+  /// worker crashed, ran out of CPU time or memory on it): no second decoder is handed such an
+  /// input (``RescueFallback``). A value, set where the worker's end is seen, never read back
+  /// from the message; `nil` for every other error.
+  package var sourceVerdict: SourceVerdict?
+
+  /// How a rescue's decoder ended on a source that no other decoder should be given.
+  package enum SourceVerdict: String, Sendable, Codable {
+    /// Its worker died of a signal (a crash, the sandbox's filter).
+    case workerDied
+    /// Its worker was killed at its CPU limit.
+    case cpuExhausted
+    /// Its worker reached the memory ceiling.
+    case memoryExhausted
+  }
 
   /// Whether the bytes were refused as an attachment (wrong type, too large, too long, too
   /// many pixels, cut short, empty), as opposed to the fetch itself failing.

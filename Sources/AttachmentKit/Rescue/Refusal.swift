@@ -208,5 +208,7 @@ extension Refusal {
   }
 
   /// This refusal, kept, with why a rescue could not undo it ("… Not rescued: `reason`.").
-  func notRescued(_ why: String) -> AttachmentError { error.notRescued(why) }
+  func notRescued(_ why: String, verdict: AttachmentError.SourceVerdict? = nil) -> AttachmentError {
+    error.notRescued(why, verdict: verdict)
+  }
 }

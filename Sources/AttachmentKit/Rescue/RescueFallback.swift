@@ -16,8 +16,6 @@ enum RescueFallback {
   /// Whether the next rescuer may try after `error`.
   static func allowsNext(after error: AttachmentError) -> Bool {
     if error.isStop || error.code == .tooManyPixels || error.code == .tooComplex { return false }
-    let message = error.message
-    return !message.contains(workerDied) && !message.contains(cpuExhausted)
-      && !message.contains(memoryExhausted)
+    return error.sourceVerdict == nil
   }
 }

@@ -171,9 +171,12 @@ extension MediaRescuer: Rescuer {
 }
 
 extension AttachmentError {
-  /// This refusal, kept, with why a rescue could not undo it ("… Not rescued: `reason`.").
-  func notRescued(_ reason: String) -> AttachmentError {
-    AttachmentError(
+  /// This refusal, kept, with why a rescue could not undo it ("… Not rescued: `reason`."),
+  /// and `verdict` when how the rescue ended judged the source itself.
+  func notRescued(_ reason: String, verdict: SourceVerdict? = nil) -> AttachmentError {
+    var error = AttachmentError(
       code, "\(message) Not rescued: \(reason).", httpStatus: httpStatus, detected: detected, kind: kind)
+    error.sourceVerdict = verdict
+    return error
   }
 }

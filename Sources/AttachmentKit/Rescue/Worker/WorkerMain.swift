@@ -205,7 +205,7 @@ enum WorkerMain {
         return WorkerReply(
           error: WireError(
             job.refusal.notRescued(
-              "\(RescueFallback.memoryExhausted) (\(ceiling >> 20) MiB)")))
+              "\(RescueFallback.memoryExhausted) (\(ceiling >> 20) MiB)", verdict: .memoryExhausted)))
       }
       return WorkerReply(error: WireError(error))
     }

@@ -78,6 +78,9 @@ struct WireError: Codable, Sendable {
   var message: String
   var httpStatus: Int?
   var detected: String?
+  /// The error's ``AttachmentError/sourceVerdict``, as a value (a worker that ran out of
+  /// memory says so here, not in words the parent would parse).
+  var sourceVerdict: AttachmentError.SourceVerdict?
 
   init(_ error: AttachmentError) {
     code = error.code.rawValue
@@ -85,6 +88,7 @@ struct WireError: Codable, Sendable {
     message = error.message
     httpStatus = error.httpStatus
     detected = error.detected
+    sourceVerdict = error.sourceVerdict
   }
 
   /// The error with what the rescue's libraries logged (``LibraryLog``) at the end of its
@@ -98,8 +102,10 @@ struct WireError: Codable, Sendable {
   /// The error again (an unknown kind reads as a local failure).
   var error: AttachmentError {
     let kind = AttachmentError.Kind(rawValue: kind) ?? .local
-    return AttachmentError(
+    var error = AttachmentError(
       AttachmentError.Code(code, kind: kind), message, httpStatus: httpStatus, detected: detected, kind: kind)
+    error.sourceVerdict = sourceVerdict
+    return error
   }
 }
 

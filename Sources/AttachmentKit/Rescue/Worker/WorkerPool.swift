@@ -135,7 +135,8 @@ final class WorkerPool: Sendable {
           .tooLarge,
           "The rescued file grew past the output limit of \(outputLimit) bytes; its worker was stopped.")
       }
-      throw job.refusal.notRescued(death.reason(ceiling: configuration.memoryCeilingBytes))
+      let ending = death.ending(ceiling: configuration.memoryCeilingBytes)
+      throw job.refusal.notRescued(ending.reason, verdict: ending.verdict)
     }
   }
 

@@ -299,28 +299,40 @@ struct WorkerDeath: Sendable {
   }
 
   /// Why the rescue failed, for its refusal ("… Not rescued: …"), given the worker's ceiling.
-  func reason(ceiling: Int64) -> String {
+  func reason(ceiling: Int64) -> String { ending(ceiling: ceiling).reason }
+
+  /// Why the rescue failed, and the verdict on the source when the worker's end is one (a
+  /// signal: a crash, the filter, the CPU limit or the memory ceiling).
+  func ending(ceiling: Int64) -> (reason: String, verdict: AttachmentError.SourceVerdict?) {
     guard let signal else {
       let code = status.map { ($0 >> 8) & 0xff }
       if code == WorkerMain.cannotConfine {
-        return "its worker cannot confine itself (is libseccomp2 installed?), and does not run unconfined"
+        return (
+          "its worker cannot confine itself (is libseccomp2 installed?), and does not run unconfined", nil
+        )
       }
-      if code == WorkerMain.outputTooLarge { return "its output grew past the limit" }
-      return "its worker exited\(code.map { " with status \($0)" } ?? "") before it answered"
+      if code == WorkerMain.outputTooLarge { return ("its output grew past the limit", nil) }
+      return ("its worker exited\(code.map { " with status \($0)" } ?? "") before it answered", nil)
     }
     let name = String(cString: strsignal(signal))
     if signal == SIGSYS {
-      return
-        "the decoder made a system call its sandbox refuses (\(RescueFallback.workerDied) \(signal): \(name))"
+      return (
+        "the decoder made a system call its sandbox refuses (\(RescueFallback.workerDied) \(signal): \(name))",
+        .workerDied
+      )
     }
-    if signal == SIGXCPU { return "\(RescueFallback.cpuExhausted) (its worker was killed: \(name))" }
+    if signal == SIGXCPU {
+      return ("\(RescueFallback.cpuExhausted) (its worker was killed: \(name))", .cpuExhausted)
+    }
     // Near the ceiling: the allocation that failed was most likely what killed it (the
     // address space is read every 50 ms, so the last reading trails the fatal one).
     if peakResidentBytes * 4 >= ceiling * 3 || peakAddressSpaceBytes * 10 >= ceiling * 9 {
-      return
-        "\(RescueFallback.memoryExhausted) (\(ceiling >> 20) MiB; \(RescueFallback.workerDied) \(signal): \(name))"
+      return (
+        "\(RescueFallback.memoryExhausted) (\(ceiling >> 20) MiB; \(RescueFallback.workerDied) \(signal): \(name))",
+        .memoryExhausted
+      )
     }
-    return "the decoder failed (\(RescueFallback.workerDied) \(signal): \(name))"
+    return ("the decoder failed (\(RescueFallback.workerDied) \(signal): \(name))", .workerDied)
   }
 }
 
