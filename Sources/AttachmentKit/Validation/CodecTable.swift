@@ -19,8 +19,18 @@ enum CodecTable {
     case notPlayed
   }
 
-  /// One row: the codec in words and what iOS does with it.
+  /// What a stream of a codec is.
+  enum StreamKind: Sendable, Equatable {
+    case video
+    case audio
+    /// Timed text, captions, timecode, metadata: not played.
+    case other
+  }
+
+  /// One row: the codec's stream kind, the codec in words and what iOS does with it.
   struct Row: Sendable {
+    /// Whether the codec's streams are video, audio or neither.
+    let kind: StreamKind
     /// The codec in words, e.g. "DTS audio".
     let name: String
     /// What iOS does with it.
@@ -48,122 +58,126 @@ enum CodecTable {
   //      metadata, which are not media to decode.
   static let rows: [String: Row] = [
     // Video that decodes [CM]
-    "avc1": Row(name: "H.264 video", support: .decodes),
-    "avc3": Row(name: "H.264 video", support: .decodes),
-    "hvc1": Row(name: "HEVC video", support: .decodes),
-    "hev1": Row(name: "HEVC video", support: .decodes),
-    "mp4v.20": Row(name: "MPEG-4 Part 2 video", support: .decodes),
-    "mp4v.6A": Row(name: "MPEG-1 video", support: .decodes),  // [T] "MPEG" movies, [CM]
-    "mp4v.60": Row(name: "MPEG-2 video", support: .decodes),  // [T] "MPEG-2 video", [CM]
-    "mp4v.61": Row(name: "MPEG-2 video", support: .decodes),
-    "mp4v.62": Row(name: "MPEG-2 video", support: .decodes),
-    "mp4v.63": Row(name: "MPEG-2 video", support: .decodes),
-    "mp4v.64": Row(name: "MPEG-2 video", support: .decodes),
-    "mp4v.65": Row(name: "MPEG-2 video", support: .decodes),
-    "jpeg": Row(name: "Motion JPEG video", support: .decodes),
+    "avc1": Row(kind: .video, name: "H.264 video", support: .decodes),
+    "avc3": Row(kind: .video, name: "H.264 video", support: .decodes),
+    "hvc1": Row(kind: .video, name: "HEVC video", support: .decodes),
+    "hev1": Row(kind: .video, name: "HEVC video", support: .decodes),
+    "mp4v.20": Row(kind: .video, name: "MPEG-4 Part 2 video", support: .decodes),
+    "mp4v.6A": Row(kind: .video, name: "MPEG-1 video", support: .decodes),  // [T] "MPEG" movies, [CM]
+    "mp4v.60": Row(kind: .video, name: "MPEG-2 video", support: .decodes),  // [T] "MPEG-2 video", [CM]
+    "mp4v.61": Row(kind: .video, name: "MPEG-2 video", support: .decodes),
+    "mp4v.62": Row(kind: .video, name: "MPEG-2 video", support: .decodes),
+    "mp4v.63": Row(kind: .video, name: "MPEG-2 video", support: .decodes),
+    "mp4v.64": Row(kind: .video, name: "MPEG-2 video", support: .decodes),
+    "mp4v.65": Row(kind: .video, name: "MPEG-2 video", support: .decodes),
+    "jpeg": Row(kind: .video, name: "Motion JPEG video", support: .decodes),
     // An mp4v / mp4a entry whose esds cannot be read: by far most often MPEG-4 video / AAC.
     // Matched only exactly (see `exactOnly`), so an unknown object type does not fall back to it.
-    "mp4v": Row(name: "MPEG-4 video", support: .decodes),
-    "mp4a": Row(name: "MPEG-4 audio", support: .decodes),
+    "mp4v": Row(kind: .video, name: "MPEG-4 video", support: .decodes),
+    "mp4a": Row(kind: .audio, name: "MPEG-4 audio", support: .decodes),
     // Video that depends on the device [18]
     "av01": Row(
-      name: "AV1 video",
+      kind: .video, name: "AV1 video",
       support: .dependsOnDevice(caveat: "only devices with an AV1 decoder (A17 Pro, M3 and later) play it")),
     "dav1": Row(
-      name: "Dolby Vision AV1 video",
+      kind: .video, name: "Dolby Vision AV1 video",
       support: .dependsOnDevice(caveat: "only devices with an AV1 decoder (A17 Pro, M3 and later) play it")),
     "dvh1": Row(
-      name: "Dolby Vision HEVC video",
+      kind: .video, name: "Dolby Vision HEVC video",
       support: .dependsOnDevice(caveat: "devices without Dolby Vision show it with altered colours")),
     "dvhe": Row(
-      name: "Dolby Vision HEVC video",
+      kind: .video, name: "Dolby Vision HEVC video",
       support: .dependsOnDevice(caveat: "devices without Dolby Vision show it with altered colours")),
     // Video that does not decode [18]
-    "vp08": Row(name: "VP8 video", support: .doesNotDecode),
-    "vp09": Row(name: "VP9 video", support: .doesNotDecode),
-    "vvc1": Row(name: "VVC (H.266) video", support: .doesNotDecode),
-    "vvi1": Row(name: "VVC (H.266) video", support: .doesNotDecode),
-    "encv": Row(name: "encrypted video", support: .doesNotDecode),
+    "vp08": Row(kind: .video, name: "VP8 video", support: .doesNotDecode),
+    "vp09": Row(kind: .video, name: "VP9 video", support: .doesNotDecode),
+    "vvc1": Row(kind: .video, name: "VVC (H.266) video", support: .doesNotDecode),
+    "vvi1": Row(kind: .video, name: "VVC (H.266) video", support: .doesNotDecode),
+    "encv": Row(kind: .video, name: "encrypted video", support: .doesNotDecode),
 
     // Audio that decodes [AT]
-    "mp4a.40.2": Row(name: "AAC-LC audio", support: .decodes),
-    "mp4a.40.5": Row(name: "HE-AAC audio", support: .decodes),
-    "mp4a.40.29": Row(name: "HE-AAC v2 audio", support: .decodes),
-    "mp4a.40.23": Row(name: "AAC-LD audio", support: .decodes),
-    "mp4a.40.39": Row(name: "AAC-ELD audio", support: .decodes),
-    "mp4a.40.34": Row(name: "MP3 audio", support: .decodes),
-    "mp4a.67": Row(name: "AAC-LC audio (MPEG-2)", support: .decodes),
-    "mp4a.6B": Row(name: "MPEG-1 audio", support: .decodes),  // the layer unsaid [MPG]
-    "mp4a.69": Row(name: "MPEG-2 audio", support: .decodes),
-    "mp3": Row(name: "MP3 audio", support: .decodes),  // MPEG-1/2/2.5 Layer III [MPG]
-    "alac": Row(name: "Apple Lossless audio", support: .decodes),
-    "ac-3": Row(name: "AC-3 audio", support: .decodes),
-    "mp4a.A5": Row(name: "AC-3 audio", support: .decodes),
-    "ec-3": Row(name: "E-AC-3 audio", support: .decodes),
-    "mp4a.A6": Row(name: "E-AC-3 audio", support: .decodes),
-    "lpcm": Row(name: "linear PCM audio", support: .decodes),
-    "sowt": Row(name: "linear PCM audio", support: .decodes),
-    "twos": Row(name: "linear PCM audio", support: .decodes),
-    "raw": Row(name: "linear PCM audio", support: .decodes),
-    "in24": Row(name: "linear PCM audio", support: .decodes),
-    "in32": Row(name: "linear PCM audio", support: .decodes),
-    "fl32": Row(name: "linear PCM audio", support: .decodes),
-    "fl64": Row(name: "linear PCM audio", support: .decodes),
-    "ulaw": Row(name: "μ-law audio", support: .decodes),
-    "alaw": Row(name: "A-law audio", support: .decodes),
-    "ima4": Row(name: "IMA 4:1 ADPCM audio", support: .decodes),
+    "mp4a.40.2": Row(kind: .audio, name: "AAC-LC audio", support: .decodes),
+    "mp4a.40.5": Row(kind: .audio, name: "HE-AAC audio", support: .decodes),
+    "mp4a.40.29": Row(kind: .audio, name: "HE-AAC v2 audio", support: .decodes),
+    "mp4a.40.23": Row(kind: .audio, name: "AAC-LD audio", support: .decodes),
+    "mp4a.40.39": Row(kind: .audio, name: "AAC-ELD audio", support: .decodes),
+    "mp4a.40.34": Row(kind: .audio, name: "MP3 audio", support: .decodes),
+    "mp4a.67": Row(kind: .audio, name: "AAC-LC audio (MPEG-2)", support: .decodes),
+    "mp4a.6B": Row(kind: .audio, name: "MPEG-1 audio", support: .decodes),  // the layer unsaid [MPG]
+    "mp4a.69": Row(kind: .audio, name: "MPEG-2 audio", support: .decodes),
+    "mp3": Row(kind: .audio, name: "MP3 audio", support: .decodes),  // MPEG-1/2/2.5 Layer III [MPG]
+    "alac": Row(kind: .audio, name: "Apple Lossless audio", support: .decodes),
+    "ac-3": Row(kind: .audio, name: "AC-3 audio", support: .decodes),
+    "mp4a.A5": Row(kind: .audio, name: "AC-3 audio", support: .decodes),
+    "ec-3": Row(kind: .audio, name: "E-AC-3 audio", support: .decodes),
+    "mp4a.A6": Row(kind: .audio, name: "E-AC-3 audio", support: .decodes),
+    "lpcm": Row(kind: .audio, name: "linear PCM audio", support: .decodes),
+    "sowt": Row(kind: .audio, name: "linear PCM audio", support: .decodes),
+    "twos": Row(kind: .audio, name: "linear PCM audio", support: .decodes),
+    "raw": Row(kind: .audio, name: "linear PCM audio", support: .decodes),
+    "in24": Row(kind: .audio, name: "linear PCM audio", support: .decodes),
+    "in32": Row(kind: .audio, name: "linear PCM audio", support: .decodes),
+    "fl32": Row(kind: .audio, name: "linear PCM audio", support: .decodes),
+    "fl64": Row(kind: .audio, name: "linear PCM audio", support: .decodes),
+    "ulaw": Row(kind: .audio, name: "μ-law audio", support: .decodes),
+    "alaw": Row(kind: .audio, name: "A-law audio", support: .decodes),
+    "ima4": Row(kind: .audio, name: "IMA 4:1 ADPCM audio", support: .decodes),
     // WAVE format tags (RFC 2361 decimal) [AT]
-    "1": Row(name: "PCM audio", support: .decodes),
-    "3": Row(name: "floating-point PCM audio", support: .decodes),
-    "6": Row(name: "A-law audio", support: .decodes),
-    "7": Row(name: "μ-law audio", support: .decodes),
-    "17": Row(name: "IMA ADPCM audio", support: .decodes),
-    "85": Row(name: "MP3 audio", support: .decodes),
+    "1": Row(kind: .audio, name: "PCM audio", support: .decodes),
+    "3": Row(kind: .audio, name: "floating-point PCM audio", support: .decodes),
+    "6": Row(kind: .audio, name: "A-law audio", support: .decodes),
+    "7": Row(kind: .audio, name: "μ-law audio", support: .decodes),
+    "17": Row(kind: .audio, name: "IMA ADPCM audio", support: .decodes),
+    "85": Row(kind: .audio, name: "MP3 audio", support: .decodes),
     // Audio that depends on the OS version [18]
     "opus": Row(
-      name: "Opus audio",
+      kind: .audio, name: "Opus audio",
       support: .dependsOnDevice(caveat: "only recent iOS versions play it in this container")),
     "mp4a.AD": Row(
-      name: "Opus audio",
+      kind: .audio, name: "Opus audio",
       support: .dependsOnDevice(caveat: "only recent iOS versions play it in this container")),
-    "flac": Row(name: "FLAC audio", support: .dependsOnDevice(caveat: "only iOS 11 and later play it")),
+    "flac": Row(
+      kind: .audio, name: "FLAC audio", support: .dependsOnDevice(caveat: "only iOS 11 and later play it")),
     "fpcm": Row(
-      name: "ISO floating-point PCM audio",
+      kind: .audio, name: "ISO floating-point PCM audio",
       support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
     "ipcm": Row(
-      name: "ISO integer PCM audio", support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
+      kind: .audio, name: "ISO integer PCM audio",
+      support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
     "mp4a.40.42": Row(
-      name: "xHE-AAC audio", support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
+      kind: .audio, name: "xHE-AAC audio",
+      support: .dependsOnDevice(caveat: "only recent iOS versions play it")),
     // Audio that does not decode [MPG]
-    "mp1": Row(name: "MPEG audio Layer I", support: .doesNotDecode),
-    "mp2": Row(name: "MPEG audio Layer II", support: .doesNotDecode),
+    "mp1": Row(kind: .audio, name: "MPEG audio Layer I", support: .doesNotDecode),
+    "mp2": Row(kind: .audio, name: "MPEG audio Layer II", support: .doesNotDecode),
     // Audio that does not decode [18]
-    "2": Row(name: "Microsoft ADPCM audio", support: .doesNotDecode),  // WAVE format tag 2
+    "2": Row(kind: .audio, name: "Microsoft ADPCM audio", support: .doesNotDecode),  // WAVE format tag 2
     // WAVE_FORMAT_EXTENSIBLE whose SubFormat GUID is not the standard one of PCM, float, A-law
     // or μ-law (WAVProbe keeps the extensible tag then): ffmpeg finds no decoder for it.
-    "65534": Row(name: "WAVE_FORMAT_EXTENSIBLE audio of an unknown sub-format", support: .doesNotDecode),
-    "dtsc": Row(name: "DTS audio", support: .doesNotDecode),
-    "dtsh": Row(name: "DTS-HD audio", support: .doesNotDecode),
-    "dtsl": Row(name: "DTS-HD lossless audio", support: .doesNotDecode),
-    "dtse": Row(name: "DTS Express audio", support: .doesNotDecode),
-    "dtsx": Row(name: "DTS:X audio", support: .doesNotDecode),
-    "mlpa": Row(name: "Dolby TrueHD audio", support: .doesNotDecode),
-    "ac-4": Row(name: "AC-4 audio", support: .doesNotDecode),
-    "mha1": Row(name: "MPEG-H 3D audio", support: .doesNotDecode),
-    "mhm1": Row(name: "MPEG-H 3D audio", support: .doesNotDecode),
-    "iamf": Row(name: "IAMF audio", support: .doesNotDecode),
-    "enca": Row(name: "encrypted audio", support: .doesNotDecode),
+    "65534": Row(
+      kind: .audio, name: "WAVE_FORMAT_EXTENSIBLE audio of an unknown sub-format", support: .doesNotDecode),
+    "dtsc": Row(kind: .audio, name: "DTS audio", support: .doesNotDecode),
+    "dtsh": Row(kind: .audio, name: "DTS-HD audio", support: .doesNotDecode),
+    "dtsl": Row(kind: .audio, name: "DTS-HD lossless audio", support: .doesNotDecode),
+    "dtse": Row(kind: .audio, name: "DTS Express audio", support: .doesNotDecode),
+    "dtsx": Row(kind: .audio, name: "DTS:X audio", support: .doesNotDecode),
+    "mlpa": Row(kind: .audio, name: "Dolby TrueHD audio", support: .doesNotDecode),
+    "ac-4": Row(kind: .audio, name: "AC-4 audio", support: .doesNotDecode),
+    "mha1": Row(kind: .audio, name: "MPEG-H 3D audio", support: .doesNotDecode),
+    "mhm1": Row(kind: .audio, name: "MPEG-H 3D audio", support: .doesNotDecode),
+    "iamf": Row(kind: .audio, name: "IAMF audio", support: .doesNotDecode),
+    "enca": Row(kind: .audio, name: "encrypted audio", support: .doesNotDecode),
 
     // Not media [14496]
-    "tx3g": Row(name: "3GPP timed text", support: .notPlayed),
-    "text": Row(name: "QuickTime text", support: .notPlayed),
-    "wvtt": Row(name: "WebVTT text", support: .notPlayed),
-    "stpp": Row(name: "TTML text", support: .notPlayed),
-    "c608": Row(name: "CEA-608 captions", support: .notPlayed),
-    "c708": Row(name: "CEA-708 captions", support: .notPlayed),
-    "tmcd": Row(name: "timecode", support: .notPlayed),
-    "mebx": Row(name: "metadata", support: .notPlayed),
-    "subp": Row(name: "DVD subpictures", support: .notPlayed),
+    "tx3g": Row(kind: .other, name: "3GPP timed text", support: .notPlayed),
+    "text": Row(kind: .other, name: "QuickTime text", support: .notPlayed),
+    "wvtt": Row(kind: .other, name: "WebVTT text", support: .notPlayed),
+    "stpp": Row(kind: .other, name: "TTML text", support: .notPlayed),
+    "c608": Row(kind: .other, name: "CEA-608 captions", support: .notPlayed),
+    "c708": Row(kind: .other, name: "CEA-708 captions", support: .notPlayed),
+    "tmcd": Row(kind: .other, name: "timecode", support: .notPlayed),
+    "mebx": Row(kind: .other, name: "metadata", support: .notPlayed),
+    "subp": Row(kind: .other, name: "DVD subpictures", support: .notPlayed),
   ]
 
   /// A codec a rescue worker may decode, by FFmpeg's names, tied to its row above.

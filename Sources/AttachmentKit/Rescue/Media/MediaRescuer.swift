@@ -134,8 +134,8 @@ extension MediaRescuer: Rescuer {
   public func improvement(for validation: Validation) -> Refusal? {
     guard validation.type.category == .video, validation.rescued == nil else { return nil }
     let streams = validation.codecs.compactMap { codec in CodecTable.row(for: codec).map { (codec, $0) } }
-    let video = streams.filter { $0.1.name.contains(" video") }
-    let audio = streams.filter { $0.1.name.contains(" audio") }
+    let video = streams.filter { $0.1.kind == .video }
+    let audio = streams.filter { $0.1.kind == .audio }
     guard video.contains(where: { $0.1.support == .decodes }), !audio.isEmpty,
       !audio.contains(where: { $0.1.support != .doesNotDecode })
     else { return nil }
