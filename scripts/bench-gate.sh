@@ -6,22 +6,27 @@
 # Usage: scripts/bench-gate.sh REPORT.json [REPORT.json ...]
 #
 # The table below is the only place the figures CI reads and their bounds live; every figure has
-# both (issue #39, item 4):
-# - min: the floor. A value under it means the scenario is broken, not fast: a time or RSS of
-#   about 0, an overshoot below 0 (answered before the deadline), no HTML body read before the
-#   refusal, a fan-in other than exactly 1 upstream request, a ratio far under any run seen.
-# - limit: 1.5x the goal where the medians of repeated quick rounds on this shared two-core
-#   machine meet 1.5x the goal. Where they do not, the limit is what the medians support (about
-#   1.5x the median) and the note says "not at 1.5x its goal: median X, goal Y". Absolute times
-#   and RSS with no goal stated in the README or docs get 1.5x the median as their goal (the note
-#   says so), and the same 1.5x over it as their limit.
-# Why medians of rounds: a single quick round on two shared cores crossed some limit in five of
-# six rounds (each note names its run over the limit), while the median of the rounds met every
-# limit; one round is noise, a regression moves the median.
-# The runs in the notes are six quick rounds of the release build on 2026-12-05, the two cores
-# shared with other sessions' builds and tests (load average at a round's start and end: 8.3-11.4,
-# 34.7-8.7, 8.7-7.2, 7.2-9.2, 4.3-5.6, 5.6-6.0; a seventh stopped at load 34.7 on wrk's errors
-# against serve).
+# a judgement, a floor and a limit (issues #39, #56):
+# - judged: "median" over the rounds (one quick round on two shared cores is noise: single rounds
+#   crossed limits their medians meet), or "each": every round on its own, for a figure that
+#   must be exact (one upstream request for 200 callers, no byte read before a declared wrong
+#   type, the cache within its cap) or a promise no round may break (HTML refused within 16 KiB).
+# - min: the floor. Under it the scenario is broken, not fast (a time or RSS of about 0, an
+#   overshoot below 0, no HTML byte read), or, for a figure where more is better (serve's
+#   requests per second), the limit itself: the median over 1.9, so half the rate fails.
+# - limit (issue #56: a 2x regression must fail): the goal where the median meets it with room
+#   for the noise; 1.3x the median where it meets it narrowly (the goal under 1.3x the median)
+#   or does not meet it; 1.9x the median where the goal is more than 1.9x away (so a 2x
+#   regression still fails); tails (p90, p99) with no goal 1.6x the median. Each note says which
+#   rule applied and where its median comes from: the six quick rounds of 2026-12-05 (the old
+#   table's notes), or one round of 2026-12-07 taken while two other builds shared the cores
+#   (for the figures the gate did not read before); the closing note of issue #56 says how three
+#   clean rounds and two deliberate 2x slowdowns did against it.
+# Goals are the product's (Benchmarks/Report/Goals.swift, issue #56): hit p50 <= 5 us, p99 <= 25
+# us, deadline overshoot p99 <= 5 ms, HTML refused within 16 KiB, RSS growth of a 45 MiB download
+# <= 2 MiB, serve's peak RSS <= 64 MiB, a worker's first job <= 40 ms and a warm one <= 5 ms,
+# prefetch CPU <= 2.0x curl's; a ratio against a peer has the peer as its goal (1.0; peak RSS
+# 1.2).
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 REPORT.json [REPORT.json ...]" >&2; exit 2; }
 reports=("$@")
@@ -34,74 +39,124 @@ median() {
   printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# key                                  min     limit   goal    note
+# key                                  judged min       limit      note
 limits=$(
   cat <<'TABLE'
-urlsession_45m_ratio                   0.1     1.5     1       cold 45 MiB / URLSession (median 0.578, runs 0.549, 1.679, 0.514, 0.697, 0.532, 0.606; a run over the limit (1.679))
-curl_45m_ratio                         0.1     1.5     1       cold 45 MiB / curl (median 0.963, runs 0.843, 0.765, 0.983, 1.225, 1.149, 0.943)
-batch_c16_ratio_curl                   0.1     1.5     1       in-process batch c=16 / curl --parallel, each round the median of 5 alternating runs after an untimed one; median of 3 rounds (before alternation: median 1.257, runs 0.541, 2.236, 1.361, 1.445, 1.114, 1.154; a run over the limit (2.236))
-batch_cli_c16_ratio_curl               0.1     3.0     0.8     prefetch -j 16 / curl --parallel, median of 3 (median 1.697, runs 2.644, 1.281, 3.138, 1.765, 1.359, 1.629; not at 1.5x its goal: median 1.697, goal 0.8; the median of r1, r3, r4 was 2.644, so the limit is the old 3.0)
-churn_c16_ratio_curl                   0.1     2.4     1.2     churn into a full 20 MiB cache / curl --parallel, median of 3 (median 1.503, runs 1.086, 0.656, 1.59, 1.582, 1.423, 1.981; not at 1.5x its goal: the 2026-12-05 rehearsal's three rounds were 1.694, 1.906, 1.986 (median over 1.8) and quiet single runs of the same binary 1.24 and 1.60, the README's full runs 1.75 and 2.05; curl's own rate moves between 2200 and 3200 files/s from run to run; so the limit is 2x the goal)
-serve_hit_ratio_nginx                  0.1     1.875   1.25    serve hit, time per request / nginx, median of 3 rounds (median 1.487, runs 1.461, 0.758, 1.782, 1.503, 1.47, 1.733)
-cli_hit_ratio_curl                     0.05    0.55    0.33    attachkit fetch hit / curl (median 0.489, runs 0.52, 0.29, 0.472, 0.56, 0.497, 0.481; not at 1.5x its goal reliably: 1.5x is 0.495 and the median of r5-r7 was 0.497; the goal is under the Swift runtime's own start, 0.37)
-cli_cold_45m_ratio_curl                0.1     2.4     1       attachkit fetch cold 45 MiB / curl (median 1.594, runs 1.805, 1.385, 2.98, 1.602, 1.586, 1.184; not at 1.5x its goal: median 1.594, goal 1; a run over the limit (2.98))
-sniff_1byte_ratio                      0.5     1.65    1.1     1-byte writes sniffed / not sniffed (median 0.946, runs 0.904, 1.409, 1.676, 0.978, 0.915, 0.764; a run over the limit (1.676))
-rescue_24mp_ratio_vips                 0.2     1.5     1       24 MP JPEG rescue / vipsthumbnail, wall (median 0.976, runs 1.369, 0.802, 1.188, 0.975, 0.976, 0.961)
-rescue_24mp_rss_ratio_vips             0.3     1.8     1.2     same, peak RSS (median 0.995, runs 0.982, 1, 0.997, 1.002, 0.989, 0.994)
-media_transcode_720p_ratio_ffmpeg      0.1     1.5     1       720p transcode / ffmpeg, wall (median 0.959, runs 0.475, 0.63, 1.012, 0.949, 0.97, 1.237)
-media_transcode_720p_rss_ratio_ffmpeg  0.3     1.8     1.2     same, peak RSS (median 0.928, runs 0.907, 0.928, 0.93, 0.928, 0.93, 0.927)
-media_trim_copy_ratio_ffmpeg           0.2     2.6     1       stream-copy trim / ffmpeg, wall (the copy check decodes the first GOP and all audio) (median 1.693, runs 1.196, 1.084, 1.887, 1.964, 1.59, 1.797; not at 1.5x its goal: median 1.693, goal 1)
-media_poster_ratio_ffmpeg              0.1     1.5     1       JPEG poster of a 720p VP9 WebM / ffmpeg -frames:v 1, wall (median 0.706, runs 0.617, 0.692, 0.738, 0.693, 0.72, 0.8)
-media_rewrap_ts_ratio_ffmpeg           0.1     1.5     1       28 s H.264+AAC MPEG-TS re-wrapped in MP4 / ffmpeg -c copy (#42) (median 1.312, runs 0.793, 1.031, 1.778, 1.512, 1.187, 1.436; a run over the limit (1.778))
-media_transcode_flv_ratio_ffmpeg       0.1     1.5     1       20 s CIF FLV -> H.264+AAC / ffmpeg (#42) (median 0.783, runs 0.787, 0.718, 0.783, 0.784, 0.724, 0.836)
-media_transcode_wmv_ratio_ffmpeg       0.1     1.5     1       20 s CIF ASF (WMV 8 + WMA 2) -> H.264+AAC / ffmpeg (#42) (median 0.894, runs 0.904, 0.89, 0.898, 0.636, 0.863, 1.006)
-media_transcode_3gp_ratio_ffmpeg       0.1     1.5     1       20 s CIF 3GP (H.263 + AAC) -> H.264+AAC / ffmpeg (#42) (median 0.646, runs 0.645, 0.578, 0.728, 0.406, 0.719, 0.647)
-media_transcode_flac_ratio_ffmpeg      0.1     1.5     1       60 s stereo FLAC -> AAC in M4A / ffmpeg (#42) (median 0.959, runs 1.291, 1.226, 0.889, 0.854, 0.961, 0.957)
-media_shrink_ratio_ffmpeg              0.1     1.5     1       60 MB 1080p shrunk under 50 MB at 720p / ffmpeg (#42) (median 0.798, runs 0.922, 0.774, 1.071, 0.776, 0.82, 0.664)
-refuse_html_bytes                      1       98304   65536   body bytes read before an HTML page is refused (floor: none read is a broken scenario) (median 16384, runs 16384, 16384, 16384, 16384, 16384, 16384)
-serve_fanin_upstream_requests          1       1       1       200 concurrent requests of one URL reach the origin exactly once (median 1, runs 1, 1, 1, 1, 1, 1)
-hit_p50_us                             0.5     15      10      in-process hit p50 (goal #41) (median 8.365, runs 7.674, 8.495, 8.527, 8.235, 8.536, 7.884)
-hit_p99_us                             0.5     75      50      in-process hit p99 (goal #41) (median 17.538, runs 14.187, 20.368, 19.817, 14.908, 19.586, 15.489)
-cold_100k_p50_ms                       0.05    3       2       cold 100 KiB p50 (median 1.296, runs 1.3, 1.56, 1.292, 1.149, 1.666, 1.075; no goal stated: goal 1.5x the median)
-cold_45m_p50_ms                        5       270     180     cold 45 MiB p50 (floor: SHA-256 alone of 45 MiB takes more) (median 115.55, runs 111.886, 818.153, 144.105, 119.214, 109.268, 71.854; no goal stated: goal 1.5x the median; a run over the limit (818.153))
-deadline_overshoot_p99_ms              0       75      50      deadline overshoot p99; goal: the benchmark's 50 ms, inside the 250 ms promise (docs/faults.md) (floor 0: never answered before the deadline) (median 0.886, runs 0.984, 2.737, 0.505, 0.453, 1.137, 0.787)
-peak_rss_45m_mib                       1       57      38      peak RSS of a 45 MiB download (median 24.904, runs 25.074, 24.906, 25.02, 24.863, 24.844, 24.902; no goal stated: goal 1.5x the median)
-baseline_rss_mib                       1       47      31      RSS of a fresh pipeline (median 20.258, runs 20.297, 19.996, 20.258, 20.348, 20.258, 20.156; no goal stated: goal 1.5x the median)
-serve_hit_p99_ms                       0.05    100     5       serve p99 under wrk -c64 (nginx's own p99 is as high under this load) (median 31.08, runs 70.67, 128.64, 35.42, 26.74, 21.79, 8.25; not at 1.5x its goal: median 31.08, goal 5; the median of r1, r3, r4 was 70.67: the limit stops a doubling of that)
-serve_peak_rss_mib                     1       96      64      serve peak RSS under wrk (median 23.336, runs 22.801, 22.906, 23.078, 23.652, 23.699, 23.594)
-serve_transcodes_rss_mib               1       96      64      serve --rescue peak RSS while two 720p WebMs are transcoded at once (#51: goal 64 MiB; by hand on 2026-12-07, 25.8 MiB)
-rescue_worker_first_ms                 1       120     79      a rescue on a new worker (its start and libvips load) (median 52.18, runs 120.118, 73.631, 56.811, 47.549, 41.898, 36.126; no goal stated: goal 1.5x the median; a run over the limit (120.118))
-rescue_worker_warm_ms                  0.1     33      22      the same rescue on the warm spare: since #51 every job runs in a worker of its own, started ahead and confined for the job, so this is a fresh process's first job (quick rounds 2026-12-07: median 14.5, runs 9.45, 14.64, 14.48, 25.47; on a reused worker, rescue_worker_reused_ms, 3.3-5.0; no goal stated: goal 1.5x the median)
+urlsession_45m_ratio                   median 0.1       1.0        cold 45 MiB / URLSession; goal 1 met (median 0.578): the goal [2026-12-05 rounds]
+curl_45m_ratio                         median 0.1       1.252      cold 45 MiB / curl; goal 1 met (median 0.963): 1.3x the median, for the noise [2026-12-05 rounds]
+batch_c16_ratio_curl                   median 0.1       1.583      in-process batch c=16 / curl --parallel; goal 1 not met (median 1.218): 1.3x the median [one loaded round 2026-12-07]
+batch_cli_c16_ratio_curl               median 0.1       2.206      prefetch -j 16 / curl --parallel, wall; goal 0.8 not met (median 1.697): 1.3x the median [2026-12-05 rounds]
+batch_cli_c16_cpu_ratio_curl           median 0.1       2.287      prefetch -j 16 / curl --parallel, CPU; goal 2 met (median 1.759): 1.3x the median, for the noise [one loaded round 2026-12-07]
+churn_c16_ratio_curl                   median 0.1       1.954      churn into a full 20 MiB cache / curl --parallel; goal 1.2 not met (median 1.503): 1.3x the median [2026-12-05 rounds]
+serve_hit_ratio_nginx                  median 0.1       1.933      serve hit, time per request / nginx; goal 1.25 not met (median 1.487): 1.3x the median [2026-12-05 rounds]
+cli_hit_ratio_curl                     median 0.05      0.6357     attachkit fetch hit / curl; goal 0.33 not met (median 0.489): 1.3x the median [2026-12-05 rounds]
+cli_cold_45m_ratio_curl                median 0.1       2.072      attachkit fetch cold 45 MiB / curl; goal 1 not met (median 1.594): 1.3x the median [2026-12-05 rounds]
+sniff_1byte_ratio                      median 0.5       1.23       1-byte writes sniffed / not sniffed; goal 1.1 met (median 0.946): 1.3x the median, for the noise [2026-12-05 rounds]
+rescue_24mp_ratio_vips                 median 0.2       1.269      24 MP JPEG rescue / vipsthumbnail, wall; goal 1 met (median 0.976): 1.3x the median, for the noise [2026-12-05 rounds]
+rescue_24mp_rss_ratio_vips             median 0.3       1.294      same, peak RSS; goal 1.2 met (median 0.995): 1.3x the median, for the noise [2026-12-05 rounds]
+rescue_24mp_orient6_ratio_vips         median 0.2       1.515      24 MP JPEG, orientation 6 / vipsthumbnail, wall; goal 1 not met (median 1.165): 1.3x the median [one loaded round 2026-12-07]
+rescue_24mp_orient6_rss_ratio_vips     median 0.3       1.334      same, peak RSS; goal 1.2 met (median 1.026): 1.3x the median, for the noise [one loaded round 2026-12-07]
+rescue_png16_ratio_vips                median 0.2       1.301      16-bit PNG / vipsthumbnail, wall; goal 1 not met (median 1.001): 1.3x the median [one loaded round 2026-12-07]
+rescue_png16_rss_ratio_vips            median 0.3       1.377      same, peak RSS; goal 1.2 met (median 1.059): 1.3x the median, for the noise [one loaded round 2026-12-07]
+rescue_12mp_12mb_ratio_vips            median 0.1       1.0        12 MP 12 MB JPEG / vipsthumbnail, wall; goal 1 met (median 0.593): the goal [one loaded round 2026-12-07]
+rescue_12mp_12mb_rss_ratio_vips        median 0.3       1.533      same, peak RSS; goal 1.2 met (median 1.179): 1.3x the median, for the noise [one loaded round 2026-12-07]
+rescue_heic_ratio_vips                 median 0.02      0.2299     HEIC / vips, wall; goal 1 met (median 0.121): 1.9x the median, so a 2x regression fails [one loaded round 2026-12-07]
+rescue_heic_rss_ratio_vips             median 0.3       1.318      same, peak RSS; goal 1.2 met (median 1.014): 1.3x the median, for the noise [one loaded round 2026-12-07]
+rescue_webp_ratio_vips                 median 0.02      0.2033     WebP / vips, wall; goal 1 met (median 0.107): 1.9x the median, so a 2x regression fails [one loaded round 2026-12-07]
+rescue_webp_rss_ratio_vips             median 0.3       1.366      same, peak RSS; goal 1.2 met (median 1.051): 1.3x the median, for the noise [one loaded round 2026-12-07]
+media_transcode_720p_ratio_ffmpeg      median 0.1       1.247      720p transcode / ffmpeg, wall; goal 1 met (median 0.959): 1.3x the median, for the noise [2026-12-05 rounds]
+media_transcode_720p_rss_ratio_ffmpeg  median 0.3       1.206      same, peak RSS; goal 1.2 met (median 0.928): 1.3x the median, for the noise [2026-12-05 rounds]
+media_trim_copy_ratio_ffmpeg           median 0.2       1.82       stream-copy trim / ffmpeg -c copy, wall (issue 51 by hand 1.31, quick rounds 1.39-1.44); goal 1.2 not met (median 1.4): 1.3x the median [one loaded round 2026-12-07]
+media_trim_copy_rss_ratio_ffmpeg       median 0.3       1.278      same, peak RSS; goal 1.2 met (median 0.983): 1.3x the median, for the noise [one loaded round 2026-12-07]
+media_poster_ratio_ffmpeg              median 0.1       1.0        JPEG poster / ffmpeg -frames:v 1, wall; goal 1 met (median 0.706): the goal [2026-12-05 rounds]
+media_poster_rss_ratio_ffmpeg          median 0.3       1.2        same, peak RSS; goal 1.2 met (median 0.701): the goal [one loaded round 2026-12-07]
+media_rewrap_ts_ratio_ffmpeg           median 0.1       1.706      MPEG-TS re-wrapped in MP4 / ffmpeg -c copy; goal 1 not met (median 1.312): 1.3x the median [2026-12-05 rounds]
+media_rewrap_ts_rss_ratio_ffmpeg       median 0.3       1.2        same, peak RSS; goal 1.2 met (median 0.888): the goal [one loaded round 2026-12-07]
+media_transcode_flv_ratio_ffmpeg       median 0.1       1.018      FLV -> H.264+AAC / ffmpeg; goal 1 met (median 0.783): 1.3x the median, for the noise [2026-12-05 rounds]
+media_transcode_flv_rss_ratio_ffmpeg   median 0.3       1.2        same, peak RSS; goal 1.2 met (median 0.859): the goal [one loaded round 2026-12-07]
+media_transcode_wmv_ratio_ffmpeg       median 0.1       1.162      ASF (WMV 8 + WMA 2) -> H.264+AAC / ffmpeg; goal 1 met (median 0.894): 1.3x the median, for the noise [2026-12-05 rounds]
+media_transcode_wmv_rss_ratio_ffmpeg   median 0.3       1.2        same, peak RSS; goal 1.2 met (median 0.852): the goal [one loaded round 2026-12-07]
+media_transcode_3gp_ratio_ffmpeg       median 0.1       1.0        3GP (H.263 + AAC) -> H.264+AAC / ffmpeg; goal 1 met (median 0.646): the goal [2026-12-05 rounds]
+media_transcode_3gp_rss_ratio_ffmpeg   median 0.3       1.2        same, peak RSS; goal 1.2 met (median 0.835): the goal [one loaded round 2026-12-07]
+media_transcode_flac_ratio_ffmpeg      median 0.1       1.247      FLAC -> AAC in M4A / ffmpeg; goal 1 met (median 0.959): 1.3x the median, for the noise [2026-12-05 rounds]
+media_transcode_flac_rss_ratio_ffmpeg  median 0.3       1.2        same, peak RSS; goal 1.2 met (median 0.776): the goal [one loaded round 2026-12-07]
+media_shrink_ratio_ffmpeg              median 0.1       1.037      60 MB 1080p shrunk under 50 MB / ffmpeg; goal 1 met (median 0.798): 1.3x the median, for the noise [2026-12-05 rounds]
+media_shrink_rss_ratio_ffmpeg          median 0.3       1.216      same, peak RSS; goal 1.2 met (median 0.935): 1.3x the median, for the noise [one loaded round 2026-12-07]
+hit_p50_us                             median 0.5       10.87      in-process hit p50; goal 5 not met (median 8.365): 1.3x the median [2026-12-05 rounds]
+hit_p90_us                             median 0.5       13.12      in-process hit p90; no goal (median 8.2): 1.6x the median, a tail [one loaded round 2026-12-07]
+hit_p99_us                             median 0.5       25.0       in-process hit p99; goal 25 met (median 17.538): the goal [2026-12-05 rounds]
+cold_100k_p50_ms                       median 0.05      1.685      cold 100 KiB p50; no goal (median 1.296): 1.3x the median [2026-12-05 rounds]
+cold_100k_p90_ms                       median 0.05      2.976      cold 100 KiB p90; no goal (median 1.86): 1.6x the median, a tail [one loaded round 2026-12-07]
+cold_45m_p50_ms                        median 5         150.2      cold 45 MiB p50 (floor: SHA-256 alone of 45 MiB takes more); no goal (median 115.55): 1.3x the median [2026-12-05 rounds]
+revalidate_p99_us                      median 10        1125.0     a revalidation answered 304, p99; no goal (median 703): 1.6x the median, a tail [one loaded round 2026-12-07]
+confirm_same_url_p99_us                median 0.5       35.84      a confirmed hit under the same URL, p99; no goal (median 22.4): 1.6x the median, a tail [one loaded round 2026-12-07]
+confirm_plain_hit_p99_us               median 0.5       15.2       a plain hit beside key rules, p99; no goal (median 9.5): 1.6x the median, a tail [one loaded round 2026-12-07]
+refuse_html_p99_ms                     median 0.05      13.76      an HTML page refused, p99; no goal (median 8.6): 1.6x the median, a tail [one loaded round 2026-12-07]
+scale_hit_p99_us                       median 1         101.9      a hit in a cache of many entries, p99; no goal (median 63.7): 1.6x the median, a tail [one loaded round 2026-12-07]
+cli_hit_p99_ms                         median 0.05      46.42      attachkit fetch hit as a process, p99; no goal (median 29.0097): 1.6x the median, a tail [one loaded round 2026-12-07]
+deadline_overshoot_p99_ms              median 0         1.683      deadline overshoot p99, every fault (floor 0: never answered before the deadline); goal 5 met (median 0.886): 1.9x the median, so a 2x regression fails [2026-12-05 rounds]
+deadline_never_overshoot_p99_ms        median 0         1.683      overshoot p99, a server that never answers; goal 5 met (median 0.886): 1.9x the median, so a 2x regression fails [2026-12-05 rounds]
+deadline_trickle_overshoot_p99_ms      median 0         1.683      overshoot p99, a server that trickles; goal 5 met (median 0.886): 1.9x the median, so a 2x regression fails [2026-12-05 rounds]
+serve_hit_p99_ratio_nginx              median 0.05      1.3        serve's wrk p99 / nginx's in the same alternating rounds (the absolute p99, 8-129 ms over the 2026-12-05 rounds, moves with the load several-fold; the ratio is what is judged); goal 1.0 (issue 54: p99 at most nginx's), 1.07 in one run this week: 1.3x the goal until quiet rounds measure it
+peak_rss_45m_mib                       median 1         32.38      peak RSS of a 45 MiB download; no goal (median 24.904): 1.3x the median [2026-12-05 rounds]
+baseline_rss_mib                       median 1         26.34      RSS of a fresh pipeline; no goal (median 20.258): 1.3x the median [2026-12-05 rounds]
+growth_rss_45m_mib                     median 0         6.227      RSS growth during a 45 MiB download; goal 2 not met (median 4.79): 1.3x the median [one loaded round 2026-12-07]
+growth_rss_45m_warm_mib                median 0         1.292      same, after a 100 KiB WAV first; goal 2 met (median 0.68): 1.9x the median, so a 2x regression fails [one loaded round 2026-12-07]
+serve_peak_rss_mib                     median 1         44.34      serve peak RSS under wrk; goal 64 met (median 23.336): 1.9x the median, so a 2x regression fails [2026-12-05 rounds]
+serve_transcodes_rss_mib               median 1         48.64      serve --rescue peak RSS while two 720p WebMs are transcoded at once; goal 64 met (median 25.6): 1.9x the median, so a 2x regression fails [one loaded round 2026-12-07]
+rescue_worker_first_ms                 median 1         67.83      a rescue on a new worker (start, confinement, libvips load); goal 40 not met (median 52.18): 1.3x the median [2026-12-05 rounds]
+rescue_worker_warm_ms                  median 0.1       18.85      the same rescue on the warm spare; goal 5 not met (median 14.5): 1.3x the median [2026-12-05 rounds]
+serve_fanin_upstream_requests          each   1         1          200 concurrent requests of one URL reach the origin exactly once, in every round
+refuse_html_bytes                      each   1         16384      body bytes read before an HTML page is refused, in every round (goal 16 KiB; floor: none read is a broken scenario)
+refuse_declared_bytes                  each   0         0          body bytes read before a declared wrong type is refused: none, in every round
+churn_cache_bytes_max                  each   1         20971520   the churn cache never over its 20 MiB cap, in every round
+serve_hit_rps                          median 5893      1e9        serve hits per second under wrk -c64 (higher is better: the floor is the median / 1.9, so half the rate fails) [one loaded round 2026-12-07: 11196.5]
 TABLE
 )
-printf '%-38s %14s %10s %10s  %-10s %s\n' KEY MEDIAN MIN LIMIT RESULT RUNS
+printf '%-40s %-6s %12s %10s %10s  %-10s %s\n' KEY JUDGED VALUE MIN LIMIT RESULT RUNS
 failed=()
-while read -r key min limit _; do
+# below VALUE MIN / above VALUE LIMIT: whether VALUE is under MIN / over LIMIT.
+below() { awk -v value="$1" -v min="$2" 'BEGIN { exit !(value + 0 < min + 0) }'; }
+above() { awk -v value="$1" -v limit="$2" 'BEGIN { exit !(value + 0 > limit + 0) }'; }
+while read -r key mode min limit _; do
   runs=()
   missing=0
   for report in "${reports[@]}"; do
     value=$(jq -r --arg key "$key" '.[$key] | if type == "number" then tostring else "missing" end' "$report")
     if [ "$value" = "missing" ]; then missing=1; else runs+=("$value"); fi
   done
+  # "median": the median of the rounds is judged (one round on two shared cores is noise);
+  # "each": every round is (a figure that must be exact, or a promise no round may break).
+  judged=()
   value=missing
-  ((missing)) || value=$(median "${runs[@]}")
-  if [ "$min" = "-" ] || [ "$limit" = "-" ]; then
-    # the table itself is wrong: every figure has a floor and a limit
-    result="FAIL: no floor or limit in the gate's table"
+  if ((!missing)); then
+    if [ "$mode" = "each" ]; then judged=("${runs[@]}"); value="${runs[*]}"; value=${value// /,}; else
+      value=$(median "${runs[@]}")
+      judged=("$value")
+    fi
+  fi
+  result="ok"
+  if [ "$min" = "-" ] || [ "$limit" = "-" ] || { [ "$mode" != "median" ] && [ "$mode" != "each" ]; }; then
+    # the table itself is wrong: every figure has a mode, a floor and a limit
+    result="FAIL: no mode, floor or limit in the gate's table"
     failed+=("$key (no bound in the table)")
-  elif [ "$value" = "missing" ]; then
+  elif ((missing)); then
     result="FAIL: not a number in every report"
     failed+=("$key (missing)")
-  elif awk -v value="$value" -v min="$min" 'BEGIN { exit !(value + 0 < min + 0) }'; then
-    result="FAIL: under its floor (a broken scenario)"
-    failed+=("$key = $value < $min")
-  elif awk -v value="$value" -v limit="$limit" 'BEGIN { exit !(value + 0 > limit + 0) }'; then
-    result="FAIL: over its limit"
-    failed+=("$key = $value > $limit")
   else
-    result="ok"
+    for one in "${judged[@]}"; do
+      if below "$one" "$min"; then
+        result="FAIL: under its floor"
+        failed+=("$key = $one < $min")
+        break
+      elif above "$one" "$limit"; then
+        result="FAIL: over its limit"
+        failed+=("$key = $one > $limit")
+        break
+      fi
+    done
   fi
-  printf '%-38s %14s %10s %10s  %-10s %s\n' "$key" "$value" "$min" "$limit" "$result" "${runs[*]:-}"
+  printf '%-40s %-6s %12s %10s %10s  %-10s %s\n' "$key" "$mode" "$value" "$min" "$limit" "$result" "${runs[*]:-}"
 done <<<"$limits"
 
 if ((${#failed[@]})); then

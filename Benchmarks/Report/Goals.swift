@@ -26,8 +26,8 @@ enum Goals {
       }
       checks.append(GoalCheck(goal: goal, measured: Format.value(row), met: row.value <= limit))
     }
-    latency("hit", 50, atMost: 10e-6, "in-process hit p50 ≤ 10 µs (issue #41)")
-    latency("hit", 99, atMost: 50e-6, "in-process hit p99 ≤ 50 µs (issue #41)")
+    latency("hit", 50, atMost: 5e-6, "in-process hit p50 ≤ 5 µs (issue #56)")
+    latency("hit", 99, atMost: 25e-6, "in-process hit p99 ≤ 25 µs (issue #56)")
     ratio("curl_45m_ratio", atMost: 1.0, "cold 45 MiB ≤ 1.0× curl (p50 wall time; issue #41)")
     ratio("urlsession_45m_ratio", atMost: 1.0, strictly: true, "cold 45 MiB ahead of URLSession")
     ratio("batch_c16_ratio_curl", atMost: 1.0, "batch c=16 at least as fast as curl --parallel")
@@ -47,12 +47,15 @@ enum Goals {
       "serve hits ≥ 0.8× nginx's requests/s, time per request ≤ 1.25× (issue #41)")
     ratio("rescue_24mp_ratio_vips", atMost: 1.0, "rescue of a 24 MP JPEG ≤ 1.0× vipsthumbnail (wall time)")
     ratio("rescue_24mp_rss_ratio_vips", atMost: 1.2, "rescue of a 24 MP JPEG ≤ 1.2× vipsthumbnail (peak RSS)")
-    value("refuse_html_bytes", atMost: 65_536, "HTML page refused after ≤ 64 KiB (worst run)")
-    latency("deadline_overshoot", 99, atMost: 0.050, "deadline overshoot p99 ≤ 50 ms")
+    value("refuse_html_bytes", atMost: 16_384, "HTML page refused after ≤ 16 KiB (worst run; issue #56)")
+    latency("deadline_overshoot", 99, atMost: 0.005, "deadline overshoot p99 ≤ 5 ms (issue #56)")
     value("growth_rss_45m_mib", atMost: 2 * 1_048_576, "RSS growth during a 45 MiB download ≤ 2 MiB")
     value(
       "growth_rss_45m_warm_mib", atMost: 2 * 1_048_576,
       "same, after a 100 KiB WAV first (libcurl loaded, libmagic pages in)")
+    value("serve_peak_rss_mib", atMost: 64 * 1_048_576, "serve's peak RSS under wrk ≤ 64 MiB (issue #56)")
+    value("rescue_worker_first_ms", atMost: 0.040, "a rescue worker's first job ≤ 40 ms (issue #56)")
+    value("rescue_worker_warm_ms", atMost: 0.005, "a warm rescue worker's job ≤ 5 ms (issue #56)")
     return checks
   }
 }
