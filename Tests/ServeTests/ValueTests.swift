@@ -75,6 +75,11 @@ struct ValueTests {
     #expect(status(.tooLarge) == 422)
     #expect(status(.tooLong) == 422)
     #expect(status(.httpStatus) == 502)
+    // The origin refusing the URL's credentials is the caller's refusal (issue 52); any other
+    // origin status is the upstream failing.
+    for (origin, expected) in [(401, 403), (403, 403), (404, 502), (500, 502)] {
+      #expect(ErrorStatus.of(AttachmentError(.httpStatus, "x", httpStatus: origin)) == expected, "\(origin)")
+    }
     #expect(status(.headersTooLarge) == 502)
     // A cut transfer is the upstream failing; a file whose structure is cut short is refused.
     #expect(status(.truncated) == 502)
