@@ -47,6 +47,12 @@ struct DecoderOpensTests {
     Repro(
       file: "52_png-rgba.png", sample: "png-rgba.png", code: .unsupportedType,
       message: "The file is malformed: PNG image data does not inflate"),
+    // Seed 12 of scripts/fuzz-accepted.sh: libnsgif (vips) "Invalid frame data".
+    Repro(
+      file: "s12_gif-static.gif", sample: "gif-static.gif", code: .unsupportedType,
+      message:
+        "The file is malformed: GIF image data is damaged: LZW code 61 (code 15) names a table entry not yet made (the next is 46)."
+    ),
   ]
 
   @Test("each repro is refused with its code and message; its sample still validates", arguments: repros)
