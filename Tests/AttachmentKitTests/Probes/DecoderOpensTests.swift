@@ -53,6 +53,22 @@ struct DecoderOpensTests {
       message:
         "The file is malformed: GIF image data is damaged: LZW code 61 (code 15) names a table entry not yet made (the next is 46)."
     ),
+    // libtiff: "LZWDecode: Not enough data at scanline 0 (short 2742 bytes)".
+    Repro(
+      file: "s2_tiff-little-endian.tiff", sample: "tiff-little-endian.tiff", code: .unsupportedType,
+      message: "The file is malformed: TIFF strip 0 at offset 8: LZW data decodes to 6474 of the 9216 bytes"),
+    // libtiff: "Using code not yet in table".
+    Repro(
+      file: "s16_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .unsupportedType,
+      message: "The file is malformed: TIFF strip 0 at offset 8: LZW code 270 is not yet in the table"),
+    // libtiff: "Compression scheme 2053 strip decoding is not implemented".
+    Repro(
+      file: "s17_tiff-little-endian.tiff", sample: "tiff-little-endian.tiff", code: .unsupportedType,
+      message: "The file is malformed: TIFF compression 2053 is not one a decoder implements."),
+    // StripByteCounts twice: libtiff reads the first (16,432 bytes, past the end of the file).
+    Repro(
+      file: "s21_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .truncated,
+      message: "The file is cut short: TIFF strip at offset 8 declares 16432 bytes, only 1176 remain"),
   ]
 
   @Test("each repro is refused with its code and message; its sample still validates", arguments: repros)
