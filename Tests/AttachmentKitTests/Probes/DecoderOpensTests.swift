@@ -65,6 +65,12 @@ struct DecoderOpensTests {
     Repro(
       file: "s17_tiff-little-endian.tiff", sample: "tiff-little-endian.tiff", code: .unsupportedType,
       message: "The file is malformed: TIFF compression 2053 is not one a decoder implements."),
+    // libjpeg: "Fractional sampling not implemented yet" (components 2x2, 1x1, 1x3).
+    Repro(
+      file: "s7_jpeg-baseline.jpg", sample: "jpeg-baseline.jpg", code: .unsupportedType,
+      message:
+        "The file is malformed: JPEG frame's sampling factors [\"2x2\", \"1x1\", \"1x3\"] are not whole multiples"
+    ),
     // StripByteCounts twice: libtiff reads the first (16,432 bytes, past the end of the file).
     Repro(
       file: "s21_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .truncated,
@@ -266,5 +272,13 @@ struct JPEGTablesTests {
     bytes = jpeg
     bytes.insert(contentsOf: [0xFF, 0xDE, 0x00, 0x04, 0x00, 0x00], at: dqt)
     #expect(Self.refused(bytes, "marker FFDE, which libjpeg does not know"))
+    let sof = try #require(Self.offset(of: 0xC0, in: jpeg))
+    bytes = jpeg
+    bytes[sof + 11] = 0x13  // the first component 1x3 (the others 1x1): still whole multiples
+    #expect((try? Self.inspect(bytes).get()) != nil)
+    bytes[sof + 14] = 0x12  // the second 1x2: 3 is not a multiple of 2
+    #expect(Self.refused(bytes, "Fractional sampling not implemented yet"))
+    bytes[sof + 14] = 0x15
+    #expect(Self.refused(bytes, "Bogus sampling factors"))
   }
 }
