@@ -281,4 +281,16 @@ struct JPEGTablesTests {
     bytes[sof + 14] = 0x15
     #expect(Self.refused(bytes, "Bogus sampling factors"))
   }
+
+  @Test(
+    "an APP segment declared short: stray bytes before the next marker pass, FF and an unknown code do not")
+  func shortAppSegment() throws {
+    let sample = try Samples.bytes("jpeg-short-app0.jpg")
+    #expect(Self.refused(sample, "FF80 at offset 20 where libjpeg reads the marker after an APP segment"))
+    var stray = ProbeFixtures.jpeg()
+    stray.insert(contentsOf: [0x00, 0xFF, 0x00, 0x41], at: 20)  // FF00 is skipped as libjpeg does
+    #expect((try? Self.inspect(stray).get()) != nil)
+    stray[21 + 1] = 0x80
+    #expect(Self.refused(stray, "Unsupported marker type 0x80"))
+  }
 }
