@@ -71,6 +71,13 @@ struct DecoderOpensTests {
       message:
         "The file is malformed: JPEG frame's sampling factors [\"2x2\", \"1x1\", \"1x3\"] are not whole multiples"
     ),
+    // stsz says 8 bytes for the third sample, 4 short: every later sample of its chunk starts
+    // inside a NAL unit. FFmpeg: "Invalid NAL unit size (8 > 4)", and no frame decodes.
+    Repro(
+      file: "s23_mp4-avc1.mp4", sample: "mp4-avc1.mp4", code: .unsupportedType,
+      message:
+        "The file is malformed: track 1's sample 3 has a NAL unit of 8 bytes where 4 remain (Invalid NAL unit size)."
+    ),
     // StripByteCounts twice: libtiff reads the first (16,432 bytes, past the end of the file).
     Repro(
       file: "s21_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .truncated,
@@ -183,6 +190,21 @@ struct DecoderOpensTests {
     let last = stsc + 12 + (entries - 1) * 12
     bytes.replaceSubrange(last..<(last + 4), with: ProbeFixtures.be32(1_000))
     #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "stsc starts a run at chunk 1000"))
+  }
+
+  @Test("H.264: a sample size off by 4 bytes leaves the next sample's NAL units overrunning it")
+  func nalUnits() throws {
+    let sample = try Samples.bytes("mp4-avc1.mp4")
+    let stsz = try #require(
+      (0..<(sample.count - 4)).first { Array(sample[$0..<$0 + 4]) == Array("stsz".utf8) })
+    let third = stsz + 16 + 2 * 4  // the entries start after version, size and count
+    let size =
+      Int(sample[third]) << 24 | Int(sample[third + 1]) << 16 | Int(sample[third + 2]) << 8
+      | Int(sample[third + 3])
+    var bytes = sample
+    bytes.replaceSubrange(third..<(third + 4), with: ProbeFixtures.be32(size - 4))
+    #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "has a NAL unit of"))
+    #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "(Invalid NAL unit size)"))
   }
 
   @Test("PNG: IHDR's row bytes, Adam7 included; image data short or broken is refused")
