@@ -78,6 +78,11 @@ struct DecoderOpensTests {
       message:
         "The file is malformed: track 1's sample 3 has a NAL unit of 8 bytes where 4 remain (Invalid NAL unit size)."
     ),
+    // An emulation prevention byte of the hvcC's SPS flipped (00 00 03 → 00 00 23): the
+    // picture size reads 0x321. FFmpeg: "Picture size 0x321 is invalid", "SPS 0 does not exist".
+    Repro(
+      file: "s4_mp4-hevc.mp4", sample: "mp4-hevc.mp4", code: .unsupportedType,
+      message: "The file is malformed: HEVC SPS says a picture of 0x321 (Picture size 0x321 is invalid)."),
     // StripByteCounts twice: libtiff reads the first (16,432 bytes, past the end of the file).
     Repro(
       file: "s21_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .truncated,
@@ -205,6 +210,25 @@ struct DecoderOpensTests {
     bytes.replaceSubrange(third..<(third + 4), with: ProbeFixtures.be32(size - 4))
     #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "has a NAL unit of"))
     #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "(Invalid NAL unit size)"))
+  }
+
+  @Test("HEVC: the SPS is read past its emulation prevention bytes to the picture size")
+  func hevcParameterSets() {
+    // ue(v) 0, 1, 2, 3: 1 010 011 00100.
+    var bits = RBSPBits([0xA6, 0x40])
+    #expect((0..<4).map { _ in bits.exponentialGolomb() } == [0, 1, 2, 3])
+    var escaped = RBSPBits([0x00, 0x00, 0x03, 0x01])
+    #expect(escaped.read(24) == 1)
+    // mp4-hevc.mp4's SPS (160x120), and the same with its second emulation prevention byte gone.
+    let sps: [UInt8] = [
+      0x42, 0x01, 0x01, 0x01, 0x60, 0x00, 0x00, 0x03, 0x00, 0x90, 0x00, 0x00, 0x03, 0x00, 0x00, 0x03, 0x00,
+      0x1E,
+      0xA0, 0x14, 0x20, 0x20, 0x7C, 0xB9,
+    ]
+    #expect(HEVCParameterSets.spsProblem(sps) == nil)
+    var broken = sps
+    broken[15] = 0x23
+    #expect(HEVCParameterSets.spsProblem(broken)?.contains("Picture size 0x321 is invalid") == true)
   }
 
   @Test("PNG: IHDR's row bytes, Adam7 included; image data short or broken is refused")

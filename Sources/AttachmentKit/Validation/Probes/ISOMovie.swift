@@ -287,6 +287,9 @@ enum ISOMovieParser {
         entries.indices.filter { !ISOSampleEntry.describesAudio(reader, entries[$0]) })
     }
     if track.handler == ISOMovie.vide {
+      if let problem = ISOSampleEntry.configurationProblem(reader, entry, handler: track.handler) {
+        throw .malformed(problem)
+      }
       track.nalLengthSize = ISOSampleEntry.nalLengthSize(reader, entry, handler: track.handler)
     }
     if track.handler == ISOMovie.vide, entry.payloadSize >= 28 {
