@@ -83,6 +83,18 @@ struct DecoderOpensTests {
     Repro(
       file: "s4_mp4-hevc.mp4", sample: "mp4-hevc.mp4", code: .unsupportedType,
       message: "The file is malformed: HEVC SPS says a picture of 0x321 (Picture size 0x321 is invalid)."),
+    // The packet table's third size lost 256 bytes: the later packets start out of place.
+    // FFmpeg: decoding errors in most packets, then "Input/output error".
+    Repro(
+      file: "s3_caf-alac.caf", sample: "caf-alac.caf", code: .unsupportedType,
+      message:
+        "The file is malformed: CAF packet table's 6 packets add up to 10243 bytes; the data chunk holds 10499."
+    ),
+    // The packet count's top byte flipped: 2^31 + 6 packets in 36 bytes. FFmpeg: "error reading
+    // packet table", the header does not open.
+    Repro(
+      file: "s9_caf-alac.caf", sample: "caf-alac.caf", code: .unsupportedType,
+      message: "The file is malformed: CAF packet table declares 2147483654 packets; its 36 bytes hold 6"),
     // StripByteCounts twice: libtiff reads the first (16,432 bytes, past the end of the file).
     Repro(
       file: "s21_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .truncated,
@@ -229,6 +241,18 @@ struct DecoderOpensTests {
     var broken = sps
     broken[15] = 0x23
     #expect(HEVCParameterSets.spsProblem(broken)?.contains("Picture size 0x321 is invalid") == true)
+  }
+
+  @Test("CAF: a packet table of variable packets fits its chunk and adds up to the data")
+  func cafPacketTable() throws {
+    let sample = try Samples.bytes("caf-alac.caf")
+    #expect((try? Self.inspect(sample, as: .caf).get()) != nil)
+    // The last byte of the file is the last packet's size (one byte): one more makes the sum
+    // one over the data.
+    var bytes = sample
+    bytes[bytes.count - 1] += 1
+    #expect(
+      Self.malformed(Self.inspect(bytes, as: .caf), "add up to 10500 bytes; the data chunk holds 10499"))
   }
 
   @Test("PNG: IHDR's row bytes, Adam7 included; image data short or broken is refused")
