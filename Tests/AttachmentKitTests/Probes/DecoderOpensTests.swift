@@ -47,6 +47,58 @@ struct DecoderOpensTests {
     Repro(
       file: "52_png-rgba.png", sample: "png-rgba.png", code: .unsupportedType,
       message: "The file is malformed: PNG image data does not inflate"),
+    // Seed 12 of scripts/fuzz-accepted.sh: libnsgif (vips) "Invalid frame data".
+    Repro(
+      file: "s12_gif-static.gif", sample: "gif-static.gif", code: .unsupportedType,
+      message:
+        "The file is malformed: GIF image data is damaged: LZW code 61 (code 15) names a table entry not yet made (the next is 46)."
+    ),
+    // libtiff: "LZWDecode: Not enough data at scanline 0 (short 2742 bytes)".
+    Repro(
+      file: "s2_tiff-little-endian.tiff", sample: "tiff-little-endian.tiff", code: .unsupportedType,
+      message: "The file is malformed: TIFF strip 0 at offset 8: LZW data decodes to 6474 of the 9216 bytes"),
+    // libtiff: "Using code not yet in table".
+    Repro(
+      file: "s16_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .unsupportedType,
+      message: "The file is malformed: TIFF strip 0 at offset 8: LZW code 270 is not yet in the table"),
+    // libtiff: "Compression scheme 2053 strip decoding is not implemented".
+    Repro(
+      file: "s17_tiff-little-endian.tiff", sample: "tiff-little-endian.tiff", code: .unsupportedType,
+      message: "The file is malformed: TIFF compression 2053 is not one a decoder implements."),
+    // libjpeg: "Fractional sampling not implemented yet" (components 2x2, 1x1, 1x3).
+    Repro(
+      file: "s7_jpeg-baseline.jpg", sample: "jpeg-baseline.jpg", code: .unsupportedType,
+      message:
+        "The file is malformed: JPEG frame's sampling factors [\"2x2\", \"1x1\", \"1x3\"] are not whole multiples"
+    ),
+    // stsz says 8 bytes for the third sample, 4 short: every later sample of its chunk starts
+    // inside a NAL unit. FFmpeg: "Invalid NAL unit size (8 > 4)", and no frame decodes.
+    Repro(
+      file: "s23_mp4-avc1.mp4", sample: "mp4-avc1.mp4", code: .unsupportedType,
+      message:
+        "The file is malformed: track 1's sample 3 has a NAL unit of 8 bytes where 4 remain (Invalid NAL unit size)."
+    ),
+    // An emulation prevention byte of the hvcC's SPS flipped (00 00 03 → 00 00 23): the
+    // picture size reads 0x321. FFmpeg: "Picture size 0x321 is invalid", "SPS 0 does not exist".
+    Repro(
+      file: "s4_mp4-hevc.mp4", sample: "mp4-hevc.mp4", code: .unsupportedType,
+      message: "The file is malformed: HEVC SPS says a picture of 0x321 (Picture size 0x321 is invalid)."),
+    // The packet table's third size lost 256 bytes: the later packets start out of place.
+    // FFmpeg: decoding errors in most packets, then "Input/output error".
+    Repro(
+      file: "s3_caf-alac.caf", sample: "caf-alac.caf", code: .unsupportedType,
+      message:
+        "The file is malformed: CAF packet table's 6 packets add up to 10243 bytes; the data chunk holds 10499."
+    ),
+    // The packet count's top byte flipped: 2^31 + 6 packets in 36 bytes. FFmpeg: "error reading
+    // packet table", the header does not open.
+    Repro(
+      file: "s9_caf-alac.caf", sample: "caf-alac.caf", code: .unsupportedType,
+      message: "The file is malformed: CAF packet table declares 2147483654 packets; its 36 bytes hold 6"),
+    // StripByteCounts twice: libtiff reads the first (16,432 bytes, past the end of the file).
+    Repro(
+      file: "s21_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .truncated,
+      message: "The file is cut short: TIFF strip at offset 8 declares 16432 bytes, only 1176 remain"),
   ]
 
   @Test("each repro is refused with its code and message; its sample still validates", arguments: repros)
@@ -157,6 +209,52 @@ struct DecoderOpensTests {
     #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "stsc starts a run at chunk 1000"))
   }
 
+  @Test("H.264: a sample size off by 4 bytes leaves the next sample's NAL units overrunning it")
+  func nalUnits() throws {
+    let sample = try Samples.bytes("mp4-avc1.mp4")
+    let stsz = try #require(
+      (0..<(sample.count - 4)).first { Array(sample[$0..<$0 + 4]) == Array("stsz".utf8) })
+    let third = stsz + 16 + 2 * 4  // the entries start after version, size and count
+    let size =
+      Int(sample[third]) << 24 | Int(sample[third + 1]) << 16 | Int(sample[third + 2]) << 8
+      | Int(sample[third + 3])
+    var bytes = sample
+    bytes.replaceSubrange(third..<(third + 4), with: ProbeFixtures.be32(size - 4))
+    #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "has a NAL unit of"))
+    #expect(Self.malformed(Self.inspect(bytes, as: .isoBMFF), "(Invalid NAL unit size)"))
+  }
+
+  @Test("HEVC: the SPS is read past its emulation prevention bytes to the picture size")
+  func hevcParameterSets() {
+    // ue(v) 0, 1, 2, 3: 1 010 011 00100.
+    var bits = RBSPBits([0xA6, 0x40])
+    #expect((0..<4).map { _ in bits.exponentialGolomb() } == [0, 1, 2, 3])
+    var escaped = RBSPBits([0x00, 0x00, 0x03, 0x01])
+    #expect(escaped.read(24) == 1)
+    // mp4-hevc.mp4's SPS (160x120), and the same with its second emulation prevention byte gone.
+    let sps: [UInt8] = [
+      0x42, 0x01, 0x01, 0x01, 0x60, 0x00, 0x00, 0x03, 0x00, 0x90, 0x00, 0x00, 0x03, 0x00, 0x00, 0x03, 0x00,
+      0x1E,
+      0xA0, 0x14, 0x20, 0x20, 0x7C, 0xB9,
+    ]
+    #expect(HEVCParameterSets.spsProblem(sps) == nil)
+    var broken = sps
+    broken[15] = 0x23
+    #expect(HEVCParameterSets.spsProblem(broken)?.contains("Picture size 0x321 is invalid") == true)
+  }
+
+  @Test("CAF: a packet table of variable packets fits its chunk and adds up to the data")
+  func cafPacketTable() throws {
+    let sample = try Samples.bytes("caf-alac.caf")
+    #expect((try? Self.inspect(sample, as: .caf).get()) != nil)
+    // The last byte of the file is the last packet's size (one byte): one more makes the sum
+    // one over the data.
+    var bytes = sample
+    bytes[bytes.count - 1] += 1
+    #expect(
+      Self.malformed(Self.inspect(bytes, as: .caf), "add up to 10500 bytes; the data chunk holds 10499"))
+  }
+
   @Test("PNG: IHDR's row bytes, Adam7 included; image data short or broken is refused")
   func pngImageData() throws {
     #expect(
@@ -244,5 +342,25 @@ struct JPEGTablesTests {
     bytes = jpeg
     bytes.insert(contentsOf: [0xFF, 0xDE, 0x00, 0x04, 0x00, 0x00], at: dqt)
     #expect(Self.refused(bytes, "marker FFDE, which libjpeg does not know"))
+    let sof = try #require(Self.offset(of: 0xC0, in: jpeg))
+    bytes = jpeg
+    bytes[sof + 11] = 0x13  // the first component 1x3 (the others 1x1): still whole multiples
+    #expect((try? Self.inspect(bytes).get()) != nil)
+    bytes[sof + 14] = 0x12  // the second 1x2: 3 is not a multiple of 2
+    #expect(Self.refused(bytes, "Fractional sampling not implemented yet"))
+    bytes[sof + 14] = 0x15
+    #expect(Self.refused(bytes, "Bogus sampling factors"))
+  }
+
+  @Test(
+    "an APP segment declared short: stray bytes before the next marker pass, FF and an unknown code do not")
+  func shortAppSegment() throws {
+    let sample = try Samples.bytes("jpeg-short-app0.jpg")
+    #expect(Self.refused(sample, "FF80 at offset 20 where libjpeg reads the marker after an APP segment"))
+    var stray = ProbeFixtures.jpeg()
+    stray.insert(contentsOf: [0x00, 0xFF, 0x00, 0x41], at: 20)  // FF00 is skipped as libjpeg does
+    #expect((try? Self.inspect(stray).get()) != nil)
+    stray[21 + 1] = 0x80
+    #expect(Self.refused(stray, "Unsupported marker type 0x80"))
   }
 }

@@ -1,7 +1,8 @@
 /// Structural check of a Core Audio Format file: "caff", version 1, then chunks (4-byte type,
 /// signed 64-bit big-endian size), the first being a 32-byte 'desc'; a 'data' chunk (whose size
 /// may be -1 only because it runs to the end of the file, so it is then the last chunk), and a
-/// 'pakt' packet table when packets are of variable size.
+/// 'pakt' packet table when packets are of variable size, whose sizes add up to the data
+/// (``CAFPacketTable``).
 enum CAFProbe {
   /// The parsed 'desc' chunk (the audio stream description).
   struct Description {
@@ -43,7 +44,7 @@ enum CAFProbe {
     var report = ProbeReport(format: .caf)
     fill(&report, description)
     var dataBytes: Int?
-    var validFrames: Int64?
+    var packetTable: (payload: Int, length: Int)?
     var position = 8
     var steps = 0
     while position < reader.count {
@@ -69,16 +70,20 @@ enum CAFProbe {
         guard length >= 4 else { return .failure(.malformed("CAF data chunk has no edit count")) }
         dataBytes = length - 4
       }
-      if type == pakt, length >= 24, let frames = reader.u64be(payload + 8) {
-        validFrames = Int64(bitPattern: frames)
-      }
+      if type == pakt { packetTable = (payload, length) }
       position = end
     }
     guard let dataBytes else { return .failure(.truncated("CAF ends before its data chunk")) }
+    if let problem = CAFPacketTable.problem(
+      reader, packetTable, dataBytes: dataBytes, description: description)
+    {
+      return .failure(.malformed(problem))
+    }
+    let validFrames = packetTable.flatMap { $0.length >= 24 ? reader.u64be($0.payload + 8) : nil }
     if description.bytesPerPacket > 0, description.framesPerPacket > 0 {
       let frames = Double(dataBytes / description.bytesPerPacket) * Double(description.framesPerPacket)
       report.durationSeconds = frames / description.sampleRate
-    } else if let validFrames, validFrames >= 0 {
+    } else if let validFrames, Int64(bitPattern: validFrames) >= 0 {
       report.durationSeconds = Double(validFrames) / description.sampleRate
     } else {
       return .failure(.malformed("CAF with variable-size packets has no pakt chunk"))

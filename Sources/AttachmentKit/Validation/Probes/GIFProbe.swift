@@ -15,7 +15,8 @@ enum GIFProbe {
 
   /// Checks a whole GIF: every block and sub-block inside the file, at least one image, and
   /// the trailer. Truncated when the file ends before the trailer; malformed on an unknown
-  /// block introducer, a bad LZW code size or no image.
+  /// block introducer, a bad LZW code size, an LZW code stream a decoder refuses (see
+  /// ``GIFLZW``) or no image.
   static func inspect(_ reader: ByteReader) -> Result<ProbeReport, ProbeProblem> {
     walk(reader, strict: false).inspected
   }
@@ -139,7 +140,8 @@ enum GIFProbe {
   }
 
   /// Walks one image: descriptor (10 bytes), optional local colour table, LZW minimum code
-  /// size, and the data sub-blocks.
+  /// size, and the data sub-blocks; on the whole file (not `strict`) their LZW codes too (see
+  /// ``GIFLZW``).
   private static func image(_ reader: ByteReader, at position: Int, strict: Bool) -> ImageStep {
     guard let packed = reader.u8(position + 9) else { return .cut }
     let localTable = packed & 0x80 != 0 ? 3 << (Int(packed & 0x07) + 1) : 0
@@ -149,8 +151,24 @@ enum GIFProbe {
     guard allowed.contains(codeSize) else {
       return .invalid("GIF image has LZW minimum code size \(codeSize)")
     }
-    guard let next = skipSubBlocks(reader, from: codeSizeAt + 1) else { return .cut }
-    return .next(next)
+    guard !strict else {
+      guard let next = skipSubBlocks(reader, from: codeSizeAt + 1) else { return .cut }
+      return .next(next)
+    }
+    // The whole file: the LZW codes are followed as a decoder builds its table.
+    guard var codes = GIFLZW(minimumCodeSize: Int(codeSize)) else {
+      return .invalid("GIF image has LZW minimum code size \(codeSize), which decoders refuse")
+    }
+    var position = codeSizeAt + 1
+    while position < reader.count {
+      guard let size = reader.u8(position) else { return .cut }
+      position += 1
+      if size == 0 { return .next(position) }
+      guard let block = reader.bytes(at: position, count: Int(size)) else { return .cut }
+      if let problem = codes.feed(block) { return .invalid("GIF image data is damaged: " + problem) }
+      position += Int(size)
+    }
+    return .cut
   }
 
   /// Identify's rules for an extension: a known label (plain text, graphic control, comment,

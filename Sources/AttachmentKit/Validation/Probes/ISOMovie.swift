@@ -37,6 +37,9 @@ struct ISOTrack {
   var strayChunkOffset: UInt64?
   /// The bytes stsz says the track's samples take together (0 without stsz).
   var sampleBytes: UInt64 = 0
+  /// The NAL length size of an H.264 or HEVC first sample entry (from avcC / hvcC), for the
+  /// walk over its samples' NAL units (``ISONALUnits``).
+  var nalLengthSize: Int?
 }
 
 /// What the moov box says: mvhd timing, the tracks, and mvex (fragmented movies).
@@ -282,6 +285,12 @@ enum ISOMovieParser {
     if track.handler == ISOMovie.soun {
       track.undescribedEntries = Set(
         entries.indices.filter { !ISOSampleEntry.describesAudio(reader, entries[$0]) })
+    }
+    if track.handler == ISOMovie.vide {
+      if let problem = ISOSampleEntry.configurationProblem(reader, entry, handler: track.handler) {
+        throw .malformed(problem)
+      }
+      track.nalLengthSize = ISOSampleEntry.nalLengthSize(reader, entry, handler: track.handler)
     }
     if track.handler == ISOMovie.vide, entry.payloadSize >= 28 {
       track.entryWidth = Int(try field(reader.u16be(entry.payload + 24), entry))

@@ -103,6 +103,31 @@ enum ISOSampleEntry {
     return false
   }
 
+  /// The problem a decoder finds in a video sample entry's configuration before any frame (an
+  /// HEVC SPS FFmpeg refuses: ``HEVCParameterSets``), else nil.
+  static func configurationProblem(_ reader: ByteReader, _ entry: ISOBox, handler: UInt32) -> String? {
+    guard ["hvc1", "hev1"].contains(ProbeMath.trimmed(entry.typeName)),
+      let box = configuration(reader, entry, handler: handler).first(where: { $0.type == hvcC })
+    else { return nil }
+    return HEVCParameterSets.problem(reader, hvcC: box)
+  }
+
+  /// The NAL length size (1, 2 or 4) of an H.264 (`avcC`) or HEVC (`hvcC`) sample entry,
+  /// nil for other entries or without a readable configuration box.
+  static func nalLengthSize(_ reader: ByteReader, _ entry: ISOBox, handler: UInt32) -> Int? {
+    let hevc: Bool
+    switch ProbeMath.trimmed(entry.typeName) {
+    case "avc1", "avc3": hevc = false
+    case "hvc1", "hev1": hevc = true
+    default: return nil
+    }
+    let type = hevc ? hvcC : avcC
+    guard let box = configuration(reader, entry, handler: handler).first(where: { $0.type == type }) else {
+      return nil
+    }
+    return ISONALUnits.lengthSize(reader, configuration: box, hevc: hevc)
+  }
+
   /// The child boxes of a visual or audio sample entry (and of a QuickTime `wave` box among
   /// them), or none when they cannot be read.
   private static func configuration(_ reader: ByteReader, _ entry: ISOBox, handler: UInt32) -> [ISOBox] {

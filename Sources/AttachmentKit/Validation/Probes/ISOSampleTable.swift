@@ -56,16 +56,20 @@ extension ISOMovieParser {
   ) throws(ProbeProblem) {
     var lastFirstChunk: UInt32?
     var chunkCount: Int?
+    var units = ISONALUnits()
     for child in try ISOBox.children(reader, of: box).get() {
       switch child.type {
       case stsd:
         try sampleDescription(reader, child, into: &track)
       case stco, co64:
         chunkCount = try chunkOffsets(reader, child, into: &track, mediaData: mediaData)
+        units.chunkOffsets = child
       case stsz:
         try sampleSizes(reader, child, into: &track)
+        units.sampleSizes = child
       case stsc:
         lastFirstChunk = try sampleToChunk(reader, child)
+        units.sampleToChunk = child
       default:
         if let unit = countedTables[child.type] { _ = try entryCount(reader, child, unit: unit) }
       }
@@ -74,6 +78,9 @@ extension ISOMovieParser {
       throw .malformed(
         "track \(track.id)'s stsc starts a run at chunk \(lastFirstChunk), but it has \(chunkCount ?? 0) chunks"
       )
+    }
+    if let size = track.nalLengthSize, let problem = units.problem(reader, lengthSize: size) {
+      throw .malformed("track \(track.id)'s " + problem)
     }
   }
 

@@ -78,20 +78,40 @@ enum JPEGProbe {
       {
         return .invalid(problem)
       }
-      if marker == 0xDA {
-        guard !report.codecs.isEmpty else { return .invalid("JPEG scan before its frame header") }
-        sawScan = true
-        guard let next = nextMarker(reader, after: segmentEnd) else {
-          return .cut(report, "JPEG ends inside scan data, before its EOI marker")
-        }
-        position = next
-        continue
+      sawScan = sawScan || marker == 0xDA
+      switch following(reader, marker: marker, end: segmentEnd, toEnd: toEnd, into: &report) {
+      case .next(let next): position = next
+      case .stop(let ending): return ending
       }
-      position =
-        (0xE0...0xEF).contains(marker)
-        ? appSegmentEnd(reader, declared: segmentEnd, prefix: !toEnd, into: &report) : segmentEnd
     }
     return .invalid("JPEG has too many segments")
+  }
+
+  /// Where the walk goes after a segment.
+  private enum Following {
+    /// On to the marker expected at this offset.
+    case next(Int)
+    /// The walk ends here.
+    case stop(ProbeWalk)
+  }
+
+  /// Where the walk goes after the segment of `marker` that ends at `end`: past a scan's
+  /// entropy-coded data, past an APPn segment to where libjpeg reads on (see
+  /// ``appSegmentEnd(_:declared:prefix:into:)``, and on the whole file
+  /// ``unsupportedMarker(_:after:)``), else to `end`.
+  private static func following(
+    _ reader: ByteReader, marker: UInt8, end: Int, toEnd: Bool, into report: inout ProbeReport
+  ) -> Following {
+    if marker == 0xDA {
+      guard !report.codecs.isEmpty else { return .stop(.invalid("JPEG scan before its frame header")) }
+      guard let next = nextMarker(reader, after: end) else {
+        return .stop(.cut(report, "JPEG ends inside scan data, before its EOI marker"))
+      }
+      return .next(next)
+    }
+    guard (0xE0...0xEF).contains(marker) else { return .next(end) }
+    if toEnd, let problem = unsupportedMarker(reader, after: end) { return .stop(.invalid(problem)) }
+    return .next(appSegmentEnd(reader, declared: end, prefix: !toEnd, into: &report))
   }
 
   /// What looking for the next marker found.
@@ -124,6 +144,30 @@ enum JPEGProbe {
     while reader.u8(markerAt) == 0xFF { markerAt += 1 }  // fill bytes; ends at end of file
     guard let marker = reader.u8(markerAt) else { return .cut }
     return .found(marker, at: markerAt)
+  }
+
+  /// The problem when libjpeg, reading on from the declared end of an APPn segment, meets a
+  /// marker it does not know: it skips bytes up to an FF, fill bytes and stuffed FF00 as
+  /// "extraneous bytes", and takes the next code as the marker, so a segment declared short
+  /// whose real tail holds "FF 80" stops it ("Unsupported marker type 0x80"), and libvips
+  /// cannot open the image. Nil when the marker it finds is one it reads (or none within
+  /// 64 KiB, which the walk judges).
+  private static func unsupportedMarker(_ reader: ByteReader, after declared: Int) -> String? {
+    let limit = min(reader.count, declared + 65_536)
+    var search = declared
+    while let found = reader.firstIndex(of: 0xFF, from: search, to: limit) {
+      var markerAt = found + 1
+      while markerAt < limit, reader.u8(markerAt) == 0xFF { markerAt += 1 }
+      guard let code = reader.u8(markerAt) else { return nil }
+      if code == 0x00 {
+        search = markerAt + 1
+        continue
+      }
+      guard code != 0x01, code < 0xC0 else { return nil }
+      return
+        "JPEG has FF\(ProbeMath.hex(code)) at offset \(found) where libjpeg reads the marker after an APP segment (Unsupported marker type 0x\(ProbeMath.hex(code)))"
+    }
+    return nil
   }
 
   /// Where an APPn segment really ends. Some writers (phone cameras among them) declare an

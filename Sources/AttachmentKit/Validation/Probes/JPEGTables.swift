@@ -6,6 +6,7 @@
 ///   definition"), and no byte left over ("Bogus marker length");
 /// - DQT: index 0...3 ("Bogus DQT index") and no byte left over;
 /// - DRI: a 4-byte segment;
+/// - SOFn: sampling factors of 1...4 that divide the largest (libjpeg upsamples by whole factors);
 /// - SOS: 1 to 4 components and a length of 6 + 2 per component ("Bogus marker length"), each a
 ///   component of the frame ("Invalid component ID … in SOS"), whose quantisation table was
 ///   defined ("Quantization table … was not defined"), and for a progressive frame, spectral
@@ -37,8 +38,7 @@ struct JPEGTables {
     case 0xDD: return end - body == 2 ? nil : "JPEG DRI segment is \(end - body + 2) bytes, not 4"
     case 0xDA: return scanHeader(reader, from: body, to: end)
     default:
-      if JPEGProbe.isStartOfFrame(marker) { frame(reader, marker: marker, from: body, to: end) }
-      return nil
+      return JPEGProbe.isStartOfFrame(marker) ? frame(reader, marker: marker, from: body, to: end) : nil
     }
   }
 
@@ -93,15 +93,33 @@ struct JPEGTables {
       ? nil : "JPEG DQT segment has \(end - position) bytes left over (Bogus marker length)"
   }
 
-  /// A frame header: its components' ids and quantisation tables, and whether it is progressive.
-  private mutating func frame(_ reader: ByteReader, marker: UInt8, from start: Int, to end: Int) {
+  /// A frame header: its components' ids and quantisation tables, and whether it is
+  /// progressive. The problem when a component's sampling factors are outside 1...4 ("Bogus
+  /// sampling factors") or do not divide the largest ("Fractional sampling not implemented
+  /// yet": libjpeg upsamples by whole factors only), else nil.
+  private mutating func frame(_ reader: ByteReader, marker: UInt8, from start: Int, to end: Int) -> String? {
     progressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
-    guard let count = reader.u8(start + 5) else { return }
+    guard let count = reader.u8(start + 5) else { return nil }
+    var factors: [(h: Int, v: Int)] = []
     for index in 0..<Int(count) {
       let at = start + 6 + 3 * index
-      guard at + 3 <= end, let id = reader.u8(at), let table = reader.u8(at + 2) else { return }
+      guard at + 3 <= end, let id = reader.u8(at), let sampling = reader.u8(at + 1),
+        let table = reader.u8(at + 2)
+      else { return nil }
       components[id] = table
+      factors.append((Int(sampling >> 4), Int(sampling & 0x0F)))
     }
+    guard factors.allSatisfy({ (1...4).contains($0.h) && (1...4).contains($0.v) }) else {
+      return
+        "JPEG frame has a component sampled \(factors.map { "\($0.h)x\($0.v)" }) (Bogus sampling factors)"
+    }
+    let widest = factors.map(\.h).max() ?? 1
+    let tallest = factors.map(\.v).max() ?? 1
+    guard factors.allSatisfy({ widest % $0.h == 0 && tallest % $0.v == 0 }) else {
+      return
+        "JPEG frame's sampling factors \(factors.map { "\($0.h)x\($0.v)" }) are not whole multiples (Fractional sampling not implemented yet)"
+    }
+    return nil
   }
 
   /// SOS: its length, components, their quantisation tables, and progressive parameters.

@@ -71,6 +71,25 @@ struct TIFFLayout {
     return nil
   }
 
+  /// The bytes strip or tile `index` (of `count`) decodes to, as libtiff's strip and tile
+  /// sizes: whole rows of the image's samples (one sample per plane when planar), the last
+  /// strip of each plane only the rows left, a tile always whole. Nil on overflow or an
+  /// impossible geometry.
+  func decodedBytes(of index: Int, count: Int) -> Int? {
+    let samples = separatePlanes ? 1 : max(samplesPerPixel, 1)
+    guard let pixelBits = ProbeMath.multiply(samples, bitsPerSample), pixelBits > 0 else { return nil }
+    if let tile {
+      guard let rowBits = ProbeMath.multiply(tile.width, pixelBits) else { return nil }
+      return ProbeMath.multiply((rowBits + 7) / 8, tile.length)
+    }
+    guard let rowBits = ProbeMath.multiply(width, pixelBits), rowsPerStrip > 0 else { return nil }
+    let rows = min(rowsPerStrip, height)
+    let perPlane = (height + rows - 1) / rows
+    let first = index % perPlane * rows
+    guard first < height else { return nil }
+    return ProbeMath.multiply((rowBits + 7) / 8, min(rows, height - first))
+  }
+
   /// The note for the one case decoders forgive a strip length past the end of the file: a
   /// single uncompressed strip, not tiled, with one plane, whose declared length runs past the
   /// end while every byte its rows need is there. libtiff then calls the length "Bogus" and

@@ -43,7 +43,7 @@ enum TIFFProbe {
     var report = ProbeReport(format: .tiff)
     var next = Int(first)
     var visited = Set<Int>()
-    var tables = StripTables()
+    var tables = StripTables(fileSize: reader.count)
     while next != 0 {
       guard visited.count < ProbeLimits.maxTIFFDirectories else {
         return .failure(.malformed("TIFF has too many IFDs"))
@@ -82,6 +82,13 @@ enum TIFFProbe {
     private var counted = Set<[Int]>()
     /// Bytes of distinct tables read so far.
     private(set) var bytesRead = 0
+    /// The walk over compressed strips, with its budget for the whole file.
+    var data: TIFFStripData
+
+    /// The tables of a file of `fileSize` bytes.
+    init(fileSize: Int) {
+      data = TIFFStripData(fileSize: fileSize)
+    }
 
     /// Whether the pair was checked before; otherwise records it, and the bytes of each of its
     /// tables not counted yet.
@@ -117,32 +124,15 @@ enum TIFFProbe {
       guard entry.valuesInside(reader) else {
         return .failure(.truncated("TIFF tag \(entry.tag) has values past the end of the file"))
       }
-      if TIFFLayout.tags.contains(entry.tag) { fields[entry.tag] = entry }
+      // libtiff reads the first of a repeated tag.
+      if TIFFLayout.tags.contains(entry.tag), fields[entry.tag] == nil { fields[entry.tag] = entry }
     }
+    if let problem = TIFFFields.problem(reader, fields) { return .failure(problem) }
     guard let width = fields[256]?.scalar(reader), let height = fields[257]?.scalar(reader),
       width > 0, height > 0
     else { return .failure(.malformed("TIFF IFD at offset \(offset) has no width or height")) }
-    if report.width == nil {
-      // The image shown must say how its samples are colours: TIFF 6.0 requires the tag, and
-      // without it neither libtiff-based decoders nor libvips show the image.
-      guard let photometric = fields[262]?.scalar(reader) else {
-        return .failure(
-          .malformed(
-            "TIFF IFD at offset \(offset) has no PhotometricInterpretation (tag 262), which TIFF requires"))
-      }
-      // RGB and YCbCr are three samples a pixel: with fewer (SamplesPerPixel left out, so 1),
-      // libtiff reads the strips as something else and libvips fails on every tile.
-      let samples = fields[277]?.scalar(reader) ?? 1
-      if photometric == 2 || photometric == 6, samples < 3 {
-        return .failure(
-          .malformed(
-            "TIFF's PhotometricInterpretation \(photometric == 2 ? "RGB" : "YCbCr") needs 3 samples a pixel; SamplesPerPixel says \(samples)"
-          ))
-      }
-      report.width = width
-      report.height = height
-      let compression = fields[259]?.scalar(reader) ?? 1
-      report.codecs = [compressionName(compression)]
+    if report.width == nil, let problem = describe(reader, fields, at: offset, into: &report) {
+      return .failure(problem)
     }
     guard let offsets = fields[273] ?? fields[324], let sizes = fields[279] ?? fields[325] else {
       return .failure(.malformed("TIFF IFD at offset \(offset) has no strip or tile offsets"))
@@ -158,10 +148,40 @@ enum TIFFProbe {
       return .failure(
         .malformed("TIFF strip/tile tables add up to \(tables.bytesRead) bytes, more than the file holds"))
     }
-    if let problem = checkImageData(reader, offsets: offsets, sizes: sizes) {
+    if let problem = checkImageData(reader, offsets: offsets, sizes: sizes) { return .failure(problem) }
+    let photometric = fields[262]?.scalar(reader)
+    if let problem = tables.data.check(
+      reader, layout: layout, photometric: photometric, offsets: offsets, sizes: sizes)
+    {
       return .failure(problem)
     }
     return .success(Int(next))
+  }
+
+  /// Fills the report from the first IFD's `fields` (at `offset`): its size and compression.
+  /// The problem when its samples cannot be shown as colours, else nil.
+  private static func describe(
+    _ reader: ByteReader, _ fields: [UInt16: Entry], at offset: Int, into report: inout ProbeReport
+  ) -> ProbeProblem? {
+    // The image shown must say how its samples are colours: TIFF 6.0 requires the tag, and
+    // without it neither libtiff-based decoders nor libvips show the image.
+    guard let photometric = fields[262]?.scalar(reader) else {
+      return .malformed(
+        "TIFF IFD at offset \(offset) has no PhotometricInterpretation (tag 262), which TIFF requires")
+    }
+    // RGB and YCbCr are three samples a pixel: with fewer (SamplesPerPixel left out, so 1),
+    // libtiff reads the strips as something else and libvips fails on every tile.
+    let samples = fields[277]?.scalar(reader) ?? 1
+    if photometric == 2 || photometric == 6, samples < 3 {
+      return .malformed(
+        "TIFF's PhotometricInterpretation \(photometric == 2 ? "RGB" : "YCbCr") needs 3 samples a pixel; SamplesPerPixel says \(samples)"
+      )
+    }
+    report.width = fields[256]?.scalar(reader)
+    report.height = fields[257]?.scalar(reader)
+    let compression = fields[259]?.scalar(reader) ?? 1
+    report.codecs = [compressionName(compression)]
+    return nil
   }
 
   /// Checks that each strip or tile (offset + byte count) lies inside the file, reading the
