@@ -29,6 +29,10 @@ def walk(node, path, lines):
         kind = child.get("kind")
         if kind not in DECLARATIONS:
             continue
+        # `package` declarations are in the module too (for the package's other modules): the
+        # dump marks them, and they are not the public surface.
+        if child.get("isInternal"):
+            continue
         name = child.get("printedName", child.get("name", "?"))
         full = path + [name]
         flags = []
