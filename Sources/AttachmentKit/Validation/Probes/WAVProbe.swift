@@ -86,16 +86,12 @@ enum WAVProbe {
       let end = position + 8 + Int(size)
       switch id {
       case fmt:
-        guard end <= reader.count else { return .failure(.truncated("WAV ends inside its fmt chunk")) }
-        guard let parsed = parseFormat(reader, at: position + 8, size: Int(size)) else {
-          return .failure(.malformed("WAV fmt chunk is invalid"))
+        switch formatChunk(reader, at: position, size: Int(size)) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let parsed):
+          format = parsed
+          fill(&report, parsed)
         }
-        if let problem = AudioBounds.problem(channels: parsed.channels, sampleRate: Double(parsed.sampleRate))
-        {
-          return .failure(.malformed("WAV fmt chunk declares \(problem)"))
-        }
-        format = parsed
-        fill(&report, parsed)
       case data:
         guard format != nil else { return .failure(.malformed("WAV data chunk comes before fmt")) }
         switch dataChunk(size: size, riffSize: riffSize, remaining: remaining, into: &report) {
@@ -119,6 +115,24 @@ enum WAVProbe {
     guard dataBytes > 0 else { return .failure(.noMedia("its WAV data chunk is 0 bytes")) }
     report.durationSeconds = Double(dataBytes) / Double(format.byteRate)
     return .success(report)
+  }
+
+  /// The `fmt ` chunk whose header is at `position`, `size` bytes long, read and checked.
+  /// - Returns: truncated when it runs past the end; malformed when it is invalid or declares
+  ///   channels or a rate outside ``AudioBounds``.
+  private static func formatChunk(_ reader: ByteReader, at position: Int, size: Int) -> Result<
+    Format, ProbeProblem
+  > {
+    guard position + 8 + size <= reader.count else {
+      return .failure(.truncated("WAV ends inside its fmt chunk"))
+    }
+    guard let parsed = parseFormat(reader, at: position + 8, size: size) else {
+      return .failure(.malformed("WAV fmt chunk is invalid"))
+    }
+    if let problem = AudioBounds.problem(channels: parsed.channels, sampleRate: Double(parsed.sampleRate)) {
+      return .failure(.malformed("WAV fmt chunk declares \(problem)"))
+    }
+    return .success(parsed)
   }
 
   /// Reads the size of the `data` chunk whose header has `remaining` bytes from its start to the
