@@ -3,20 +3,22 @@
 # expects accepted with zzuf over a fixed seed range, validates every mutation with
 # `attachkit validate --json`, and opens each accepted one in the reference decoder: FFmpeg for
 # audio and video (`ffmpeg -v error -i F -t 1 -f null -`, exit status 0), libvips for images
-# (`vips copy F x.v`). Prints the counts; exits 1 when an accepted mutation does not open (each is
-# kept in fuzz-out/accepted/ with the decoder's last words), 2 on a setup failure.
+# (`vips copy F x.v`). Prints the counts; exits 1 when an accepted mutation does not open and is
+# not one of the known cases of scripts/fuzz-accepted.known (each is kept in fuzz-out/accepted/
+# with the decoder's last words), 2 on a setup failure.
 #
 # Usage: scripts/fuzz-accepted.sh [FIRST_SEED [LAST_SEED]]   (default seeds 1 to 6: 318 cases,
 # about 25 s with a built attachkit; 1 to 30: 1,590 cases, about 2 minutes)
 #
-# Not yet a CI gate: 2 accepted mutations of seeds 1-6 still do not open (12 before GIF LZW, TIFF
-# fields and LZW strips, JPEG sampling, H.264/HEVC NAL units and SPS, CAF packet tables were
-# checked), so it exits 1. Both are ALAC packet data that FFmpeg fails to decode in most packets:
-# telling that apart takes decoding ALAC, which the probes do not do. Seeds 1-30 leave 15 of 75:
-# CAF ALAC packet data (7), AAC raw data (4), AV1 OBUs (2), a MOV track without its stts/stsc
-# ("missing mandatory atoms"; the test fixtures' tracks have none either) and a fragmented H.264
-# whose avcC and trun were both hit. See issue 52.
-# Environment: FUZZ_RATIO (zzuf's bit-flip ratio, default 0.001), ATTACHKIT (a built attachkit to
+# CI runs seeds 1-6. The goal is 0 accepted-but-unopenable; today 2 of seeds 1-6 remain (12 before
+# GIF LZW, TIFF fields and LZW strips, JPEG sampling, H.264/HEVC NAL units and SPS, CAF packet
+# tables were checked), both ALAC packet data FFmpeg fails to decode: telling that apart takes
+# decoding, which the probes do not do. They are listed in scripts/fuzz-accepted.known, so a new
+# class of accepted-but-unopenable file fails CI while those two are pursued. Seeds 1-30 leave 15
+# of 75: CAF ALAC packet data (7), AAC raw data (4), AV1 OBUs (2), a MOV track without its
+# stts/stsc ("missing mandatory atoms"; the test fixtures' tracks have none either) and a
+# fragmented H.264 whose avcC and trun were both hit. See issue 52.
+# Environment: FUZZ_KNOWN (the known list, default scripts/fuzz-accepted.known), FUZZ_RATIO (zzuf's bit-flip ratio, default 0.001), ATTACHKIT (a built attachkit to
 # use instead of building the debug one), FUZZ_OUT (default fuzz-out/accepted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,7 +79,13 @@ results=$(wc -l <"$work/results.jsonl")
   exit 2
 }
 
-accepted=0 unopenable=0
+# The known cases (scripts/fuzz-accepted.known): reported, but only an unknown one fails.
+declare -A known=()
+while IFS=$'\t' read -r name _; do
+  [ -n "$name" ] && [ "${name:0:1}" != "#" ] && known[$name]=1
+done < <(cat "${FUZZ_KNOWN:-scripts/fuzz-accepted.known}" 2>/dev/null || true)
+
+accepted=0 unopenable=0 unknown=0
 while IFS=$'\t' read -r path category; do
   accepted=$((accepted + 1))
   if ! opens "$path" "$category"; then
@@ -85,10 +93,16 @@ while IFS=$'\t' read -r path category; do
     name=$(basename "$path")
     cp "$path" "$out/$name"
     tail -3 "$work/decoder.err" >"$out/$name.decoder.txt"
-    echo "accepted but does not open: $name ($category): $(tail -1 "$work/decoder.err")"
+    if [ -n "${known[$name]:-}" ]; then
+      echo "accepted but does not open (known): $name ($category): $(tail -1 "$work/decoder.err")"
+    else
+      unknown=$((unknown + 1))
+      echo "accepted but does not open: $name ($category): $(tail -1 "$work/decoder.err")"
+    fi
   fi
 done < <(jq -r 'select(.outcome == "accepted") | [.input, .category] | @tsv' "$work/results.jsonl")
 
 echo "fuzz-accepted: seeds $first-$last, ratio $ratio: ${#cases[@]} mutations, $accepted accepted," \
-  "$((${#cases[@]} - accepted)) refused, $unopenable accepted but not openable"
-[ "$unopenable" -eq 0 ]
+  "$((${#cases[@]} - accepted)) refused, $unopenable accepted but not openable" \
+  "($((unopenable - unknown)) known, $unknown not known)"
+[ "$unknown" -eq 0 ]
