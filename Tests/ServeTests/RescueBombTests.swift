@@ -117,6 +117,15 @@ struct RescueBombTests {
     return origin
   }
 
+  /// Whether serve's access log has a line for each of `answers` within 30 s: each line follows
+  /// its answer.
+  static func logged(_ answers: [CurlAnswer], by serve: ServeProcess) async -> Bool {
+    await eventually(within: 30) {
+      let ids = Set(serve.events.compactMap { $0["requestId"] as? String })
+      return answers.allSatisfy { ids.contains($0.header("X-Request-Id") ?? "") }
+    }
+  }
+
   @Test(
     "the 100,000-frame WebP with a 5 s deadline is refused as too complex by it, an ordinary WebP asked while an animation holds a worker is rescued without waiting for it, and serve goes quiet within 1 s"
   )
@@ -155,6 +164,7 @@ struct RescueBombTests {
     // Then the bomb is refused as too complex, by its deadline (serve's own time, in its log)
     #expect(bomb.status == 422)
     #expect(bomb.errorCode == "too_complex")
+    #expect(await Self.logged([bomb, ordinary, animation], by: serve), "\(serve.log)")
     let lines = serve.events.filter { $0["event"] == nil }
     func line(_ answer: CurlAnswer) -> Int? {
       lines.firstIndex { $0["requestId"] as? String == answer.header("X-Request-Id") }
