@@ -117,11 +117,12 @@ struct MediaRescuePipelineTests {
     let fixture = try Self.fixture("media-pipeline-deadline")
     defer { fixture.close() }
     let url = fixture.serve(try await LargeSamples.path("mpeg4-720p-45s.avi"), name: "long")
-    let deadline = ContinuousClock.now + .seconds(4)
+    let deadline = ContinuousClock.now + .seconds(8)
 
     // The transcode is made unable to finish, however fast this machine: its worker is stopped
     // (SIGSTOP) once its output has bytes (the writer has begun), so only the deadline's kill
-    // ends it. (The 45 s 720p source keeps a worker busy long enough to be seen: 7 s here.)
+    // ends it. (The 45 s 720p source keeps a worker busy long enough to be seen, 7 s here; the
+    // 8 s leave a slow machine time to download it and write the muxer's first 32 KiB.)
     async let stopped = StoppedWorkers.stopWorking(
       below: getpid(), library: "ffmpeg", outputUnder: fixture.scratch.path, atLeast: 1)
     let error = await #expect(throws: AttachmentError.self) {
