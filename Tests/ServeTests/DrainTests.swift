@@ -8,28 +8,32 @@ import Testing
 @Suite("attachkit serve: bounded drain", .serialized, .threadOfItsOwn)
 struct DrainTests {
   @Test(
-    "after a 504 at X-Deadline-Ms, SIGTERM cancels the fetch left running (--deadline 8) and exits at once")
+    "after a 504 at X-Deadline-Ms, SIGTERM cancels the fetch left running (--deadline 60) and exits at once, not at the drain's end"
+  )
   func orphanFetchCancelled() async throws {
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let workspace = try Workspace()
     defer { workspace.remove() }
-    let serve = try await ServeProcess(workspace: workspace, ["--deadline", "8"])
+    // The origin never answers, so the fetch left running lasts to its 60 s deadline, and a
+    // drain that waited for it would end only at --drain-timeout (20 s): exiting at once comes
+    // well before either, however fast or slow this machine.
+    let serve = try await ServeProcess(workspace: workspace, ["--deadline", "60", "--drain-timeout", "20"])
     defer { serve.stop() }
     let path = try await serve.signed(origin.url("/fault/never"), keyFile: workspace.keyFile)
     let hasty = try #require(RawConnection(port: serve.port))
     hasty.send("GET \(path) HTTP/1.1\r\nHost: t\r\nX-Deadline-Ms: 300\r\nConnection: close\r\n\r\n")
     #expect(await hasty.readUntilClosed(idleSeconds: 5).text.hasPrefix("HTTP/1.1 504"))
-    // The fetch goes on, to the 8 s deadline: observed at the origin (under load its request
-    // may arrive after the 300 ms answer).
-    #expect(await eventually(within: 5) { origin.requestCount(path: "/fault/never") == 1 })
+    // The fetch goes on: observed at the origin (under load its request may arrive after the
+    // 300 ms answer).
+    #expect(await eventually(within: 30) { origin.requestCount(path: "/fault/never") == 1 })
 
-    let start = Date()
+    let start = ContinuousClock.now
     serve.stop()
-    let exited = await eventually(within: 10) { serve.process.hasEnded }
-    let seconds = Date().timeIntervalSince(start)
-    try #require(exited, "serve still running 10 s after SIGTERM")
-    #expect(seconds < 3, "exited after \(seconds) s")
+    let exited = await eventually(within: 30) { serve.process.hasEnded }
+    let took = ContinuousClock.now - start
+    try #require(exited, "serve still running 30 s after SIGTERM")
+    #expect(took < deadlineMargin, "exited \(took) after SIGTERM")
     #expect(await serve.exitStatus(endingWithin: 0) == 0)
     let cut = serve.events.first { $0["event"] as? String == "drain_cut" }
     #expect(cut?["cancelledFetches"] as? Int == 1)

@@ -1,16 +1,55 @@
+import Foundation
+
+#if canImport(Testing)
+  import Testing
+#endif
+
 /// How late past its deadline a test accepts an answer: 2 s, plus the worst stall this process
-/// was seen to suffer in the last minute (``SchedulingLag``).
+/// was seen to suffer since the running test began (``SchedulingLag``), up to ``judgedLag``.
 ///
-/// The library promises an answer within 250 ms of a deadline, and the benchmarks measure that
-/// promise (`deadline_overshoot_p99_ms`, alone on the machine). A test runs beside hundreds of
-/// others on two cores, where a ready task waited up to 1.4 s for a thread of the cooperative
-/// pool in a parallel run, so it accepts 2 s; with two busy loops beside the run an answer came
-/// 5.7 s late, behind a stalled pool, so it also accepts what the probes saw the machine take
-/// from the process (near zero alone). Each test that uses it is built so that the wrong
-/// behaviour it guards against (an answer at a later timeout, after the whole body, at the
-/// budget's end, or never) comes seconds later than the deadline plus this margin on a machine
-/// that is not stalling. Read it after the answer: it grows with the stalls seen until then.
-public var deadlineMargin: Duration { .seconds(2) + SchedulingLag.worst() }
+/// The library promises an answer within 250 ms of a deadline, and the benchmarks prove that
+/// promise (`deadline_overshoot_p99_ms`, alone on the machine, with a limit in the gate); these
+/// tests prove that the answer comes at the deadline and not at a later event. A test runs beside
+/// hundreds of others on two cores, where a ready task waited for a thread of the cooperative
+/// pool in a parallel run, so it accepts 2 s and what the probes saw the machine take from the
+/// process (near zero alone). Each test that uses it is built so that the wrong behaviour it
+/// guards against (an answer at a later timeout, after the whole body, at the budget's end, or
+/// never) comes seconds later than the deadline plus 3 s. Read it after the answer: it grows with
+/// the stalls seen until then.
+///
+/// A stall longer than ``judgedLag`` does not widen the margin further: the test fails there,
+/// naming the stall ("machine too loaded to judge"), since a bound loose enough to pass it would
+/// pass a real overshoot too.
+///
+/// With `ATTACHKIT_TEST_LAG` set in the environment, each read prints `LAG: <ms>` to standard
+/// error: how the bound was measured (docs/development.md, "Tests").
+public var deadlineMargin: Duration {
+  let lag = SchedulingLag.worst(since: SchedulingLag.testStart)
+  if getenv("ATTACHKIT_TEST_LAG") != nil {
+    let milliseconds = lag.components.seconds * 1000 + lag.components.attoseconds / 1_000_000_000_000_000
+    FileHandle.standardError.write(Data("LAG: \(milliseconds)\n".utf8))
+  }
+  if lag > judgedLag { SchedulingLag.tooLoaded(lag) }
+  return .seconds(2) + min(lag, judgedLag)
+}
+
+/// The longest stall (``SchedulingLag``) that ``deadlineMargin`` accepts: 1 s. Measured here in
+/// parallel runs of the suites that use the margin, alone and beside two busy loops: see
+/// docs/development.md, "Tests".
+public let judgedLag: Duration = .seconds(1)
+
+extension SchedulingLag {
+  /// Fails the running test: its timing cannot be judged after a stall of `lag`.
+  static func tooLoaded(_ lag: Duration) {
+    let message =
+      "machine too loaded to judge: this process was stalled \(lag) while the test ran, over the \(judgedLag) a deadline margin accepts"
+    #if canImport(Testing)
+      Issue.record(Comment(rawValue: message))
+    #else
+      print(message)
+    #endif
+  }
+}
 
 /// ``deadlineMargin`` in seconds, for tests that time with `Date`.
 public var deadlineMarginSeconds: Double {

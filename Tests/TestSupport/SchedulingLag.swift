@@ -10,12 +10,15 @@ import Synchronization
 /// Swift's cooperative pool that does the same, which oversleeps when the pool's threads are held
 /// by other tests' work. Each oversleep over 20 ms is kept for two minutes.
 ///
-/// ``deadlineMargin`` adds the worst of the last minute, so a test of "answered by its deadline"
-/// counts the library's own lateness, not the time its answer queued behind other work: alone
-/// on a machine (as the benchmarks measure `deadline_overshoot_p99_ms`) the probes see almost
-/// nothing and the margin stays 2 s; in a parallel run beside two busy loops the pool was seen
-/// stalled for seconds at a time, and an answer with it.
+/// ``deadlineMargin`` adds the worst seen since the running test began (``testStart``, set by the
+/// `.threadOfItsOwn` and `.cpuBound` traits; the last minute outside them), up to ``judgedLag``,
+/// so a test of "answered by its deadline" counts the library's own lateness, not the time its
+/// answer queued behind other work: alone on a machine (as the benchmarks measure
+/// `deadline_overshoot_p99_ms`) the probes see almost nothing and the margin stays 2 s.
 public enum SchedulingLag {
+  /// When the running test began (its trait's scope), or `nil` outside a test with such a trait.
+  @TaskLocal public static var testStart: ContinuousClock.Instant?
+
   /// One oversleep: when it ended, and by how much.
   private struct Sample {
     var end: ContinuousClock.Instant
@@ -56,7 +59,13 @@ public enum SchedulingLag {
   /// The worst oversleep either probe saw that ended within `window` before now; zero when none
   /// (or before ``start()``).
   public static func worst(within window: Duration = .seconds(60)) -> Duration {
-    let since = ContinuousClock.now - window
+    worst(since: ContinuousClock.now - window)
+  }
+
+  /// The worst oversleep either probe saw that ended after `start` (after the last minute when
+  /// `nil`); zero when none.
+  public static func worst(since start: ContinuousClock.Instant?) -> Duration {
+    let since = start ?? ContinuousClock.now - .seconds(60)
     return samples.withLock { samples in
       samples.reduce(Duration.zero) { $1.end >= since ? max($0, $1.lag) : $0 }
     }

@@ -28,7 +28,9 @@
       for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
       SchedulingLag.start()
-      try await withThreadOfItsOwn { try await function() }
+      try await SchedulingLag.$testStart.withValue(.now) {
+        try await withThreadOfItsOwn { try await function() }
+      }
     }
   }
 
@@ -55,7 +57,9 @@
       for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
       SchedulingLag.start()
-      try await withSharedWorkerThread { try await function() }
+      try await SchedulingLag.$testStart.withValue(.now) {
+        try await withSharedWorkerThread { try await function() }
+      }
     }
   }
 

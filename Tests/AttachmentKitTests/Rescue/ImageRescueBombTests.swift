@@ -135,34 +135,44 @@ extension ImageRescueBombTests {
   )
   func stoppedAtDeadline() async throws {
     // Given an animation within every bound (the 64 MP animation budget) that takes libvips
-    // seconds to convert (900 frames of 256 × 256 noise, 59 MP: 475 of them took about 1.8 s to
-    // GIF through `attachkit rescue` here)
+    // seconds to convert here (900 frames of 256 × 256 noise, 59 MP), long enough for its
+    // worker to be seen with the job on a far faster machine
     let scratch = try ScratchDirectory("noise")
     defer { scratch.remove() }
     let made = await ImageBombs.animatedWebP(
       vips: "gaussnoise", side: 256, options: "[Q=30]", frames: 900, in: scratch.path)
     let bomb = try #require(made)
+    let source = scratch.path + "/slow.webp"
+    try writeTestFile(Data(bomb), to: source)
+    let refusal = Refusal(
+      AttachmentError(.unsupportedType, "WebP is not accepted.", detected: "image/webp"),
+      facts: MediaFacts(bytes: Int64(bomb.count)))
 
-    // When it is rescued with a deadline 1 s away: well past the work before the save (reading
-    // the frames' headers, building the pipeline), which a 0.5 s deadline did not always leave
-    // with the test process's two cores shared three ways, and well short of the conversion
-    let started = ContinuousClock.now
-    let answer = try ImageRescueBombTests.rescue(bomb, name: "slow.webp", timeout: .seconds(1))
+    // When it is rescued with a deadline 3 s away, and its worker is stopped (SIGSTOP) as soon
+    // as it holds the job's output, so that the conversion cannot finish however fast this
+    // machine is (before workers, libvips' own kill flag stopped it, and under a loaded run it
+    // came 23 s late; the worker's kill does not depend on where libvips is)
+    let deadline = ContinuousClock.now + .seconds(3)
+    async let stopped = StoppedWorkers.stopWorking(
+      below: getpid(), library: "libvips", outputUnder: scratch.path, within: .seconds(3))
+    let answer = await onOwnThread { () -> AttachmentError? in
+      do throws(AttachmentError) {
+        _ = try ImageRescuer().rescue(
+          file: source, refusedWith: refusal, to: scratch.path + "/out", deadline: deadline)
+        return nil
+      } catch {
+        return error
+      }
+    }
+    let late = deadline.duration(to: .now)
+    let worker = try #require(await stopped, "no libvips worker had the job before the deadline")
+    defer { kill(worker, SIGCONT) }
 
-    // Then it is not delivered late but stopped: deadline_exceeded, with libvips named as
-    // stopped, which the rescue says only when the save failed under the kill (the old rescue
-    // finished the conversion past its deadline and delivered it; libvips' first check clears
-    // the kill, and a 0.5 s deadline on 475 frames, passing before the save, let the save run
-    // to its end with two busy loops on the cores, where this one stopped 3 of 3 times). When
-    // libvips sees the kill depends on where it is: between the strips of its outer evaluation
-    // (about 0.8 s later on a quiet machine) but not inside a nested one, so under a loaded
-    // parallel run it came 23 s late; the work bounds, not the kill, keep a rescue to seconds.
-    // Now the conversion runs in a worker process, which is killed at the deadline: the answer
-    // comes at once, whatever libvips is doing (its kill is only the polite first step).
-    #expect(answer.code == .deadlineExceeded, "\(String(describing: answer.code)): \(answer.message)")
-    #expect(answer.message.contains("its worker was stopped"), "\(answer.message)")
-    // (the bound counts from before the source is written, with the suite's margin for a
-    // loaded machine; the conversion run to its end answers seconds later)
-    #expect(answer.returned - started < .seconds(1) + deadlineMargin, "answered late")
+    // Then it is not delivered late but stopped at the deadline: deadline_exceeded, the worker
+    // named as stopped, and the stopped worker gone (only a kill ends a stopped process)
+    #expect(answer?.code == .deadlineExceeded, "\(String(describing: answer))")
+    #expect(answer?.message.contains("its worker was stopped") == true, "\(String(describing: answer))")
+    #expect(late < deadlineMargin, "answered \(late) after the deadline")
+    #expect(await StoppedWorkers.isGone(worker), "the stopped worker was not killed at the deadline")
   }
 }

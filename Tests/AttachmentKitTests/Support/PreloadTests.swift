@@ -9,4 +9,13 @@ struct PreloadTests {
   func loaded() {
     #expect(preloadedHeavyLibraries >= 8, "\(preloadedHeavyLibraries) loaded")
   }
+
+  @Test(
+    "the test executable's readdir copies records for Foundation only: every other caller (the library's code linked in) reads glibc's own"
+  )
+  func readdirOnlyForFoundation() {
+    #expect(readdirCopiesForFoundation, "libFoundation.so's segments were not found")
+    #expect(readdirGivesOwnRecords(in: "/proc/self/fd") == true)
+    #expect(readdirGivesOwnRecords(in: "/usr/lib") == true)
+  }
 }

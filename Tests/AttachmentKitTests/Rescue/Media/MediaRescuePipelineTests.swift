@@ -111,20 +111,30 @@ struct MediaRescuePipelineTests {
   }
 
   @Test(
-    "a deadline that passes mid-transcode: deadline_exceeded at the deadline, nothing published or left behind"
+    "a deadline that passes mid-transcode: deadline_exceeded at the deadline, the worker killed, nothing published or left behind"
   )
   func deadlineLeavesNothing() async throws {
     let fixture = try Self.fixture("media-pipeline-deadline")
     defer { fixture.close() }
     let url = fixture.serve(try await LargeSamples.path("mpeg4-720p-45s.avi"), name: "long")
-    let deadline = ContinuousClock.now + .seconds(2)
+    let deadline = ContinuousClock.now + .seconds(8)
 
+    // The transcode is made unable to finish, however fast this machine: its worker is stopped
+    // (SIGSTOP) once its output has bytes (the writer has begun), so only the deadline's kill
+    // ends it. (The 45 s 720p source keeps a worker busy long enough to be seen, 7 s here; the
+    // 8 s leave a slow machine time to download it and write the muxer's first 32 KiB.)
+    async let stopped = StoppedWorkers.stopWorking(
+      below: getpid(), library: "ffmpeg", outputUnder: fixture.scratch.path, atLeast: 1)
     let error = await #expect(throws: AttachmentError.self) {
       try await fixture.pipeline.attachment(for: url, deadline: deadline)
     }
+    let late = deadline.duration(to: .now)
+    let worker = try #require(await stopped, "no worker was seen transcoding before the deadline")
+    defer { kill(worker, SIGCONT) }
 
     #expect(error?.code == .deadlineExceeded, "\(String(describing: error))")
-    #expect(deadline.duration(to: .now) < deadlineMargin)  // the transcode alone takes 7 s or more
+    #expect(late < deadlineMargin, "answered \(late) after the deadline")
+    #expect(await StoppedWorkers.isGone(worker), "the stopped worker was not killed at the deadline")
     #expect(await fixture.leftBehind().isEmpty)
     guard case .miss = fixture.pipeline.lookup(try AttachmentURL(url)) else {
       Issue.record("a rescue stopped at its deadline was published")

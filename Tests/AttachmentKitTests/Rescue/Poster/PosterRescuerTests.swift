@@ -71,18 +71,28 @@ struct PosterRescuerTests {
   func posterAfterAStoppedTranscode() async throws {
     let scratch = try ScratchDirectory("poster-stopped")
     defer { scratch.remove() }
-    let source = try await Self.fadeIn(seconds: 15, in: scratch.path)  // about 3.5 s to transcode
+    let source = try await Self.fadeIn(seconds: 15, in: scratch.path)
     let output = scratch.path + "/poster.jpg"
     var media = MediaRescueConfiguration()
     media.transcodeCost.encodeSecondsPerMegapixelSecond = 0.0001  // the estimate says it fits
     media.transcodeCost.decodeSecondsPerMegapixelSecond = 0.0001
+    // The transcode is made unable to be done in time, however fast this machine: its worker
+    // is stopped (SIGSTOP) once its output has bytes (admitted, its writer begun: the muxer's
+    // first 32 KiB, over a second here under load, hence the 6 s before the reserve). Only the
+    // first worker is stopped; the poster's runs.
+    async let stopped = StoppedWorkers.stopWorking(
+      below: getpid(), library: "ffmpeg", outputUnder: scratch.path, atLeast: 1)
     let (result, elapsed) = await Self.rescue(
-      source, into: output, rescuers: StandardRescuers.make(media: media), seconds: 5)
+      source, into: output, rescuers: StandardRescuers.make(media: media), seconds: 9)
+    let worker = try #require(await stopped, "no worker was seen transcoding")
+    defer { kill(worker, SIGCONT) }
     let validation = try result.get()
     #expect(validation.rescued?.actions == [.poster])
     #expect(validation.type == .jpeg)
-    #expect(elapsed >= 1.9, "the transcode ran until the reserve began: \(elapsed) s")
-    #expect(elapsed < 5 + deadlineMarginSeconds, "within the deadline: \(elapsed) s")
+    // 9 s less the poster's 3: the stopped transcode is killed at 6 s, not before, not later.
+    #expect(elapsed >= 5.9, "the transcode ran until the reserve began: \(elapsed) s")
+    #expect(elapsed < 9 + deadlineMarginSeconds, "within the deadline: \(elapsed) s")
+    #expect(await StoppedWorkers.isGone(worker), "the stopped transcode's worker was not killed")
   }
 
   @Test("without the poster the same file keeps its refusal, at once, and no output is left")
