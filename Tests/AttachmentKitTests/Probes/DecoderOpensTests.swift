@@ -95,6 +95,11 @@ struct DecoderOpensTests {
     Repro(
       file: "s9_caf-alac.caf", sample: "caf-alac.caf", code: .unsupportedType,
       message: "The file is malformed: CAF packet table declares 2147483654 packets; its 36 bytes hold 6"),
+    // wValidBitsPerSample 24 → 8216 (a flipped bit): FFmpeg takes it as the sample size and
+    // finds no PCM decoder of 1,027 bytes: "Decoder (codec none) not found" (fuzz seed 32).
+    Repro(
+      file: "wav-extensible-valid-bits.wav", sample: "wav-extensible-pcm24.wav", code: .unsupportedType,
+      message: "The bytes begin like audio/x-wav but their structure is not valid audio/x-wav."),
     // StripByteCounts twice: libtiff reads the first (16,432 bytes, past the end of the file).
     Repro(
       file: "s21_tiff-big-endian.tiff", sample: "tiff-big-endian.tiff", code: .truncated,
@@ -163,6 +168,7 @@ struct DecoderOpensTests {
     // the extensible tag, which the codec table refuses.
     var float = sample
     float[guid] = 3
+    float[20 + 18] = 32  // a float's valid bits: 32 (FFmpeg has no 3-byte float decoder)
     #expect((try? Self.inspect(float, as: .wav).get())?.streams.map(\.codec) == ["3"])
     var adpcm = sample
     adpcm[guid] = 2
@@ -171,6 +177,17 @@ struct DecoderOpensTests {
     var unknown = sample
     unknown[guid + 15] ^= 0x01
     #expect((try? Self.inspect(unknown, as: .wav).get())?.streams.map(\.codec) == ["65534"])
+    // wValidBitsPerSample (at 18): 20 of 24 bits is a whole 3 bytes; 8216 bits is no sample
+    // size a decoder has; a float of 3 bytes neither.
+    var twenty = sample
+    twenty[20 + 18] = 20
+    #expect((try? Self.inspect(twenty, as: .wav).get()) != nil)
+    var huge = sample
+    huge[20 + 19] = 0x20
+    #expect((try? Self.inspect(huge, as: .wav).get()) == nil)
+    var narrowFloat = float
+    narrowFloat[20 + 18] = 24
+    #expect((try? Self.inspect(narrowFloat, as: .wav).get()) == nil)
   }
 
   @Test("ISO BMFF: a table's entries past its box, an stsd or dref count out of bounds, stsc past stco")

@@ -162,8 +162,21 @@ enum WAVProbe {
       let align = reader.u16le(offset + 12)
     else { return nil }
     guard channels > 0, rate > 0, byteRate > 0, align > 0 else { return nil }
-    if tag == extensible, size >= 40, let sub = extensibleSubFormat(reader, at: offset + 24) { tag = sub }
+    if tag == extensible, size >= 40, let sub = extensibleSubFormat(reader, at: offset + 24) {
+      guard validBitsFit(reader.u16le(offset + 18) ?? 0, subFormat: sub) else { return nil }
+      tag = sub
+    }
     return Format(tag: Int(tag), channels: Int(channels), sampleRate: Int(rate), byteRate: Int(byteRate))
+  }
+
+  /// Whether an extensible file's `wValidBitsPerSample` names a sample size a decoder has: FFmpeg
+  /// takes it (when not 0) as the bits per sample and picks the PCM decoder of its whole bytes,
+  /// so 8216 bits (a flipped bit of 24) leaves "Decoder (codec none) not found". PCM: 1 to 4
+  /// bytes; IEEE float: 4 or 8.
+  private static func validBitsFit(_ bits: UInt16, subFormat: UInt16) -> Bool {
+    guard bits != 0 else { return true }
+    let bytes = (Int(bits) + 7) / 8
+    return subFormat == 3 ? bytes == 4 || bytes == 8 : subFormat != 1 || (1...4).contains(bytes)
   }
 
   /// The format tag of WAVE_FORMAT_EXTENSIBLE, whose sub-format GUID names the codec.
