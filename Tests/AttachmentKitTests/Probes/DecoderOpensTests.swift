@@ -185,6 +185,10 @@ struct DecoderOpensTests {
     var huge = sample
     huge[20 + 19] = 0x20
     #expect((try? Self.inspect(huge, as: .wav).get()) == nil)
+    // cbSize (at 16) under the extension's 22 bytes: FFmpeg does not read the GUID.
+    var shortExtension = sample
+    shortExtension[20 + 16] = 20
+    #expect((try? Self.inspect(shortExtension, as: .wav).get())?.streams.map(\.codec) == ["65534"])
     var narrowFloat = float
     narrowFloat[20 + 18] = 24
     #expect((try? Self.inspect(narrowFloat, as: .wav).get()) == nil)

@@ -162,7 +162,11 @@ enum WAVProbe {
       let align = reader.u16le(offset + 12)
     else { return nil }
     guard channels > 0, rate > 0, byteRate > 0, align > 0 else { return nil }
-    if tag == extensible, size >= 40, let sub = extensibleSubFormat(reader, at: offset + 24) {
+    // FFmpeg reads the extension only when cbSize says it is there (22 bytes at least): a
+    // smaller one leaves the extensible tag, which nothing decodes (fuzz seed 38: 22 → 20).
+    if tag == extensible, size >= 40, (reader.u16le(offset + 16) ?? 0) >= 22,
+      let sub = extensibleSubFormat(reader, at: offset + 24)
+    {
       guard validBitsFit(reader.u16le(offset + 18) ?? 0, subFormat: sub) else { return nil }
       tag = sub
     }
