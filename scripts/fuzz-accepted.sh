@@ -31,8 +31,9 @@ for tool in zzuf ffmpeg vips jq; do
 done
 attachkit=${ATTACHKIT:-}
 if [ -z "$attachkit" ]; then
-  swift build --product attachkit >/dev/null
-  attachkit="$(swift build --show-bin-path)/attachkit"
+  # The test steps' flags (scripts/test.sh): after them nothing is compiled again.
+  swift build --build-tests -Xswiftc -warnings-as-errors >/dev/null
+  attachkit="$(swift build --build-tests -Xswiftc -warnings-as-errors --show-bin-path)/attachkit"
 fi
 [ -x "$attachkit" ] || { echo "fuzz-accepted: no attachkit at $attachkit" >&2; exit 2; }
 
