@@ -181,6 +181,18 @@ extension CLI {
   }
 
   /// The JSON objects of a JSON-lines file.
+  /// Sends `process` SIGINT (Ctrl-C) and waits for it to exit, on a thread of its own (never the
+  /// cooperative pool's); returns the seconds from the signal to the exit.
+  static func interrupt(_ process: Process) async -> Double {
+    await onOwnThread { [process] () -> Double in
+      let interruptedAt = Date()
+      kill(process.processIdentifier, SIGINT)
+      process.blockUntilExit()
+      process.closeStandardPipes()
+      return Date().timeIntervalSince(interruptedAt)
+    }
+  }
+
   static func jsonLines(ofFile path: String) -> [[String: Any]] {
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     return text.split(separator: "\n").compactMap {

@@ -38,13 +38,7 @@ struct RescueInterruptTests {
     let transcoding = try #require(worker, "no worker of the rescue was seen spending CPU")
     kill(transcoding, SIGSTOP)
 
-    let took = await onOwnThread { [process] () -> Double in
-      let interruptedAt = Date()
-      kill(pid, SIGINT)
-      process.blockUntilExit()
-      process.closeStandardPipes()
-      return Date().timeIntervalSince(interruptedAt)
-    }
+    let took = await CLI.interrupt(process)
     #expect(process.terminationStatus == 130)
     #expect(took < 1.0, "exited \(took) s after Ctrl-C")
     // The worker is killed by the command (a stopped process still dies of SIGKILL), not left

@@ -43,7 +43,6 @@ enum Batch {
     profile: AttachmentProfile = .ios, reload: Bool, fallback: Input? = nil, progress: ProgressBar?,
     emit: @escaping @Sendable (ResultRecord) -> Void
   ) async -> Outcome {
-    let interrupted = Atomic<Bool>(false)
     let work = Task { () -> [ResultRecord] in
       await withTaskGroup(of: (Int, ResultRecord).self) { group in
         var next = 0
@@ -80,13 +79,10 @@ enum Batch {
         return ordered
       }
     }
-    let signals = SignalWatcher { [work] in
-      interrupted.store(true, ordering: .relaxed)
-      work.cancel()
-    }
+    let signals = SignalWatcher { [work] in work.cancel() }
     let results = await work.value
     signals.stop()
-    return Outcome(results: results, interrupted: interrupted.load(ordering: .relaxed))
+    return Outcome(results: results, interrupted: signals.hasFired)
   }
 
   /// `input`'s record: one ``AttachmentRequest`` whose alternative is `fallback`, when given.

@@ -115,7 +115,7 @@ private struct SandboxCheck {
     switch outcome {
     case .replied: "it answered"
     case .stopped(let stop): "it was stopped (\(stop))"
-    case .died(let death): death.reason(ceiling: 0)
+    case .died(let death): death.ending(ceiling: 0).reason
     }
   }
 

@@ -298,11 +298,9 @@ struct WorkerDeath: Sendable {
     return status & 0x7f
   }
 
-  /// Why the rescue failed, for its refusal ("… Not rescued: …"), given the worker's ceiling.
-  func reason(ceiling: Int64) -> String { ending(ceiling: ceiling).reason }
-
-  /// Why the rescue failed, and the verdict on the source when the worker's end is one (a
-  /// signal: a crash, the filter, the CPU limit or the memory ceiling).
+  /// Why the rescue failed, for its refusal ("… Not rescued: …"), given the worker's ceiling,
+  /// and the verdict on the source when the worker's end is one (a signal: a crash, the
+  /// filter, the CPU limit or the memory ceiling).
   func ending(ceiling: Int64) -> (reason: String, verdict: AttachmentError.SourceVerdict?) {
     guard let signal else {
       let code = status.map { ($0 >> 8) & 0xff }
