@@ -98,7 +98,7 @@ struct TerminalTests {
       ["prefetch", "--json", "--deadline", "20", "--cache-dir", cache, list], stdout: scratch.path + "/out",
       stderr: scratch.path + "/err")
     // Observed, not assumed: the fast file is answered, and the six trickles are mid-body (the
-    // server has their requests and the child holds a body file open for each). The bound
+    // server has their requests and the child holds a body file with bytes in it for each). The bound
     // only stops a broken test.
     let pid = process.processIdentifier
     let midBody = ContinuousClock.now + .seconds(15)
@@ -106,7 +106,7 @@ struct TerminalTests {
       CLI.jsonLines(ofFile: scratch.path + "/out").isEmpty
         || server.requestCount(path: "/fault/trickle") < 6
         || Self.openBodyFiles(of: pid, in: cache).count < 6
-        || Self.bodyBytes(of: pid, in: cache) < 6
+        || Self.bodySizes(of: pid, in: cache).filter({ $0 > 0 }).count < 6
     {
       try await Task.sleep(for: .milliseconds(10))
     }
@@ -114,13 +114,7 @@ struct TerminalTests {
     try #require(server.requestCount(path: "/fault/trickle") == 6)
     try #require(Self.openBodyFiles(of: pid, in: cache).count >= 6, "the trickles never reached their bodies")
     // Interrupted, and waited for, from a thread of its own (the exit is timed there)
-    let took = await onOwnThread { [process] () -> Double in
-      let interruptedAt = Date()
-      kill(pid, SIGINT)
-      process.blockUntilExit()
-      process.closeStandardPipes()
-      return Date().timeIntervalSince(interruptedAt)
-    }
+    let took = await CLI.interrupt(process)
 
     #expect(process.terminationStatus == 130)
     #expect(took < 1.0)
@@ -142,27 +136,28 @@ struct TerminalTests {
     #expect(leftovers.isEmpty, "\(leftovers)")
   }
 
-  /// The bytes in the body files process `pid` holds open in `cache`'s temporary directory.
-  static func bodyBytes(of pid: pid_t, in cache: String) -> Int {
-    let directory = cache + "/v3/tmp/"
-    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-    return descriptors.reduce(0) { total, descriptor in
-      let link = "/proc/\(pid)/fd/" + descriptor
-      guard (try? FileManager.default.destinationOfSymbolicLink(atPath: link))?.hasPrefix(directory) == true
-      else { return total }
+  /// The size of each body file process `pid` holds open in `cache`'s temporary directory.
+  static func bodySizes(of pid: pid_t, in cache: String) -> [Int] {
+    openBodyDescriptors(of: pid, in: cache).compactMap { link in
       var info = stat()
-      return stat(link, &info) == 0 ? total + Int(info.st_size) : total
+      return stat(link, &info) == 0 ? Int(info.st_size) : nil
     }
   }
 
   /// The descriptors process `pid` holds open on files in `cache`'s temporary directory,
   /// anonymous (`O_TMPFILE`) body files included.
   static func openBodyFiles(of pid: pid_t, in cache: String) -> [String] {
+    openBodyDescriptors(of: pid, in: cache).compactMap {
+      try? FileManager.default.destinationOfSymbolicLink(atPath: $0)
+    }
+  }
+
+  /// The `/proc/PID/fd/N` links of process `pid` that point into `cache`'s temporary directory.
+  static func openBodyDescriptors(of pid: pid_t, in cache: String) -> [String] {
     let directory = cache + "/v3/tmp/"
     let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-    return descriptors.compactMap {
-      try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/" + $0)
+    return descriptors.map { "/proc/\(pid)/fd/" + $0 }.filter {
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: $0))?.hasPrefix(directory) == true
     }
-    .filter { $0.hasPrefix(directory) }
   }
 }
