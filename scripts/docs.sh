@@ -46,7 +46,10 @@ dir=$(sed -n 's/^Files written to //p' <<<"$dump")
 }
 # AttachmentKit's graph and its extensions of other modules' types (AttachmentKit@Swift…)
 cp "$dir"/AttachmentKit.symbols.json "$graphs"/
-cp "$dir"/AttachmentKit@*.symbols.json "$graphs"/ 2>/dev/null || true
+# (none when the library extends no other module's type; a copy that fails still fails)
+for extension in "$dir"/AttachmentKit@*.symbols.json; do
+  [ ! -e "$extension" ] || cp "$extension" "$graphs"/
+done
 rm -rf "$output"
 mkdir -p "$(dirname "$output")"
 docc convert Sources/AttachmentKit/AttachmentKit.docc \
