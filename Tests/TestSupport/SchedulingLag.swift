@@ -1,4 +1,5 @@
 import Glibc
+import PosixLock
 import Synchronization
 
 /// How late this test process has been getting to run lately: what a loaded machine adds to
@@ -25,7 +26,7 @@ public enum SchedulingLag {
     var lag: Duration
   }
 
-  private static let samples = Mutex<[Sample]>([])
+  private static let samples = Locked<[Sample]>([])
   private static let started = Atomic<Bool>(false)
 
   /// The smallest oversleep kept: below it, ordinary timer slack.

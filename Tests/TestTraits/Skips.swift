@@ -3,7 +3,7 @@
 // SwiftPM builds this target there too, so without the condition it would fail the whole build.
 #if canImport(Testing)
   import Foundation
-  import Synchronization
+  import PosixLock
   import Testing
 
   /// Skips that show in a plain log. Swift Testing reports a test whose condition trait is false
@@ -29,7 +29,7 @@
   /// Skips decided inside a running test.
   public enum Skips {
     /// The names a condition trait has announced as skipped.
-    static let announced = Mutex<Set<String>>([])
+    static let announced = Locked<Set<String>>([])
 
     /// Prints `SKIPPED: <name>: <why>` to standard error.
     public static func announce(_ name: String, _ why: String) {

@@ -1,4 +1,5 @@
 import Glibc
+import PosixLock
 import Synchronization
 
 /// What the last garbage-collection scan of one cache object parsed from each record, so the
@@ -32,7 +33,7 @@ final class RecordScanMemory: Sendable {
     var record: CacheRecord
   }
 
-  private let remembered = Mutex<[String: Remembered]>([:])
+  private let remembered = Locked<[String: Remembered]>([:])
   private let overflowed = Atomic<Bool>(false)
 
   /// Whether the last scan found more than ``capacity`` records (the next one need not

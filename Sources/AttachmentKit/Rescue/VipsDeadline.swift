@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import PosixLock
 
 /// Stops libvips' computation of an image when a deadline passes, so a rescue that runs out of
 /// time stops consuming the process instead of running on after its caller was answered.
@@ -14,7 +14,7 @@ import Synchronization
 final class VipsDeadline: Sendable {
   /// Whether the watched computation still runs (the image is alive while it is set), and
   /// whether the timer killed it; both under one lock, so a kill never meets a freed image.
-  private let state = Mutex<(running: Bool, killed: Bool)>((true, false))
+  private let state = Locked<(running: Bool, killed: Bool)>((true, false))
 
   private init() {}
 

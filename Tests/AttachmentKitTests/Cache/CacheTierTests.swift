@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PosixLock
 import TestSupport
 import TestTraits
 import Testing
@@ -13,7 +13,7 @@ struct CacheTierTests {
   /// Passes every call on to the disk cache and notes its name.
   final class RecordingTier: CacheTier {
     let disk: AttachmentCache
-    private let noted = Mutex<[String]>([])
+    private let noted = Locked<[String]>([])
 
     init(disk: AttachmentCache) { self.disk = disk }
 
@@ -96,7 +96,7 @@ struct CacheTierTests {
     fixture.server.serve(
       "/n.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png",
       headers: [("Cache-Control", "no-store")])
-    let recording = Mutex<RecordingTier?>(nil)
+    let recording = Locked<RecordingTier?>(nil)
     let pipeline = try AttachmentPipeline(configuration: fixture.pipeline.configuration, observer: nil) {
       disk in
       let tier = RecordingTier(disk: disk)
