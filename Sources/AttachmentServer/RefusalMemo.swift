@@ -81,7 +81,7 @@ extension Reply {
 extension AttachmentServer {
   /// The answer of a refusal the memo holds for `url` (checked before the cache lookup: a
   /// remembered refusal costs neither a lookup nor a fetch), or `nil`.
-  func rememberedReply(_ url: AttachmentURL, kind: Kind, now: Double) -> Reply? {
+  func rememberedReply(_ url: AttachmentURL, kind: ProxyRoute.Answer, now: Double) -> Reply? {
     guard
       let refused = refusalMemo.refusal(
         pipeline.callerKey(url), limits: pipeline.configuration.limits, now: now)

@@ -156,19 +156,13 @@ extension AttachmentServer {
     var profile = AttachmentProfile.ios
     let lookup: Lookup
     let deadlines: Deadlines
-    let kind: Kind
+    let kind: ProxyRoute.Answer
     let conditions: Conditions
-  }
-
-  /// Which answer a pipeline call ends in.
-  enum Kind: Sendable {
-    case file
-    case info
   }
 
   /// The URL and kind a route asks for once its signature verifies, or the reply that answers
   /// it at once (health, metrics, readiness, an unknown or malformed path, a bad signature).
-  private func target(of route: Route) -> Result<(url: String, kind: Kind), ImmediateReply> {
+  private func target(of route: Route) -> Result<(url: String, kind: ProxyRoute.Answer), ImmediateReply> {
     switch route {
     case .health:
       return .failure(
@@ -182,7 +176,7 @@ extension AttachmentServer {
     case .malformed(let message):
       return .failure(ImmediateReply(reply: .error(AttachmentError(.badRequest, message))))
     case .proxy(let path):
-      let kind: Kind = path.route.answer == .file ? .file : .info
+      let kind = path.route.answer
       if path.route.protection == .unsigned && !configuration.acceptsUnsigned {
         return .failure(ImmediateReply(reply: badSignature(nil, url: path.clearURL ?? "")))
       }
@@ -200,10 +194,10 @@ extension AttachmentServer {
   /// The checked URL and kind of a request whose target is not in the memo: its signature
   /// verified and its URL parsed (then the target is remembered), or the reply that answers it.
   private func checkedTarget(_ state: RequestState) -> Result<
-    (url: AttachmentURL, kind: Kind, profile: AttachmentProfile), ImmediateReply
+    (url: AttachmentURL, kind: ProxyRoute.Answer, profile: AttachmentProfile), ImmediateReply
   > {
     let generation = targets.generation
-    let (url, kind): (String, Kind)
+    let (url, kind): (String, ProxyRoute.Answer)
     switch target(of: state.route) {
     case .success(let target): (url, kind) = target
     case .failure(let immediate): return .failure(immediate)
@@ -241,7 +235,7 @@ extension AttachmentServer {
 
   private func start(_ state: RequestState, connection: OpaquePointer?, mhd: MicroHTTPD) -> Start {
     let checked: AttachmentURL
-    let kind: Kind
+    let kind: ProxyRoute.Answer
     let profile: AttachmentProfile
     if let verified = state.verified {
       // The memo keeps a verified target, not its time: an expiring one is judged again.

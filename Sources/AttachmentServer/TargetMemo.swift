@@ -19,7 +19,7 @@ final class TargetMemo: Sendable {
     /// The URL, checked.
     let url: AttachmentURL
     /// Which answer it ends in.
-    let kind: AttachmentServer.Kind
+    let kind: ProxyRoute.Answer
     /// The path the access log shows (``LoggedPath``).
     let loggedPath: String
   }
