@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import TestTraits
 import Testing
@@ -103,6 +104,64 @@ struct DecodeCheckTests {
     // and PCM, μ-law and an image need no decoder: no warning, no worker asked for
     for file in ["wav-pcm16.wav", "caf-pcm.caf", "aifc-ulaw.aifc", "jpeg-baseline.jpg"] {
       #expect(!Self.unchecked(try validator.validate(file: Samples.path(file))), "\(file)")
+    }
+  }
+
+  @Test("a check that cannot finish ends at the deadline with deadline_exceeded, and its worker is killed")
+  func deadline() async throws {
+    // Given the pool's spare (started after a first check) stopped (SIGSTOP), and every FFmpeg
+    // worker of this process after it, so that the check cannot finish on a machine of any speed
+    let file = Samples.path("aac-m4a.m4a")
+    _ = try Self.checking.validate(file: file)
+    let done = Flag()
+    async let stopped = Self.stopWorkers(until: done)
+    // (up to 2 s: without a spare the check starts a worker, which the watch stops as it loads)
+    let seen = ContinuousClock.now + .seconds(2)
+    while done.stopped.load(ordering: .acquiring) == 0, ContinuousClock.now < seen {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    // When an accepted AAC file is validated with a deadline 3 s away
+    let started = ContinuousClock.now
+    let result = Result { () throws(AttachmentError) in
+      try Self.checking.validate(file: file, deadline: started + .seconds(3))
+    }
+    let elapsed = (ContinuousClock.now - started).inSeconds
+    done.raised.store(true, ordering: .releasing)
+    let workers = await stopped
+    defer { for worker in workers { kill(worker, SIGCONT) } }
+    // Then the answer is deadline_exceeded, at the deadline, and the worker it waited for is killed
+    #expect(!workers.isEmpty, "no worker was seen")
+    #expect(result.failure?.code == .deadlineExceeded, "\(result)")
+    #expect(elapsed >= 2.9 && elapsed < 3 + deadlineMarginSeconds, "answered after \(elapsed) s")
+    let end = ContinuousClock.now + eventWait
+    while ContinuousClock.now < end, workers.allSatisfy(StoppedWorkers.isAlive) {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    #expect(!workers.allSatisfy(StoppedWorkers.isAlive), "the stopped check's worker was not killed")
+  }
+
+  /// A flag another thread raises, and how many workers the watch has stopped.
+  final class Flag: Sendable {
+    let raised = Atomic<Bool>(false)
+    let stopped = Atomic<Int>(0)
+  }
+
+  /// Stops with SIGSTOP every FFmpeg worker of this process as soon as it is seen (every 2 ms,
+  /// on a thread of its own), until `done` is raised (or 60 s); the workers it stopped.
+  static func stopWorkers(until done: Flag) async -> [Int32] {
+    await onOwnThread { () -> [Int32] in
+      var stopped: [Int32] = []
+      let end = ContinuousClock.now + .seconds(60)
+      while !done.raised.load(ordering: .acquiring), ContinuousClock.now < end {
+        for worker in StoppedWorkers.workers(of: getpid(), library: "ffmpeg") where !stopped.contains(worker)
+        {
+          kill(worker, SIGSTOP)
+          stopped.append(worker)
+          done.stopped.store(stopped.count, ordering: .releasing)
+        }
+        usleep(2_000)
+      }
+      return stopped
     }
   }
 
