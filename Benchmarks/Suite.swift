@@ -23,6 +23,7 @@ enum Suite {
       ("onepass", OnePassScenario.run),
       ("mediarescue", MediaRescueScenario.run),
       ("workers", RescueWorkerCostScenario.run),
+      ("decode", DecodeCheckCostScenario.run),
     ]
   }
 

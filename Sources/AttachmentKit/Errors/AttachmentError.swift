@@ -174,6 +174,11 @@ extension AttachmentError.Code {
   /// progressive JPEG), frames (an animation) or bytes per pixel than its configuration's
   /// bounds; the message names which.
   public static let tooComplex = Self("too_complex", kind: .rejection)
+  /// The file's structure is accepted, but the decoder cannot open it or start it: FFmpeg,
+  /// in a rescue worker, does not read its container as a player would, or the stream the
+  /// attachment plays does not decode in its first second (``DecodeCheckConfiguration``). The
+  /// message says what failed. No rescuer takes it: what no decoder starts, none re-encodes.
+  public static let undecodable = Self("undecodable", kind: .rejection)
 }
 
 extension AttachmentError {

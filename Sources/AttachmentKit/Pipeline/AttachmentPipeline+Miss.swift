@@ -134,7 +134,9 @@ extension AttachmentPipeline {
       // fresh download would (HitPolicy).
       rescued.recordOriginal(refusal)
       do throws(Refusal) {
-        var validation = try validator.judge(file: output.path, sha256: nil, signal: signal, sniffed: nil)
+        // (not decoded again: a rescue decodes what it copies, and encodes the rest itself)
+        var validation = try Validator(limits: validator.limits).judge(
+          file: output.path, sha256: nil, signal: signal, sniffed: nil)
         validation.record(rescued)
         return (output, validation)
       } catch {

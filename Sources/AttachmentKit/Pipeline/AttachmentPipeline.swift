@@ -52,7 +52,7 @@ public final class AttachmentPipeline: Sendable {
     let cache = try AttachmentCache(configuration: configuration.cache)
     self.cache = cache
     self.tier = tier?(cache) ?? cache
-    validator = Validator(limits: configuration.limits)
+    validator = Validator(limits: configuration.limits, decodeCheck: configuration.decodeCheck)
     let limits = EffectiveLimits(configuration)
     hitPolicy = HitPolicy(configuration: configuration, limits: limits)
     var downloader = configuration.downloader

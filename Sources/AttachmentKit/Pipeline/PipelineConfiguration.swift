@@ -28,6 +28,14 @@ public struct PipelineConfiguration: Sendable {
   /// extension runner with its rescue. A hit never proposes one: an entry cached without it
   /// stays without it until it is fetched again.
   public var posterTime: PosterTimeConfiguration? = nil
+  /// The decode check an audio or video miss passes after its structural checks: FFmpeg opens
+  /// it and starts each stream it plays, in a rescue worker (``DecodeCheckConfiguration``;
+  /// "accepted" means a decoder starts it). Default: on. A hit never checks; linear PCM,
+  /// A-law, μ-law and images never start a worker; without a worker the file is accepted on
+  /// its structure with a warning. `nil`: the probes alone judge. A rescued file is not checked
+  /// again: each stream a rescue copies is decoded before it is delivered, and the others are
+  /// its own encoders'.
+  public var decodeCheck: DecodeCheckConfiguration? = DecodeCheckConfiguration()
 
   /// The image rescuer's settings (WebP, HEIC, AVIF converted; images over the byte or pixel
   /// limit downscaled, with libvips), or `nil` when ``rescuers`` holds no ``ImageRescuer``.

@@ -13,6 +13,9 @@ extension [any Rescuer] {
   ///   - deadline: the absolute instant by which the answer comes; `nil`: none.
   ///   - isCancelled: says the caller has gone (a command's Ctrl-C); polled while a rescue
   ///     runs, whose worker is then killed at once.
+  ///   - decodeCheck: the decode check the file passes before it is acceptable as it is (as a
+  ///     miss's does: ``PipelineConfiguration/decodeCheck``); `nil`: the probes alone judge. A
+  ///     rescued file is not decoded again (a rescue decodes what it copies).
   /// - Returns: the file's own validation (``Validation/rescued`` is `nil`, nothing is written)
   ///   when it is acceptable as it is; otherwise the delivered file's, with its provenance. An
   ///   acceptable file that a rescuer improves (``Rescuer/improvement(for:)``: a movie iOS
@@ -25,13 +28,14 @@ extension [any Rescuer] {
   ///   `too_large`, `io_error`, …); `output` is then removed.
   public func attachment(
     fromFile path: String, rescuingInto output: String, limits: ValidationLimits,
-    deadline: ContinuousClock.Instant? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }
+    deadline: ContinuousClock.Instant? = nil, isCancelled: @escaping @Sendable () -> Bool = { false },
+    decodeCheck: DecodeCheckConfiguration? = DecodeCheckConfiguration()
   ) throws(AttachmentError) -> Validation {
     let preparation = preparation(for: Refusal.anticipated(ofFile: path, limits: limits))
     defer { preparation?.wait() }
     let refusal: Refusal
     switch Result(catching: { () throws(Refusal) in
-      try Validator(limits: limits).judge(file: path, deadline: deadline)
+      try Validator(limits: limits, decodeCheck: decodeCheck).judge(file: path, deadline: deadline)
     }) {
     case .success(let validation):
       return try improving(validation, of: path, into: output, limits, deadline, isCancelled)

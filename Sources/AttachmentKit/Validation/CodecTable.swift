@@ -253,6 +253,15 @@ enum CodecTable {
       entry.copied && entry.codecs.flatMap(row(for:))?.support == .decodes ? entry.codec : nil
     })
 
+  /// The codecs whose samples the structural probes judge whole: linear PCM, A-law and μ-law
+  /// hold no entropy-coded data, so every sample a probe counts decodes, and a decoder refuses
+  /// nothing the probes did not read (format, channels, sample size, rate). A stream of any
+  /// other codec is opened and started by its decoder before it is accepted
+  /// (``DecodeCheckConfiguration``).
+  static let structurallyDecoded: Set<String> = [
+    "lpcm", "sowt", "twos", "raw", "in24", "in32", "fl32", "fl64", "ulaw", "alaw", "1", "3", "6", "7",
+  ]
+
   /// Rows a longer codecs string never falls back to: `mp4a.DD` (Vorbis) is not `mp4a`.
   private static let exactOnly: Set<String> = ["mp4a", "mp4v"]
 

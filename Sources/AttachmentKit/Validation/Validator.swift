@@ -4,14 +4,21 @@ import Glibc
 ///
 /// Never trusts the URL, the file name or a `Content-Type` header. The structural probes
 /// decide the type; libmagic names what a refused file is, and is neither loaded nor asked for
-/// a file that is accepted. Pure over the file it is given: no network, no cache.
+/// a file that is accepted. Pure over the file it is given: no network, no cache. With a
+/// ``decodeCheck``, an audio or video file that passes every structural check is also opened
+/// and started by FFmpeg in a rescue worker (``DecodeCheckConfiguration``).
 public struct Validator: Sendable {
   /// The limits files must meet.
   public var limits: ValidationLimits
 
-  /// Makes a validator with limits.
-  public init(limits: ValidationLimits = ValidationLimits()) {
+  /// The decode check an accepted audio or video file passes last, or `nil` (the default
+  /// here; a pipeline's is ``PipelineConfiguration/decodeCheck``): none, the probes alone judge.
+  public var decodeCheck: DecodeCheckConfiguration?
+
+  /// Makes a validator with limits and, when given, a decode check.
+  public init(limits: ValidationLimits = ValidationLimits(), decodeCheck: DecodeCheckConfiguration? = nil) {
     self.limits = limits
+    self.decodeCheck = decodeCheck
   }
 
   /// Validates a complete file on disk.
@@ -30,8 +37,9 @@ public struct Validator: Sendable {
   /// - Throws: ``AttachmentError`` with `empty` (no bytes, or no playable samples),
   ///   `unsupported_type` (with `detected`),
   ///   `unsupported_codec` (with `detected` naming the codec), `truncated`, `too_large`,
-  ///   `too_long`, `unknown_duration`, `too_many_pixels`, `deadline_exceeded`, `cancelled`, or
-  ///   `io_error` when the file cannot be read.
+  ///   `too_long`, `unknown_duration`, `too_many_pixels`, `undecodable` (with a
+  ///   ``decodeCheck``), `deadline_exceeded`, `cancelled`, or `io_error` when the file cannot be
+  ///   read.
   public func validate(
     file path: String, sha256: String? = nil, deadline: ContinuousClock.Instant? = nil
   ) throws(AttachmentError) -> Validation {
@@ -156,11 +164,31 @@ public struct Validator: Sendable {
         AttachmentError(.ioError, "Cannot read \(Redaction.escapeControlCharacters(path)) to hash it."),
         facts: facts)
     }
-    return Validation(
+    let validation = Validation(
       type: type, detectedMIME: detected, bytes: size, sha256: digest, width: report.width,
       height: report.height, frames: report.frames, durationSeconds: report.durationSeconds,
       codecs: facts.codecs,
       warnings: warnings(type: type, detected: detected) + codecWarnings + report.notes)
+    return try decoded(validation, path: path, signal: signal)
+  }
+
+  /// `validation` once the ``decodeCheck`` (when there is one and the file needs it) has seen
+  /// a decoder start the file at `path`, with its warning when the check could not run.
+  /// - Throws: the check's refusal (`undecodable`, `too_many_pixels`), or the stop.
+  private func decoded(_ validation: Validation, path: String, signal: StopSignal) throws(Refusal)
+    -> Validation
+  {
+    guard let decodeCheck, DecodeCheckConfiguration.applies(to: validation) else { return validation }
+    var checked = validation
+    do {
+      let warning = try decodeCheck.check(
+        path: path, validation: validation, deadline: signal.deadline,
+        isCancelled: { signal.reason == .cancelled })
+      if let warning { checked.warnings.append(warning) }
+    } catch {
+      throw Refusal(error, validation: validation)
+    }
+    return checked
   }
 
   /// The complete-file walk of `file` as `format`, its failures as the refusals they are.

@@ -91,7 +91,7 @@ enum RescueCommand: RunnableCommand {
       let target = intoDirectory ? DeliveredFile.temporaryPath(in: output) : output
       let validation = try configuration.rescuers.attachment(
         fromFile: file, rescuingInto: target, limits: configuration.limits, deadline: deadline,
-        isCancelled: isCancelled)
+        isCancelled: isCancelled, decodeCheck: configuration.decodeCheck)
       if validation.rescued == nil { try DeliveredFile.copy(file, to: target) }
       if isCancelled() {
         // Interrupted after the work was done: nothing is delivered, as for a fetch.

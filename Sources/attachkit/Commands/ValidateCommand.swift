@@ -8,7 +8,9 @@ enum ValidateCommand: RunnableCommand {
     name: "validate",
     abstract: "Check local files: is each an attachment iOS will accept?",
     discussion: """
-      Decides from the bytes alone (never the file name) and names what a refused file really is. \
+      Decides from the bytes alone (never the file name) and names what a refused file really is; \
+      an audio or video file is also opened and its first second decoded by FFmpeg in a sandboxed \
+      worker (refused as undecodable when it does not start). \
       '-' reads a file from standard input (spooled to a temporary file in $TMPDIR, else /tmp, \
       removed after).
       """,
@@ -32,7 +34,10 @@ enum ValidateCommand: RunnableCommand {
     guard files.count(where: { $0 == "-" }) <= 1 else {
       throw arguments.usageError("standard input ('-') can be read once")
     }
-    let validator = Validator(limits: try PipelineOptions.limits(from: arguments))
+    // The decode check as a miss has it: an audio or video file is accepted once FFmpeg starts
+    // it, in a rescue worker (this executable itself).
+    let validator = Validator(
+      limits: try PipelineOptions.limits(from: arguments), decodeCheck: PipelineConfiguration().decodeCheck)
     let report = Report(json: arguments[CommonOptions.json], quiet: arguments[CommonOptions.quiet])
     for file in files {
       report.addLocalFile(file) { () throws(AttachmentError) in

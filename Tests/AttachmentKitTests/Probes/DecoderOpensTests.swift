@@ -95,6 +95,13 @@ struct DecoderOpensTests {
     Repro(
       file: "s9_caf-alac.caf", sample: "caf-alac.caf", code: .unsupportedType,
       message: "The file is malformed: CAF packet table declares 2147483654 packets; its 36 bytes hold 6"),
+    // The second DQT's length 67 → 3 (fuzz seed 35): libjpeg-turbo reads all 64 values of its
+    // table on past the segment: "Bogus marker length" (libvips: VipsJpeg: Bogus marker length).
+    Repro(
+      file: "s35_jpeg-exif.jpg", sample: "jpeg-exif.jpg", code: .unsupportedType,
+      message:
+        "The file is malformed: JPEG DQT table 1 has 0 of its 64 values in its segment (Bogus marker length)."
+    ),
     // wValidBitsPerSample 24 → 8216 (a flipped bit): FFmpeg takes it as the sample size and
     // finds no PCM decoder of 1,027 bytes: "Decoder (codec none) not found" (fuzz seed 32).
     Repro(
@@ -346,6 +353,10 @@ struct JPEGTablesTests {
     bytes = jpeg
     bytes[dqt + 4] = 0x04
     #expect(Self.refused(bytes, "Bogus DQT index"))
+    bytes = jpeg
+    bytes[dqt + 3] = 131  // the second table a value short: libjpeg-turbo reads its 64 past the end
+    #expect(
+      Self.refused(bytes, "JPEG DQT table 1 has 63 of its 64 values in its segment (Bogus marker length)"))
     bytes = jpeg
     bytes[dqt + 4 + 65] = 0x02  // the second table is 2, so table 1 is never defined
     #expect(Self.refused(bytes, "quantisation table 1, which is not defined"))

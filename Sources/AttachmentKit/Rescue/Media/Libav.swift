@@ -40,6 +40,7 @@ struct Libav: @unchecked Sendable {
   let av_stream_new_side_data: ak_av_stream_new_side_data_fn
   let avformat_alloc_context: ak_avformat_alloc_context_fn
   let avformat_open_input: ak_avformat_open_input_fn
+  let av_find_input_format: ak_av_find_input_format_fn
   let avformat_find_stream_info: ak_avformat_find_stream_info_fn
   let avformat_close_input: ak_avformat_close_input_fn
   let av_read_frame: ak_av_read_frame_fn
@@ -126,6 +127,7 @@ struct Libav: @unchecked Sendable {
       av_stream_new_side_data = try resolve("av_stream_new_side_data")
       avformat_alloc_context = try resolve("avformat_alloc_context")
       avformat_open_input = try resolve("avformat_open_input")
+      av_find_input_format = try resolve("av_find_input_format")
       avformat_find_stream_info = try resolve("avformat_find_stream_info")
       avformat_close_input = try resolve("avformat_close_input")
       av_read_frame = try resolve("av_read_frame")

@@ -12,11 +12,14 @@ final class MediaInput {
   /// Opens `path` and reads its stream parameters, refusing a file of more than
   /// `maximumTracks` tracks, or whose container declares a video frame of more than
   /// `maximumFramePixels`, before its streams are probed (probing decodes a frame of each).
+  /// `format`: the demuxer to read it with (one name of ``MediaAllowlist/demuxers``), as a
+  /// player told the file's type opens it; `nil`: the one whose probe of its bytes wins.
   /// - Throws: `deadline_exceeded`; `too_complex` for too many tracks; `too_many_pixels` for a
   ///   declared frame over the budget; otherwise a reason (for "Not rescued: …") when no allowed
   ///   demuxer reads the file or its streams cannot be read.
   init(
-    path: String, av: Libav, interrupt: MediaInterrupt, maximumTracks: Int, maximumFramePixels: Int64
+    path: String, av: Libav, interrupt: MediaInterrupt, maximumTracks: Int, maximumFramePixels: Int64,
+    format: String? = nil
   ) throws(MediaFailure) {
     self.av = av
     self.interrupt = interrupt
@@ -35,7 +38,8 @@ final class MediaInput {
     _ = av.av_dict_set(&options, "max_streams", String(max(256, maximumTracks)), 0)
     var opened: UnsafeMutablePointer<AVFormatContext>? = context
     // "file:" so that no part of the name is read as a protocol.
-    let code = av.avformat_open_input(&opened, "file:" + path, nil, &options)
+    let forced = format.flatMap { av.av_find_input_format($0) }
+    let code = av.avformat_open_input(&opened, "file:" + path, forced, &options)
     guard code >= 0, let opened else {
       try interrupt.checkFailure()
       throw .unrescued("FFmpeg cannot read it (\(av.message(code)))")

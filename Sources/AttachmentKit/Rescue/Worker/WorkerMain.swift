@@ -189,6 +189,8 @@ enum WorkerMain {
         return WorkerReply(
           posterTime: try PosterMaker(configuration: configuration.search).firstBrightSeconds(
             rescueJob, window: configuration.searchSeconds))
+      case .decodeCheck(let configuration):
+        return try DecodeStart(configuration: configuration).reply(rescueJob)
       case .probe(let probe):
         return WorkerReply(probe: SandboxProbeOutcome.tried(probe))
       }

@@ -9,6 +9,10 @@ enum WorkerRescuer: Codable, Sendable {
   /// No rescue: the time of an accepted video's first frame that is not nearly black
   /// (``WorkerReply/posterTime``), with its settings.
   case posterTime(PosterTimeConfiguration)
+  /// No rescue: an accepted file's decode check (``DecodeCheckConfiguration``): its container
+  /// opened and the first second of each stream it plays decoded (an empty reply, an error, or
+  /// ``WorkerReply/unchecked``).
+  case decodeCheck(DecodeCheckConfiguration)
   /// No rescue: one of the sandbox's probes, tried from inside the confined worker
   /// (``WorkerReply/probe``), with what it aims at.
   case probe(SandboxProbeJob)
@@ -18,7 +22,7 @@ enum WorkerRescuer: Codable, Sendable {
     switch self {
     case .image: .libvips
     case .probe: .bare
-    case .media, .poster, .posterTime: .ffmpeg
+    case .media, .poster, .posterTime, .decodeCheck: .ffmpeg
     }
   }
 
@@ -29,6 +33,7 @@ enum WorkerRescuer: Codable, Sendable {
     case .media: "media file"
     case .poster: "poster"
     case .posterTime: "poster time"
+    case .decodeCheck: "decode check"
     case .probe: "sandbox probe"
     }
   }
@@ -69,6 +74,9 @@ struct WorkerReply: Codable, Sendable {
   var confinement: WorkerConfinement?
   /// A poster time job's answer: the time in seconds, `nil` when none is proposed.
   var posterTime: Double?
+  /// A decode check's answer when it could not check (FFmpeg's libraries are not installed,
+  /// or none of them decodes the stream): why.
+  var unchecked: String?
 }
 
 /// An ``AttachmentError`` as a value on the worker's socket.

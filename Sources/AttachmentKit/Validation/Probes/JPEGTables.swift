@@ -76,7 +76,9 @@ struct JPEGTables {
       ? nil : "JPEG DHT segment has \(end - position) bytes left over (Bogus marker length)"
   }
 
-  /// DQT: every table's index; a short last table is taken as libjpeg takes it; no byte left.
+  /// DQT: every table's index, and each table whole within the segment, as libjpeg-turbo reads
+  /// it (it reads all 64 values of a table, and a segment they overrun is "Bogus marker length":
+  /// fuzz seed 35 cut a DQT to 3 bytes); no byte left.
   private mutating func quantisationTables(_ reader: ByteReader, from start: Int, to end: Int) -> String? {
     var position = start
     while position < end {
@@ -85,9 +87,11 @@ struct JPEGTables {
       guard index <= 3 else { return "JPEG DQT has table index \(index) (Bogus DQT index)" }
       definedQuantisation.insert(index)
       let width = precisionAndIndex >> 4 == 0 ? 1 : 2
-      let values = min(64, (end - position - 1) / width)
-      position += 1 + values * width
-      if values < 64 { break }
+      let held = (end - position - 1) / width
+      guard held >= 64 else {
+        return "JPEG DQT table \(index) has \(held) of its 64 values in its segment (Bogus marker length)"
+      }
+      position += 1 + 64 * width
     }
     return position == end
       ? nil : "JPEG DQT segment has \(end - position) bytes left over (Bogus marker length)"
