@@ -294,8 +294,15 @@ final class ServeProcess {
   }
 
   /// Sends SIGTERM and does not wait: for a `defer`, which cannot await. Foundation reaps the
-  /// child when it exits.
+  /// child when it exits. Through a launcher, serve itself (the pid of its `listening` line) is
+  /// signalled too: `unshare --fork` ignores SIGTERM while it waits for its child, so a signal to
+  /// the launcher alone left serve and its workers running after the test.
   func stop() {
+    if let pid = events.first(where: { $0["event"] as? String == "listening" })?["pid"] as? Int,
+      pid != Int(process.processIdentifier), pid > 1
+    {
+      kill(pid_t(pid), SIGTERM)
+    }
     if process.isRunning { kill(process.processIdentifier, SIGTERM) }
   }
 }
