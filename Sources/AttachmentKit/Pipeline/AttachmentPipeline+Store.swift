@@ -32,7 +32,10 @@ extension AttachmentPipeline {
     }
     guard adopted else { return .nothing }
     switch lookup(url) {
-    case .hit(let attachment): return .answer(attachment)
+    case .hit(var attachment):
+      // The request's time, the store's reads included (the lookup timed itself alone).
+      attachment.totalMicroseconds = Self.microseconds(since: start)
+      return .answer(attachment)
     case .stale(let copy) where !copy.confirming: return .stale(copy.entry)
     case .stale, .refused, .miss: return .nothing
     }
