@@ -77,10 +77,18 @@ public final class SeaweedStore: @unchecked Sendable {
   public func kill() {
     guard pid > 0 else { return }
     Glibc.kill(pid, SIGKILL)
+    Glibc.kill(pid, SIGCONT)
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     pid = 0
   }
+
+  /// Freezes the store's process (`SIGSTOP`): its sockets still accept connections (the
+  /// kernel's backlog) but nothing answers, a store that is slow without end.
+  public func freeze() { if pid > 0 { Glibc.kill(pid, SIGSTOP) } }
+
+  /// Lets a frozen store run again (`SIGCONT`).
+  public func thaw() { if pid > 0 { Glibc.kill(pid, SIGCONT) } }
 
   /// Stops the store and removes its directory.
   public func stop() {
