@@ -11,7 +11,9 @@ import Testing
 /// dropped; once the store is back, new entries reach it.
 @Suite("Store faults (SeaweedFS)", .threadOfItsOwn)
 struct StoreFaultTests {
-  @Test("the store killed during a run: every request answered from the origin or the local cache; back, new entries reach it")
+  @Test(
+    "the store killed during a run: every request answered from the origin or the local cache; back, new entries reach it"
+  )
   func storeDown() async throws {
     let store = try await SeaweedStore.start()
     defer { store.stop() }
