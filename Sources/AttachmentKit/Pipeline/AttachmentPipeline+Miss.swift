@@ -23,11 +23,19 @@ extension AttachmentPipeline {
     phase: FlightPhase = FlightPhase(), confirming: Bool = false
   ) async -> Result<Attachment, AttachmentError> {
     var stale = stale
-    if stale == nil, store != nil {
+    var lease: FleetStore.Lease?
+    if stale == nil, let store {
       phase.enter("while the store was read")
       switch await fromStore(url, deadline: deadline, start: start) {
       case .answer(let attachment): return .success(attachment)
       case .stale(let entry): stale = entry
+      case .missing:
+        phase.enter("while another instance of the fleet held the file's lease")
+        switch await leaseOrWait(url, store: store, deadline: deadline, start: start) {
+        case .answer(let attachment): return .success(attachment)
+        case .hold(let taken): lease = taken
+        case .proceed: break
+        }
       case .nothing: break
       }
     }
@@ -36,6 +44,7 @@ extension AttachmentPipeline {
       confirming: confirming
     ).run()
     writeBehind(result, url: url)
+    if let lease { store?.release(lease, of: url.key) }
     return result
   }
 

@@ -4,10 +4,13 @@
 /// the same policy as any local hit; a miss the origin answered is written to the store in the
 /// background.
 extension AttachmentPipeline {
-  /// What the store gave a miss: an answer, a stale copy to revalidate, or nothing.
+  /// What the store gave a miss: an answer, a stale copy to revalidate, no record (the
+  /// fleet's first miss of the key), or nothing usable (a failure, a corrupt object, a copy
+  /// this caller's policy refuses).
   enum StoreOutcome: Sendable {
     case answer(Attachment)
     case stale(CacheEntry)
+    case missing
     case nothing
   }
 
@@ -20,17 +23,22 @@ extension AttachmentPipeline {
     guard let store else { return .nothing }
     let budget = store.readBudget(remaining: deadline - ContinuousClock.now)
     guard budget > .milliseconds(1) else { return .nothing }
-    let adopted = await OffPoolWork.run(deadline: deadline) { [self] _ -> Bool in
-      guard let found = store.read(url.key, budget: budget, maximumBytes: transferLimit) else { return false }
+    let read = await OffPoolWork.run(deadline: deadline) { [self] _ -> FleetStore.ReadResult in
+      let result = store.read(url.key, budget: budget, maximumBytes: transferLimit)
+      guard case .found(let found) = result else { return result }
       do throws(AttachmentError) {
         _ = try cache.adopt(found.content, record: found.record, key: url.key, now: FileSystem.now())
-        return true
+        return result
       } catch {
         store.log("a verified copy could not be kept in the local cache: \(error.message)")
-        return false
+        return .failed
       }
     }
-    guard adopted else { return .nothing }
+    switch read {
+    case .found: break
+    case .missing: return .missing
+    case .failed: return .nothing
+    }
     switch lookup(url) {
     case .hit(var attachment):
       // The request's time, the store's reads included (the lookup timed itself alone).

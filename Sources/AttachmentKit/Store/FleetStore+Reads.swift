@@ -15,18 +15,43 @@ extension FleetStore {
     return min(share, .milliseconds(Int64(configuration.maximumReadSeconds * 1000)))
   }
 
-  /// The record and verified content of `key`, or `nil` (a miss, a failure, a corrupt object:
-  /// each counted, failures logged), taking at most `budget`; `maximumBytes`: the largest
-  /// content this pipeline would accept.
-  func read(_ key: URLKey, budget: Duration, maximumBytes: Int64) -> Found? {
+  /// What a read found.
+  enum ReadResult: Sendable {
+    /// The record and its verified content.
+    case found(Found)
+    /// The store has no record for the key, or none with its content: the fleet's first miss.
+    case missing
+    /// The store failed, ran out of the budget, or held a corrupt object (counted, logged).
+    case failed
+  }
+
+  /// The record and verified content of `key`, or why not (each counted, failures logged),
+  /// taking at most `budget`; `maximumBytes`: the largest content this pipeline would accept.
+  func read(_ key: URLKey, budget: Duration, maximumBytes: Int64) -> ReadResult {
+    switch readFound(key, budget: budget, maximumBytes: maximumBytes) {
+    case .success(let found?): return .found(found)
+    case .success(nil): return .missing
+    case .failure: return .failed
+    }
+  }
+
+  /// Why a read found nothing usable (other than a missing object).
+  struct Unusable: Error {}
+
+  private func readFound(_ key: URLKey, budget: Duration, maximumBytes: Int64) -> Result<Found?, Unusable> {
     let end = ContinuousClock.now + budget
-    guard let recordName = Self.recordName(for: key) else { return nil }
+    guard let recordName = Self.recordName(for: key) else { return .failure(Unusable()) }
     let response = client.get(configuration.key(recordName), maximumBytes: 1 << 16, timeout: budget)
-    guard let text = body(of: response, what: "the record of a key") else { return nil }
+    let text: [UInt8]
+    switch body(of: response, what: "the record of a key") {
+    case .success(let bytes?): text = bytes
+    case .success(nil): return .success(nil)
+    case .failure(let unusable): return .failure(unusable)
+    }
     guard let record = Self.record(text, key: key, maximumBytes: maximumBytes) else {
       count { $0.corrupt += 1 }
       log("a record that does not parse or names another key: \(recordName) (a miss)")
-      return nil
+      return .failure(Unusable())
     }
     let name = Self.contentName(
       sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
@@ -34,7 +59,7 @@ extension FleetStore {
     guard left > .zero else {
       count { $0.readFailures += 1 }
       log("out of its share of the deadline before the content was read (a miss)")
-      return nil
+      return .failure(Unusable())
     }
     let content = client.get(
       configuration.key(name), maximumBytes: Int(record.validation.bytes), timeout: left)
@@ -42,16 +67,21 @@ extension FleetStore {
       // Longer than its record says: substituted.
       markCorrupt(name)
       log("content \(name) is longer than its record's \(record.validation.bytes) bytes: not served")
-      return nil
+      return .failure(Unusable())
     }
-    guard let bytes = body(of: content, what: "content \(name)") else { return nil }
+    let bytes: [UInt8]
+    switch body(of: content, what: "content \(name)") {
+    case .success(let found?): bytes = found
+    case .success(nil): return .success(nil)
+    case .failure(let unusable): return .failure(unusable)
+    }
     guard bytes.count == record.validation.bytes, Self.sha256(bytes) == record.validation.sha256 else {
       markCorrupt(name)
       log("content \(name) does not match its SHA-256 (\(bytes.count) bytes): not served")
-      return nil
+      return .failure(Unusable())
     }
     count { $0.hits += 1 }
-    return Found(record: record, content: bytes)
+    return .success(Found(record: record, content: bytes))
   }
 
   /// The record `bytes` hold when it parses, answers `key`, names content by a SHA-256 with a
@@ -69,18 +99,18 @@ extension FleetStore {
     return record
   }
 
-  /// The body of a `200`; `nil` for anything else, counted as a miss (`404`, or `403`
-  /// `AccessDenied`, which AWS answers for a missing key to a role without `s3:ListBucket`) or
-  /// as a failure (no answer, another status), which is logged.
-  private func body(of response: StoreResponse, what: String) -> [UInt8]? {
-    if response.status == 200, response.failure == nil { return response.body }
+  /// The body of a `200`; `nil` for a missing object, counted as a miss (`404`, or `403`
+  /// `AccessDenied`, which AWS answers for a missing key to a role without `s3:ListBucket`); a
+  /// failure for anything else (no answer, another status), counted and logged.
+  private func body(of response: StoreResponse, what: String) -> Result<[UInt8]?, Unusable> {
+    if response.status == 200, response.failure == nil { return .success(response.body) }
     if response.status == 404 || (response.status == 403 && response.errorCode == "AccessDenied") {
       count { $0.misses += 1 }
-      return nil
+      return .success(nil)
     }
     count { $0.readFailures += 1 }
     let why = response.failure ?? "status \(response.status) \(response.errorCode ?? "")"
     log("reading \(what) failed: \(why) (the request goes on without the store)")
-    return nil
+    return .failure(Unusable())
   }
 }

@@ -43,8 +43,6 @@ extension FleetStore {
     }
   }
 
-  private var writeTimeout: Duration { .milliseconds(Int64(configuration.writeTimeoutSeconds * 1000)) }
-
   /// Runs `put` until it succeeds (`200`, or `412`: the object is there already) or the
   /// attempts are spent, waiting 0.2 s, 0.4 s, … between them (on the write queue's thread).
   private func attempt(_ what: String, _ put: () -> StoreResponse) -> Bool {

@@ -45,6 +45,13 @@ public struct StoreConfiguration: Sendable, Equatable {
   public var maximumPendingWrites = 64
   /// The time each background write request may take, in seconds. Default: `30`.
   public var writeTimeoutSeconds: Double = 30
+  /// The longest a lease lasts, in seconds: a miss's lease expires at its own deadline, at most
+  /// this long from when it was taken. Default: `30`.
+  public var leaseSeconds: Double = 30
+  /// Whether a miss the store could not answer takes the key's lease first, so that one
+  /// instance of the fleet downloads, checks and rescues it while the others wait for its
+  /// record. Default: `true`.
+  public var usesLeases = true
   /// Whether a failed read or write prints a line on standard error (`attachkit: store: …`).
   /// Default: `true`.
   public var logsFailures = true

@@ -20,6 +20,15 @@ public struct StoreCounters: Sendable, Equatable {
   /// Background writes given up: every attempt failed, or too many were waiting.
   public var writesDropped = 0
 
+  /// Leases this instance took (new, or taken over after they expired): misses it did for the
+  /// fleet.
+  public var leasesTaken = 0
+  /// Misses that found another instance's lease and waited for its record instead of doing the
+  /// work again.
+  public var leaseWaits = 0
+  /// Of those, the waits that ended with the record (answered from the store).
+  public var leaseWaitsAnswered = 0
+
   /// No event yet.
   public init() {}
 }
