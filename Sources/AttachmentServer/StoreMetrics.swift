@@ -35,6 +35,19 @@ enum StoreMetrics {
         "Store writes given up after every attempt, or when too many waited.",
         counters.writesDropped
       ),
+      (
+        "attachkit_store_leases_taken_total", "Leases this instance took: misses it did for the fleet.",
+        counters.leasesTaken
+      ),
+      (
+        "attachkit_store_lease_waits_total",
+        "Misses that waited for another instance's lease instead of doing the work.",
+        counters.leaseWaits
+      ),
+      (
+        "attachkit_store_lease_waits_answered_total", "Lease waits answered by the holder's record.",
+        counters.leaseWaitsAnswered
+      ),
     ]
     return rows.map { Metrics.counter($0.0, $0.1, $0.2) }.joined()
   }
