@@ -153,7 +153,7 @@ extension AttachmentError.Code {
   /// guard on, without accepting what the guard cannot check through it).
   public static let invalidConfiguration = Self("invalid_configuration", kind: .local)
   /// The configured object store (``StoreConfiguration``) cannot be used, found by the check a
-  /// face runs at start (``AttachmentPipeline/checkStore()``): its endpoint cannot be reached,
+  /// face runs at start (``AttachmentPipeline/checkStore(timeout:)``): its endpoint cannot be reached,
   /// its bucket does not exist, or it refuses the credentials; the message names the setting.
   public static let storeUnavailable = Self("store_unavailable", kind: .local)
   /// The peer answered with something that is not valid HTTP, or the transfer failed in a way
