@@ -149,7 +149,9 @@ func curl_easy_init() -> UnsafeMutableRawPointer? { Libcurl.shared?.easyInit() }
 
 func curl_easy_cleanup(_ easy: UnsafeMutableRawPointer?) { Libcurl.shared?.easyCleanup(easy) }
 
-func curl_easy_perform(_ easy: UnsafeMutableRawPointer?) -> CURLcode { Libcurl.shared?.easyPerform(easy) ?? failed }
+func curl_easy_perform(_ easy: UnsafeMutableRawPointer?) -> CURLcode {
+  Libcurl.shared?.easyPerform(easy) ?? failed
+}
 
 func curlErrorText(_ code: CURLcode) -> String {
   Libcurl.shared?.easyStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)"
