@@ -64,19 +64,22 @@ struct StoreLeaseTests {
     defer { scratch.remove() }
     origin.serve("/e.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
     let url = origin.url("/e.png")
-    // A holder that took the lease and died: nothing will write its record.
+    // A holder that took the lease and died: nothing will write its record. Its lease ends in
+    // 8 s; the request (30 s, so it may wait 15 s) must not be answered before then.
     let name = try #require(FleetStore.leaseName(for: try AttachmentURL(url).key))
-    let expires = Date().timeIntervalSince1970 + 3
+    let expires = Date().timeIntervalSince1970 + 8
     let dead = FleetStore.Lease(holder: "dead", expires: expires)
     #expect(await store.put("/\(StoreTierTests.bucket)/fleet/\(name)", Data(dead.text.utf8)) == 200)
 
     let pipeline = try StoreTierTests.pipeline(scratch, "one", store: store)
-    let answer = try await pipeline.attachment(for: url, timeout: .seconds(20))
+    let asked = Date().timeIntervalSince1970
+    let answer = try await pipeline.attachment(for: url, timeout: .seconds(30))
 
     #expect(answer.source == .network)
     #expect(Date().timeIntervalSince1970 >= expires, "answered before the dead holder's lease expired")
-    #expect(pipeline.storeCounters?.leaseWaits == 1)
+    // Taken over (a loaded machine may reach the lease only after it expired: no wait then)
     #expect(pipeline.storeCounters?.leasesTaken == 1)
+    if asked < expires - 2 { #expect(pipeline.storeCounters?.leaseWaits == 1) }
     #expect(origin.requestCount(path: "/e.png") == 1)
   }
 }
