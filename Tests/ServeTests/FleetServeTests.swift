@@ -54,6 +54,77 @@ struct FleetServeTests {
   }
 }
 
+extension FleetServeTests {
+  @Test(
+    "the lease holder SIGKILLed mid-transcode: another instance takes over once the lease expires; no client past its deadline"
+  )
+  func holderKilledMidTranscode() async throws {
+    let store = try await SeaweedStore.start()
+    defer { store.stop() }
+    let scratch = NSTemporaryDirectory() + "fleet-kill-\(UUID().uuidString.prefix(6))"
+    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    origin.serve(
+      "/long.avi", body: try await RescueWorkerServeTests.longAVI(in: scratch), contentType: "video/x-msvideo"
+    )
+    let environment = [
+      "AWS_ACCESS_KEY_ID": store.accessKey, "AWS_SECRET_ACCESS_KEY": store.secretKey,
+      "AWS_ENDPOINT_URL_S3": store.endpoint, "ATTACHKIT_STORE": "s3://attachkit-fleet/kill",
+    ]
+    let workspaces = try (0..<3).map { _ in try Workspace() }
+    defer { for workspace in workspaces { workspace.remove() } }
+    var fleet: [ServeProcess] = []
+    defer { for serve in fleet { serve.stop() } }
+    for workspace in workspaces {
+      fleet.append(
+        try await ServeProcess(
+          workspace: workspace, ["--rescue", "--deadline", "90"], environment: environment))
+    }
+    let path = try await fleet[0].signed(origin.url("/long.avi"), keyFile: workspaces[0].keyFile)
+
+    // The first instance takes the lease and is seen transcoding (its worker spending CPU)
+    let holder = fleet[0].process.processIdentifier
+    var first = RawConnection(port: fleet[0].port)
+    try #require(first != nil)
+    first?.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    let worker = try #require(
+      await RescueWorkerServeTests.transcodingWorker(of: holder), "no transcode was seen")
+    // The two others are asked and wait for the holder's record
+    let asked = ContinuousClock.now
+    let waiting = [fleet[1].url(path), fleet[2].url(path)].map { url in
+      Task { try await Curl.get(url, ["--max-time", "120"]) }
+    }
+    let waits = await eventually(within: 30) {
+      var total = 0.0
+      for serve in fleet.dropFirst() {
+        total += (try? await serve.metric("attachkit_store_lease_waits_total")) ?? 0
+      }
+      return total == 2
+    }
+    #expect(waits, "the two other instances did not wait for the lease")
+    // The holder dies mid-transcode
+    kill(holder, SIGKILL)
+    kill(worker, SIGKILL)
+    first = nil
+
+    var answers: [CurlAnswer] = []
+    for task in waiting { answers.append(try await task.value) }
+    let elapsed = ContinuousClock.now - asked
+    #expect(answers.map(\.status) == [200, 200], "\(answers.map(\.status))")
+    #expect(Set(answers.map(\.body)).count == 1)
+    #expect(answers.first?.header("content-type") == "video/mp4")
+    #expect(elapsed < .seconds(90) + deadlineMargin, "answered after \(elapsed)")
+    var taken = 0.0
+    for serve in fleet.dropFirst() {
+      taken += try await serve.metric("attachkit_store_leases_taken_total") ?? 0
+    }
+    #expect(taken == 1)
+    #expect(origin.requestCount(path: "/long.avi") == 2)
+  }
+}
+
 /// nginx in front of `backends`, round-robin, no cache of its own.
 final class RoundRobin {
   let process: SpawnedProcess
