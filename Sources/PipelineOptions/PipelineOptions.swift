@@ -140,7 +140,7 @@ public enum PipelineOptions {
       rescueWorkers, workerJobs, rescueMemory, noPoster, posterTimeSeconds, proxy, proxyUnchecked,
       cacheKeyIgnore,
       allowOrigin,
-      originHeaders,
+      originHeaders, store, storeEndpoint,
     ]
     + limits
 
@@ -183,6 +183,7 @@ public enum PipelineOptions {
     if let count = try retries(from: arguments, environment: environment) {
       configuration.downloader.retries = count
     }
+    configuration.store = try storeConfiguration(from: arguments, environment: environment)
     if let proxy = arguments[Self.proxy] {
       configuration.downloader.proxy = DownloaderConfiguration.Proxy(
         url: proxy, acceptsUncheckedDestinations: arguments[proxyUnchecked])

@@ -152,6 +152,10 @@ extension AttachmentError.Code {
   /// The configuration cannot be used as given (for example a proxy with the private-network
   /// guard on, without accepting what the guard cannot check through it).
   public static let invalidConfiguration = Self("invalid_configuration", kind: .local)
+  /// The configured object store (``StoreConfiguration``) cannot be used, found by the check a
+  /// face runs at start (``AttachmentPipeline/checkStore(timeout:)``): its endpoint cannot be reached,
+  /// its bucket does not exist, or it refuses the credentials; the message names the setting.
+  public static let storeUnavailable = Self("store_unavailable", kind: .local)
   /// The peer answered with something that is not valid HTTP, or the transfer failed in a way
   /// no other code describes.
   public static let networkError = Self("network_error", kind: .fetch)

@@ -12,6 +12,8 @@ struct Libcurl: @unchecked Sendable {
   let easyInit: @convention(c) () -> UnsafeMutableRawPointer?
   let easyCleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void
   let easyStrerror: @convention(c) (CURLcode) -> UnsafePointer<CChar>?
+  /// `curl_easy_perform`: the store's requests (``StoreClient``), each on a thread of its own.
+  let easyPerform: @convention(c) (UnsafeMutableRawPointer?) -> CURLcode
   let easySetopt: UnsafeMutableRawPointer
   let easyGetinfo: UnsafeMutableRawPointer
   let slistAppend:
@@ -54,6 +56,8 @@ struct Libcurl: @unchecked Sendable {
         "curl_easy_cleanup", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
       let easyStrerror = library.function(
         "curl_easy_strerror", as: (@convention(c) (CURLcode) -> UnsafePointer<CChar>?).self),
+      let easyPerform = library.function(
+        "curl_easy_perform", as: (@convention(c) (UnsafeMutableRawPointer?) -> CURLcode).self),
       let easySetopt = library.symbol("curl_easy_setopt"),
       let easyGetinfo = library.symbol("curl_easy_getinfo"),
       let slistAppend = library.function(
@@ -110,6 +114,7 @@ struct Libcurl: @unchecked Sendable {
     self.easyInit = easyInit
     self.easyCleanup = easyCleanup
     self.easyStrerror = easyStrerror
+    self.easyPerform = easyPerform
     self.easySetopt = easySetopt
     self.easyGetinfo = easyGetinfo
     self.slistAppend = slistAppend
@@ -143,6 +148,10 @@ func curl_global_init(_ flags: Int) -> CURLcode { Libcurl.shared?.globalInit(fla
 func curl_easy_init() -> UnsafeMutableRawPointer? { Libcurl.shared?.easyInit() }
 
 func curl_easy_cleanup(_ easy: UnsafeMutableRawPointer?) { Libcurl.shared?.easyCleanup(easy) }
+
+func curl_easy_perform(_ easy: UnsafeMutableRawPointer?) -> CURLcode {
+  Libcurl.shared?.easyPerform(easy) ?? failed
+}
 
 func curlErrorText(_ code: CURLcode) -> String {
   Libcurl.shared?.easyStrerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)"

@@ -12,7 +12,9 @@ extension AttachmentPipeline {
     let now: Double
   }
 
-  /// Runs one miss to its answer (``MissDriver``); every file it made is published or removed
+  /// Runs one miss to its answer: from the object store when it holds a verified copy
+  /// (``fromStore(_:deadline:start:)``), else by ``MissDriver``, whose published answer is then
+  /// written to the store in the background; every file it made is published or removed
   /// by then. `phase` is told where the miss is, for the callers that share it
   /// (``FlightPhase``); `confirming`: `stale` is a fresh copy the origin confirms for this
   /// caller's URL (``HitConfirmation``).
@@ -20,10 +22,30 @@ extension AttachmentPipeline {
     url: AttachmentURL, stale: CacheEntry?, deadline: ContinuousClock.Instant, start: ContinuousClock.Instant,
     phase: FlightPhase = FlightPhase(), confirming: Bool = false
   ) async -> Result<Attachment, AttachmentError> {
-    await MissDriver(
+    var stale = stale
+    var lease: FleetStore.Lease?
+    if stale == nil, let store {
+      phase.enter("while the store was read")
+      switch await fromStore(url, deadline: deadline, start: start) {
+      case .answer(let attachment): return .success(attachment)
+      case .stale(let entry): stale = entry
+      case .missing:
+        phase.enter("while another instance of the fleet held the file's lease")
+        switch await leaseOrWait(url, store: store, deadline: deadline, start: start) {
+        case .answer(let attachment): return .success(attachment)
+        case .hold(let taken): lease = taken
+        case .proceed: break
+        }
+      case .nothing: break
+      }
+    }
+    let result = await MissDriver(
       pipeline: self, url: url, stale: stale, deadline: deadline, start: start, phase: phase,
       confirming: confirming
     ).run()
+    writeBehind(result, url: url)
+    if let lease { store?.release(lease, of: url.key) }
+    return result
   }
 
   /// A `304`'s headers merged into `entry`'s stored ones (RFC 9111 §4.3.4), and the freshness

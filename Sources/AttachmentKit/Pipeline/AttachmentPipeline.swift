@@ -33,6 +33,11 @@ public final class AttachmentPipeline: Sendable {
   let observer: StageObserver?
   /// How often this pipeline's downloaded bodies were identified (once per miss; for tests).
   let identifications = IdentificationTally()
+  /// The object store behind the local cache (``PipelineConfiguration/store``), shared with
+  /// the pipelines of this one's profiles; `nil` without one.
+  let store: FleetStore?
+  /// The largest body a miss may download (or read from the store).
+  let transferLimit: Int64
 
   /// Opens the cache and prepares the pipeline. The downloader (and libcurl) start on the
   /// first cache miss, not before, so a run that only hits the cache never loads them.
@@ -45,7 +50,7 @@ public final class AttachmentPipeline: Sendable {
   /// from `cache`, the disk cache this configuration opens) instead of the cache alone.
   init(
     configuration: PipelineConfiguration, observer: StageObserver?,
-    tier: ((AttachmentCache) -> any CacheTier)? = nil
+    tier: ((AttachmentCache) -> any CacheTier)? = nil, store: FleetStore? = nil
   ) throws(AttachmentError) {
     self.configuration = configuration
     self.observer = observer
@@ -57,6 +62,8 @@ public final class AttachmentPipeline: Sendable {
     hitPolicy = HitPolicy(configuration: configuration, limits: limits)
     var downloader = configuration.downloader
     downloader.maximumBodyBytes = limits.transferBytes
+    transferLimit = limits.transferBytes
+    self.store = store ?? configuration.store.map { FleetStore(configuration: $0) }
     downloaderBox = LazyDownloader(configuration: downloader)
   }
 
@@ -315,7 +322,8 @@ public final class AttachmentPipeline: Sendable {
   func profiled(_ profile: AttachmentProfile) throws(AttachmentError) -> AttachmentPipeline {
     if profile.isIdentity { return self }
     if let made = profiles.withLock({ $0[profile] }) { return made }
-    let made = try AttachmentPipeline(configuration: profile.applied(to: configuration), observer: observer)
+    let made = try AttachmentPipeline(
+      configuration: profile.applied(to: configuration), observer: observer, store: store)
     // Two first uses at once: the first one stored is the one every caller shares.
     return profiles.withLock { profiles in
       if let first = profiles[profile] { return first }

@@ -37,6 +37,12 @@ public struct PipelineConfiguration: Sendable {
   /// its own encoders'.
   public var decodeCheck: DecodeCheckConfiguration? = DecodeCheckConfiguration()
 
+  /// An S3-compatible object store as the cache's second tier, shared by a fleet of
+  /// instances: a local miss looks there before the origin, and what the origin gave (fetched,
+  /// checked, rescued) is written there in the background (see ``StoreConfiguration``).
+  /// Default: `nil`, none.
+  public var store: StoreConfiguration? = nil
+
   /// The image rescuer's settings (WebP, HEIC, AVIF converted; images over the byte or pixel
   /// limit downscaled, with libvips), or `nil` when ``rescuers`` holds no ``ImageRescuer``.
   /// Setting it replaces the image rescuer in ``rescuers`` (or removes it, for `nil`); without

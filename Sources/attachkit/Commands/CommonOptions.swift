@@ -56,6 +56,16 @@ enum CommonOptions {
     }
   }
 
+  /// Checks the pipeline's object store (`--store`), when there is one, before any request.
+  /// - Throws: ``UsageError`` naming the setting when the store cannot be used (exit 2).
+  static func checkStore(_ pipeline: AttachmentPipeline, _ arguments: ParsedArguments) throws(UsageError) {
+    do {
+      try pipeline.checkStore()
+    } catch {
+      throw arguments.usageError(error.message)
+    }
+  }
+
   /// The pipeline configuration from the options (``PipelineOptions/all``), for a short
   /// command-line run: its automatic sweep runs inline, or the process would exit before a
   /// background one finished.

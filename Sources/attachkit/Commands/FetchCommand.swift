@@ -68,10 +68,13 @@ enum FetchCommand: RunnableCommand {
         return .finished(report.finish())
       }
     }
+    // A hit never touches the store; a run that will miss checks it first.
+    try CommonOptions.checkStore(pipeline, arguments)
     return .run { [inputs] in
       let results = await Batch.run(
         inputs: inputs, concurrency: 8, pipeline: pipeline, timeout: timeout, profile: profile,
         reload: reload, fallback: fallbackInput, progress: nil, emit: emit)
+      await pipeline.finishStoreWrites(timeout: .seconds(30))
       return report.finish(interrupted: results.interrupted)
     }
   }

@@ -39,6 +39,7 @@ enum PrefetchCommand: RunnableCommand {
       throw arguments.usageError(error.message)
     }
     guard let pipeline = try CommonOptions.openPipeline(arguments) else { return .finished(.cacheUnusable) }
+    try CommonOptions.checkStore(pipeline, arguments)
     let quiet = arguments[CommonOptions.quiet]
     let report = Report(
       json: arguments[CommonOptions.json], quiet: quiet,
@@ -51,6 +52,8 @@ enum PrefetchCommand: RunnableCommand {
         profile: profile, reload: false,
         progress: progress, emit: { report.add($0) })
       progress?.clear()
+      // What this run fetched reaches the fleet's store before the process exits.
+      await pipeline.finishStoreWrites(timeout: .seconds(60))
       return report.finish(interrupted: results.interrupted)
     }
   }

@@ -175,6 +175,7 @@ enum ServeCommand: RunnableCommand {
       Terminal.error("attachkit: \(Terminal.safe(error.message))\n")
       return .finished(.cacheUnusable)
     }
+    try CommonOptions.checkStore(pipeline, arguments)
     let proxy = AttachmentServer(
       configuration: server, pipeline: pipeline, signer: signer,
       infoRecord: { url, result in

@@ -1,0 +1,116 @@
+/// Reading a key from the store: its record, then its content, both within one budget, the
+/// content verified against the record before anything is used.
+extension FleetStore {
+  /// A key found in the store: its record (as the store holds it: no seal, no access time) and
+  /// its content, whose size and SHA-256 match the record's.
+  struct Found: Sendable {
+    var record: CacheRecord
+    var content: [UInt8]
+  }
+
+  /// How long looking in the store may take for a request with `remaining` time left:
+  /// ``StoreConfiguration/readShare`` of it, at most ``StoreConfiguration/maximumReadSeconds``.
+  func readBudget(remaining: Duration) -> Duration {
+    let share = remaining * max(0, min(1, configuration.readShare))
+    return min(share, .milliseconds(Int64(configuration.maximumReadSeconds * 1000)))
+  }
+
+  /// What a read found.
+  enum ReadResult: Sendable {
+    /// The record and its verified content.
+    case found(Found)
+    /// The store has no record for the key, or none with its content: the fleet's first miss.
+    case missing
+    /// The store failed, ran out of the budget, or held a corrupt object (counted, logged).
+    case failed
+  }
+
+  /// The record and verified content of `key`, or why not (each counted, failures logged),
+  /// taking at most `budget`; `maximumBytes`: the largest content this pipeline would accept.
+  func read(_ key: URLKey, budget: Duration, maximumBytes: Int64) -> ReadResult {
+    switch readFound(key, budget: budget, maximumBytes: maximumBytes) {
+    case .success(let found?): return .found(found)
+    case .success(nil): return .missing
+    case .failure: return .failed
+    }
+  }
+
+  /// Why a read found nothing usable (other than a missing object).
+  struct Unusable: Error {}
+
+  private func readFound(_ key: URLKey, budget: Duration, maximumBytes: Int64) -> Result<Found?, Unusable> {
+    let end = ContinuousClock.now + budget
+    guard let recordName = Self.recordName(for: key) else { return .failure(Unusable()) }
+    let response = client.get(configuration.key(recordName), maximumBytes: 1 << 16, timeout: budget)
+    let text: [UInt8]
+    switch body(of: response, what: "the record of a key") {
+    case .success(let bytes?): text = bytes
+    case .success(nil): return .success(nil)
+    case .failure(let unusable): return .failure(unusable)
+    }
+    guard let record = Self.record(text, key: key, maximumBytes: maximumBytes) else {
+      count { $0.corrupt += 1 }
+      log("a record that does not parse or names another key: \(recordName) (a miss)")
+      return .failure(Unusable())
+    }
+    let name = Self.contentName(
+      sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
+    let left = end - ContinuousClock.now
+    guard left > .zero else {
+      count { $0.readFailures += 1 }
+      log("out of its share of the deadline before the content was read (a miss)")
+      return .failure(Unusable())
+    }
+    let content = client.get(
+      configuration.key(name), maximumBytes: Int(record.validation.bytes), timeout: left)
+    if content.failure != nil, content.status == 200 {
+      // Longer than its record says: substituted.
+      markCorrupt(name)
+      log("content \(name) is longer than its record's \(record.validation.bytes) bytes: not served")
+      return .failure(Unusable())
+    }
+    let bytes: [UInt8]
+    switch body(of: content, what: "content \(name)") {
+    case .success(let found?): bytes = found
+    case .success(nil): return .success(nil)
+    case .failure(let unusable): return .failure(unusable)
+    }
+    guard bytes.count == record.validation.bytes, Self.sha256(bytes) == record.validation.sha256 else {
+      markCorrupt(name)
+      log("content \(name) does not match its SHA-256 (\(bytes.count) bytes): not served")
+      return .failure(Unusable())
+    }
+    count { $0.hits += 1 }
+    return .success(Found(record: record, content: bytes))
+  }
+
+  /// The record `bytes` hold when it parses, answers `key`, names content by a SHA-256 with a
+  /// plain extension and is not over `maximumBytes`; else `nil`.
+  static func record(_ bytes: [UInt8], key: URLKey, maximumBytes: Int64) -> CacheRecord? {
+    let text = String(decoding: bytes, as: UTF8.self)
+    guard let record = CacheRecord(decoding: text[...]), record.url == key.normalized else { return nil }
+    let validation = record.validation
+    let plain = validation.fileExtension.utf8.allSatisfy { byte in
+      (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+    }
+    guard CacheRecord.isSHA256(validation.sha256[...]), validation.bytes <= maximumBytes, plain else {
+      return nil
+    }
+    return record
+  }
+
+  /// The body of a `200`; `nil` for a missing object, counted as a miss (`404`, or `403`
+  /// `AccessDenied`, which AWS answers for a missing key to a role without `s3:ListBucket`); a
+  /// failure for anything else (no answer, another status), counted and logged.
+  private func body(of response: StoreResponse, what: String) -> Result<[UInt8]?, Unusable> {
+    if response.status == 200, response.failure == nil { return .success(response.body) }
+    if response.status == 404 || (response.status == 403 && response.errorCode == "AccessDenied") {
+      count { $0.misses += 1 }
+      return .success(nil)
+    }
+    count { $0.readFailures += 1 }
+    let why = response.failure ?? "status \(response.status) \(response.errorCode ?? "")"
+    log("reading \(what) failed: \(why) (the request goes on without the store)")
+    return .failure(Unusable())
+  }
+}

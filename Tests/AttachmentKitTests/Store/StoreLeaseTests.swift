@@ -1,0 +1,85 @@
+import Dispatch
+import Foundation
+import TestSupport
+import TestTraits
+import Testing
+
+@testable import AttachmentKit
+
+/// One miss per fleet: instances with caches of their own, one SeaweedFS; the instance that
+/// takes a key's lease does the work, the others wait for its record; a lease whose holder died
+/// is taken over once it expires.
+@Suite("Store leases (SeaweedFS)", .threadOfItsOwn)
+struct StoreLeaseTests {
+  @Test("three instances, 30 concurrent requests for one URL: one origin request, one lease, the same bytes")
+  func oneMissPerFleet() async throws {
+    let store = try await SeaweedStore.start()
+    defer { store.stop() }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let scratch = try ScratchDirectory("store-lease")
+    defer { scratch.remove() }
+    let png = try Samples.bytes("png-rgba.png")
+    // The origin holds its answer until the test has seen the two other instances waiting.
+    let release = DispatchSemaphore(value: 0)
+    origin.route("/slow.png") { _, writer in
+      _ = release.wait(timeout: .now() + 30)
+      _ = writer.respond(status: 200, headers: [("Content-Type", "image/png")], body: png)
+    }
+    let url = origin.url("/slow.png")
+    let fleet = try ["one", "two", "three"].map { try StoreTierTests.pipeline(scratch, $0, store: store) }
+
+    let answers = Task {
+      try await withThrowingTaskGroup(of: AttachmentKit.Attachment.self) { group in
+        for index in 0..<30 {
+          let pipeline = fleet[index % 3]
+          group.addTask { try await pipeline.attachment(for: url, timeout: generousTimeout) }
+        }
+        return try await group.reduce(into: [AttachmentKit.Attachment]()) { $0.append($1) }
+      }
+    }
+    let waiting = await eventually(within: 30) {
+      fleet.map { $0.storeCounters?.leaseWaits ?? 0 }.reduce(0, +) == 2
+        && origin.requestCount(path: "/slow.png") == 1
+    }
+    #expect(waiting, "waits: \(fleet.map { $0.storeCounters?.leaseWaits ?? 0 })")
+    release.signal()
+    let all = try await answers.value
+
+    #expect(all.count == 30)
+    #expect(Set(all.map(\.sha256)).count == 1)
+    for answer in all { #expect(try Data(contentsOf: URL(fileURLWithPath: answer.path)) == Data(png)) }
+    #expect(origin.requestCount(path: "/slow.png") == 1)
+    #expect(fleet.map { $0.storeCounters?.leasesTaken ?? 0 }.reduce(0, +) == 1)
+    #expect(fleet.map { $0.storeCounters?.leaseWaitsAnswered ?? 0 }.reduce(0, +) == 2)
+  }
+
+  @Test("a lease whose holder died is taken over once it expires, within the waiter's deadline")
+  func deadHolderTakeover() async throws {
+    let store = try await SeaweedStore.start()
+    defer { store.stop() }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let scratch = try ScratchDirectory("store-lease-dead")
+    defer { scratch.remove() }
+    origin.serve("/e.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
+    let url = origin.url("/e.png")
+    // A holder that took the lease and died: nothing will write its record. Its lease ends in
+    // 8 s; the request (30 s, so it may wait 15 s) must not be answered before then.
+    let name = try #require(FleetStore.leaseName(for: try AttachmentURL(url).key))
+    let expires = Date().timeIntervalSince1970 + 8
+    let dead = FleetStore.Lease(holder: "dead", expires: expires)
+    #expect(await store.put("/\(StoreTierTests.bucket)/fleet/\(name)", Data(dead.text.utf8)) == 200)
+
+    let pipeline = try StoreTierTests.pipeline(scratch, "one", store: store)
+    let asked = Date().timeIntervalSince1970
+    let answer = try await pipeline.attachment(for: url, timeout: .seconds(30))
+
+    #expect(answer.source == .network)
+    #expect(Date().timeIntervalSince1970 >= expires, "answered before the dead holder's lease expired")
+    // Taken over (a loaded machine may reach the lease only after it expired: no wait then)
+    #expect(pipeline.storeCounters?.leasesTaken == 1)
+    if asked < expires - 2 { #expect(pipeline.storeCounters?.leaseWaits == 1) }
+    #expect(origin.requestCount(path: "/e.png") == 1)
+  }
+}
