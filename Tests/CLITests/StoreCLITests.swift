@@ -94,4 +94,57 @@ struct StoreCLITests {
     #expect(record["bytesTransferred"] as? Int == 0)
     #expect(origin.requestCount(path: "/push/a.png") == 1)
   }
+
+  @Test(
+    "a 44 MB video read from the store by a cold instance in constant memory: the reader never holds it whole"
+  )
+  func largeObjectReadInConstantMemory() async throws {
+    let store = try await SeaweedStore.start()
+    defer { store.stop() }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    // 9 s of 1080p H.264 at a near-lossless quantizer: about 44 MB, under the 50 MB video limit.
+    let video = scratch.path + "/big.mp4"
+    let made = try await CLI.run(
+      program: "/usr/bin/ffmpeg",
+      [
+        "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30", "-t", "9",
+        "-c:v", "libx264", "-preset", "ultrafast", "-qp", "1", "-pix_fmt", "yuv420p", "-movflags",
+        "+faststart", video,
+      ])
+    try #require(made.status == 0, "\(made.stderr)")
+    let bytes = try #require(FileManager.default.attributesOfItem(atPath: video)[.size] as? Int)
+    try #require(bytes > 40_000_000, "the video is \(bytes) bytes")
+    origin.serveFile(
+      "/push/big.mp4", file: video, contentType: "video/mp4", headers: [("Cache-Control", "max-age=3600")])
+    let url = origin.url("/push/big.mp4")
+    let location = "s3://\(Self.bucket)/large"
+    // GNU time's %M: the process's peak resident set, in KiB, as the last line of standard error.
+    func peakKiB(_ run: CLI.Result) throws -> Int {
+      try #require(run.stderr.split(separator: "\n").last.flatMap { Int($0) }, "\(run.stderr)")
+    }
+    // (The writer's peak is not judged here: GNU time reports the larger of the process and its
+    // waited-for children, and the writer's decode check runs FFmpeg on 1080p frames in a worker.)
+    let writer = try await CLI.run(
+      ["prefetch", "--cache-dir", scratch.path + "/one", "--store", location, "-"], stdin: url + "\n",
+      environment: Self.environment(store))
+    #expect(writer.status == 0, "\(writer.stderr)")
+    let reader = try await CLI.run(
+      program: "/usr/bin/time",
+      [
+        "-f", "%M", CLI.attachkit, "fetch", "--json", "--cache-dir", scratch.path + "/two", "--store",
+        location, url,
+      ],
+      environment: Self.environment(store))
+    #expect(reader.status == 0, "\(reader.stderr)")
+    let record = try #require(reader.jsonLines.first)
+    #expect(record["source"] as? String == "cache")
+    #expect(record["bytes"] as? Int == bytes)
+    #expect(origin.requestCount(path: "/push/big.mp4") == 1)
+    // Holding the file whole (as a store read into memory would) is over its size.
+    let read = try peakKiB(reader)
+    #expect(read * 1024 < bytes, "the reader's peak RSS \(read) KiB holds the \(bytes)-byte file")
+  }
 }

@@ -24,10 +24,15 @@ extension AttachmentPipeline {
     let budget = store.readBudget(remaining: deadline - ContinuousClock.now)
     guard budget > .milliseconds(1) else { return .nothing }
     let read = await OffPoolWork.run(deadline: deadline) { [self] _ -> FleetStore.ReadResult in
-      let result = store.read(url.key, budget: budget, maximumBytes: transferLimit)
-      guard case .found(let found) = result else { return result }
+      // The content goes straight into a body file of the local cache (constant memory).
+      guard let body = try? cache.makeBodyFile() else { return .failed }
+      let result = store.read(url.key, budget: budget, maximumBytes: transferLimit, into: body.descriptor)
+      guard case .found(let found) = result else {
+        body.discard()
+        return result
+      }
       do throws(AttachmentError) {
-        _ = try cache.adopt(found.content, record: found.record, key: url.key, now: FileSystem.now())
+        _ = try cache.adopt(body, record: found.record, key: url.key, now: FileSystem.now())
         return result
       } catch {
         store.log("a verified copy could not be kept in the local cache: \(error.message)")

@@ -1,11 +1,10 @@
 /// Reading a key from the store: its record, then its content, both within one budget, the
 /// content verified against the record before anything is used.
 extension FleetStore {
-  /// A key found in the store: its record (as the store holds it: no seal, no access time) and
-  /// its content, whose size and SHA-256 match the record's.
+  /// A key found in the store: its record (as the store holds it: no seal, no access time),
+  /// whose content was written to the caller's file and matches the record's size and SHA-256.
   struct Found: Sendable {
     var record: CacheRecord
-    var content: [UInt8]
   }
 
   /// How long looking in the store may take for a request with `remaining` time left:
@@ -17,7 +16,7 @@ extension FleetStore {
 
   /// What a read found.
   enum ReadResult: Sendable {
-    /// The record and its verified content.
+    /// The record; its verified content is in the caller's file.
     case found(Found)
     /// The store has no record for the key, or none with its content: the fleet's first miss.
     case missing
@@ -27,8 +26,8 @@ extension FleetStore {
 
   /// The record and verified content of `key`, or why not (each counted, failures logged),
   /// taking at most `budget`; `maximumBytes`: the largest content this pipeline would accept.
-  func read(_ key: URLKey, budget: Duration, maximumBytes: Int64) -> ReadResult {
-    switch readFound(key, budget: budget, maximumBytes: maximumBytes) {
+  func read(_ key: URLKey, budget: Duration, maximumBytes: Int64, into descriptor: Int32) -> ReadResult {
+    switch readFound(key, budget: budget, maximumBytes: maximumBytes, into: descriptor) {
     case .success(let found?): return .found(found)
     case .success(nil): return .missing
     case .failure: return .failed
@@ -38,7 +37,9 @@ extension FleetStore {
   /// Why a read found nothing usable (other than a missing object).
   struct Unusable: Error {}
 
-  private func readFound(_ key: URLKey, budget: Duration, maximumBytes: Int64) -> Result<Found?, Unusable> {
+  private func readFound(
+    _ key: URLKey, budget: Duration, maximumBytes: Int64, into descriptor: Int32
+  ) -> Result<Found?, Unusable> {
     let end = ContinuousClock.now + budget
     guard let recordName = Self.recordName(for: key) else { return .failure(Unusable()) }
     let response = client.get(configuration.key(recordName), maximumBytes: 1 << 16, timeout: budget)
@@ -61,27 +62,28 @@ extension FleetStore {
       log("out of its share of the deadline before the content was read (a miss)")
       return .failure(Unusable())
     }
-    let content = client.get(
-      configuration.key(name), maximumBytes: Int(record.validation.bytes), timeout: left)
+    // Streamed into the caller's file and hashed as it arrives: constant memory, whatever the
+    // file's size.
+    let content = client.download(
+      configuration.key(name), into: descriptor, maximumBytes: record.validation.bytes, timeout: left)
     if content.failure != nil, content.status == 200 {
       // Longer than its record says: substituted.
       markCorrupt(name)
       log("content \(name) is longer than its record's \(record.validation.bytes) bytes: not served")
       return .failure(Unusable())
     }
-    let bytes: [UInt8]
     switch body(of: content, what: "content \(name)") {
-    case .success(let found?): bytes = found
+    case .success(.some): break
     case .success(nil): return .success(nil)
     case .failure(let unusable): return .failure(unusable)
     }
-    guard bytes.count == record.validation.bytes, Self.sha256(bytes) == record.validation.sha256 else {
+    guard content.bytesReceived == record.validation.bytes, content.sha256 == record.validation.sha256 else {
       markCorrupt(name)
-      log("content \(name) does not match its SHA-256 (\(bytes.count) bytes): not served")
+      log("content \(name) does not match its SHA-256 (\(content.bytesReceived) bytes): not served")
       return .failure(Unusable())
     }
     count { $0.hits += 1 }
-    return .success(Found(record: record, content: bytes))
+    return .success(Found(record: record))
   }
 
   /// The record `bytes` hold when it parses, answers `key`, names content by a SHA-256 with a

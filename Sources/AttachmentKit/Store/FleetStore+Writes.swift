@@ -25,15 +25,25 @@ extension FleetStore {
   /// Writes the content, then the record; whether both reached the store.
   private func writeNow(_ record: CacheRecord, contentPath path: String, recordName: String) -> Bool {
     let validation = record.validation
-    guard let bytes = Self.readFile(path, bytes: validation.bytes), Self.sha256(bytes) == validation.sha256
+    // Sent from the file as it is read (constant memory), after its hash is checked; a file
+    // changed after the check is caught by every reader's own check.
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    guard descriptor >= 0 else {
+      log("the local content of \(recordName) is gone before its write")
+      return false
+    }
+    defer { close(descriptor) }
+    guard let hashed = SHA256Hasher.hashFile(atPath: "/proc/self/fd/\(descriptor)"),
+      hashed.digest == validation.sha256, hashed.bytes == validation.bytes
     else {
-      log("the local content of \(recordName) changed or is gone before its write")
+      log("the local content of \(recordName) changed before its write")
       return false
     }
     let name = Self.contentName(sha256: validation.sha256, fileExtension: validation.fileExtension)
     let replacing = isCorrupt(name)
+    let upload = StoreClient.Upload.file(descriptor: descriptor, length: validation.bytes)
     let contentWritten = attempt("content \(name)") {
-      client.put(configuration.key(name), body: bytes, ifAbsent: !replacing, timeout: writeTimeout)
+      client.put(configuration.key(name), upload: upload, ifAbsent: !replacing, timeout: writeTimeout)
     }
     guard contentWritten else { return false }
     if replacing { replaced(name) }
@@ -55,26 +65,5 @@ extension FleetStore {
       log("writing \(what) failed (attempt \(attempt + 1)): \(why)")
     }
     return false
-  }
-
-  /// The bytes of the file at `path` when it holds exactly `bytes`, else `nil`.
-  static func readFile(_ path: String, bytes: Int64) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard fd >= 0, bytes >= 0, bytes <= Int64(Int.max) else { return nil }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: Int(bytes) + 1)
-    var filled = 0
-    while filled < buffer.count {
-      let count = buffer.withUnsafeMutableBytes { raw -> Int in
-        guard let base = raw.baseAddress else { return 0 }
-        return Glibc.read(fd, base + filled, raw.count - filled)
-      }
-      if count < 0, errno == EINTR { continue }
-      guard count > 0 else { break }
-      filled += count
-    }
-    guard filled == Int(bytes) else { return nil }
-    buffer.removeLast()
-    return buffer
   }
 }
