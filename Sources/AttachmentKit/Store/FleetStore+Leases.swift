@@ -3,7 +3,8 @@
 /// key>`, written with `If-None-Match: *` (so one writer wins), naming its holder and when it
 /// expires: the holder's own deadline (its miss cannot run past it), at most
 /// ``StoreConfiguration/leaseSeconds`` from now. A holder releases it (writes it expired) when
-/// its miss ends; a holder that died leaves it to expire, and the next instance takes it over.
+/// its miss ends; a holder that died leaves it to expire, and the next instance takes it over
+/// through a claim object written once (`leases/<sha256>~<holder>`): one taker per expired lease.
 extension FleetStore {
   /// A lease as the store holds it.
   struct Lease: Sendable, Equatable {
@@ -50,8 +51,8 @@ extension FleetStore {
 
   /// Tries to take `key`'s lease until `expires` (seconds since 1970), within `timeout`: a new
   /// lease with `If-None-Match: *`; an existing one that has expired (or does not parse) is
-  /// taken over by writing it again and reading it back (the last writer holds it; two takers
-  /// at once may both do the work, which is harmless: the same bytes).
+  /// taken over through a claim on that very lease (``takeOver(_:from:name:timeout:)``), so that
+  /// of the instances that find it expired at once exactly one holds it.
   func takeLease(_ key: URLKey, expires: Double, timeout: Duration) -> LeaseAttempt {
     guard let name = Self.leaseName(for: key).map(configuration.key) else { return .unavailable }
     let mine = Lease(holder: String(UInt64.random(in: 0...UInt64.max), radix: 16), expires: expires)
@@ -63,17 +64,38 @@ extension FleetStore {
     guard created.failure == nil, created.status == 412 || created.status == 409 else { return .unavailable }
     let existing = client.get(name, maximumBytes: 4096, timeout: timeout)
     guard existing.failure == nil, existing.status == 200 else { return .unavailable }
-    if let lease = Lease(existing.body), lease.expires > FileSystem.now() { return .held(lease) }
+    let lease = Lease(existing.body)
+    if let lease, lease.expires > FileSystem.now() { return .held(lease) }
     // Expired (its holder died, or released it): take it over.
-    let rewritten = client.put(name, body: Array(mine.text.utf8), ifAbsent: false, timeout: timeout)
-    guard rewritten.failure == nil, rewritten.status == 200 else { return .unavailable }
-    let check = client.get(name, maximumBytes: 4096, timeout: timeout)
-    guard check.status == 200, let now = Lease(check.body) else { return .unavailable }
-    if now == mine {
-      count { $0.leasesTaken += 1 }
-      return .taken(mine)
+    return takeOver(mine, from: lease?.holder ?? "unreadable", name: name, timeout: timeout)
+  }
+
+  /// Takes over the expired lease of `holder` at `name`: `mine` is written once as the claim
+  /// `<name>~<holder>` with `If-None-Match: *`, which one instance alone can write; the winner
+  /// then writes `mine` as the lease itself (for the instances that read it next; one that
+  /// still finds the expired lease tries the same claim and finds the winner's). A claim whose
+  /// own holder died meanwhile is taken over the same way, a few times at most.
+  private func takeOver(_ mine: Lease, from holder: String, name: String, timeout: Duration) -> LeaseAttempt {
+    var expired = holder
+    for _ in 0..<8 {
+      let claim = name + "~" + expired
+      let claimed = client.put(claim, body: Array(mine.text.utf8), ifAbsent: true, timeout: timeout)
+      if claimed.failure == nil, claimed.status == 200 {
+        // Best effort: a reader that still finds the expired lease is sent to this claim.
+        _ = client.put(name, body: Array(mine.text.utf8), ifAbsent: false, timeout: timeout)
+        count { $0.leasesTaken += 1 }
+        return .taken(mine)
+      }
+      guard claimed.failure == nil, claimed.status == 412 || claimed.status == 409 else {
+        return .unavailable
+      }
+      let winner = client.get(claim, maximumBytes: 4096, timeout: timeout)
+      guard winner.failure == nil, winner.status == 200 else { return .unavailable }
+      guard let lease = Lease(winner.body) else { return .unavailable }
+      if lease.expires > FileSystem.now() { return .held(lease) }
+      expired = lease.holder
     }
-    return .held(now)
+    return .unavailable
   }
 
   /// Releases `lease` of `key` (writes it expired), in the background: the next miss of the
