@@ -24,6 +24,7 @@ enum Suite {
       ("mediarescue", MediaRescueScenario.run),
       ("workers", RescueWorkerCostScenario.run),
       ("decode", DecodeCheckCostScenario.run),
+      ("store", StoreHitScenario.run),
     ]
   }
 
