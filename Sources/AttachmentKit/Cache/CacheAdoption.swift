@@ -17,22 +17,6 @@ extension AttachmentCache {
     var adopted = record
     adopted.lastAccess = now
     adopted.seal = nil
-    let digest = recordKey.name(for: key)
-    let validation = record.validation
-    let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
-    try ensureDirectory(layout.contentDirectory(sha256: validation.sha256))
-    let ledger = try lock.withExclusiveLockedFile { (lockFile) throws(AttachmentError) -> Int64? in
-      let added = try placeContent(body, at: path, bytes: validation.bytes)
-      adopted.seal = ContentSeal(path: path)
-      do throws(AttachmentError) {
-        try writeRecord(adopted, digest: digest)
-      } catch {
-        _ = CacheLedger.add(lockFile, added)
-        throw error
-      }
-      return CacheLedger.add(lockFile, added)
-    }
-    noteWritten(validation.bytes, ledger: ledger)
-    return CacheEntry(record: adopted, path: path, digest: digest)
+    return try commit(body, record: adopted, key: key)
   }
 }

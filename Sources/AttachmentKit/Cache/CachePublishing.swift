@@ -39,11 +39,25 @@ extension AttachmentCache {
   ) throws(AttachmentError) -> CacheEntry {
     defer { body.discard() }
     if configuration.durable { fsync(body.descriptor) }
-    var record = CacheRecord(
+    let record = CacheRecord(
       url: key.normalized, validation: validation, peer: peer, etag: validators.etag,
       lastModified: validators.lastModified, date: validators.date, fetchedAt: now,
       freshUntil: now + freshness.lifetime, lastAccess: now, cacheControl: validators.cacheControl,
       expires: validators.expires, source: validators.source)
+    return try commit(body, record: record, key: key)
+  }
+
+  /// Links `body` into place by its record's hash and writes `record` (sealed by the content
+  /// now in place) as the entry of `key`, both under the lock: the one way an entry becomes
+  /// visible, for a download (``publish(body:validation:key:validators:peer:freshness:now:)``)
+  /// and for a copy another tier held (``adopt(_:record:key:now:)``). The caller syncs and
+  /// discards the body.
+  /// - Returns: the entry now in the cache.
+  /// - Throws: `io_error`; the cache stays as it was (linked content is an orphan the sweep
+  ///   removes after the grace period).
+  func commit(_ body: CacheBodyFile, record: CacheRecord, key: URLKey) throws(AttachmentError) -> CacheEntry {
+    var record = record
+    let validation = record.validation
     let digest = recordKey.name(for: key)
     let path = layout.contentPath(sha256: validation.sha256, fileExtension: validation.fileExtension)
     // Checked before the lock, to keep its hold short: a fan-out directory made once does not
