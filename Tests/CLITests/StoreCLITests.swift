@@ -6,7 +6,9 @@ import Testing
 /// `--store` on the command line against a real SeaweedFS: a store that cannot be used is a
 /// usage error at start (exit 2, the setting named); `prefetch --store` warms the fleet, and a
 /// `fetch` with an empty cache then answers from the store without the origin.
-@Suite("attachkit --store (SeaweedFS)", .threadOfItsOwn)
+// One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
+// several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
+@Suite("attachkit --store (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
 struct StoreCLITests {
   static let bucket = "attachkit-fleet"
 

@@ -7,7 +7,9 @@ import Testing
 /// behind nginx round-robin, sharing one real SeaweedFS: a URL that needs a transcode is fetched
 /// from the origin once and transcoded once for the whole fleet (one lease, from each instance's
 /// metrics), and every client gets the same bytes.
-@Suite("serve fleet: one store behind round-robin (SeaweedFS, nginx)", .threadOfItsOwn)
+// One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
+// several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
+@Suite("serve fleet: one store behind round-robin (SeaweedFS, nginx)", .rescueTurn, .threadOfItsOwn)
 struct FleetServeTests {
   @Test(
     "60 concurrent requests for one WebM through three instances: one origin request, one lease, the same bytes"

@@ -7,7 +7,9 @@ import Testing
 
 /// The start check against a real SeaweedFS: a store that cannot be used is one clear error
 /// naming the setting, before any request.
-@Suite("Store start check (SeaweedFS)", .threadOfItsOwn)
+// One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
+// several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
+@Suite("Store start check (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
 struct StoreCheckTests {
   @Test(
     "the right settings pass; wrong credentials, a missing bucket, a bad endpoint, a read-only key each name the setting"

@@ -9,7 +9,9 @@ import Testing
 /// answered (from the origin or the local cache) within its deadline, the store costing each at
 /// most its share (a quarter of the time left, at most 3 s); failed writes are counted and
 /// dropped; once the store is back, new entries reach it.
-@Suite("Store faults (SeaweedFS)", .threadOfItsOwn)
+// One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
+// several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
+@Suite("Store faults (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
 struct StoreFaultTests {
   @Test(
     "the store killed during a run: every request answered from the origin or the local cache; back, new entries reach it"

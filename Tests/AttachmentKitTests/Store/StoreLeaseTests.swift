@@ -9,7 +9,9 @@ import Testing
 /// One miss per fleet: instances with caches of their own, one SeaweedFS; the instance that
 /// takes a key's lease does the work, the others wait for its record; a lease whose holder died
 /// is taken over once it expires.
-@Suite("Store leases (SeaweedFS)", .threadOfItsOwn)
+// One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
+// several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
+@Suite("Store leases (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
 struct StoreLeaseTests {
   @Test("three instances, 30 concurrent requests for one URL: one origin request, one lease, the same bytes")
   func oneMissPerFleet() async throws {

@@ -8,7 +8,9 @@ import Testing
 /// The object store as the cache's second tier, against a real SeaweedFS started by each test
 /// (`weed mini` on loopback, ports of its own) and the real test origin: instances with caches
 /// of their own share what one fetched; every byte read from the store is verified.
-@Suite("Store tier (SeaweedFS)", .threadOfItsOwn)
+// One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
+// several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
+@Suite("Store tier (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
 struct StoreTierTests {
   static let bucket = "attachkit-fleet"
 
@@ -41,7 +43,7 @@ struct StoreTierTests {
     let url = origin.url("/a.jpg")
 
     let first = try Self.pipeline(scratch, "one", store: store)
-    try first.checkStore()
+    try await onOwnThread { () throws(AttachmentError) in try first.checkStore() }  // blocking: off the pool
     let fetched = try await first.attachment(for: url, timeout: generousTimeout)
     #expect(fetched.source == .network)
     #expect(await first.finishStoreWrites(timeout: generousTimeout))
