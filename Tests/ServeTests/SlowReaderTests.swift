@@ -119,17 +119,21 @@ struct SlowReaderTests {
     let size = try await Self.bigPNG(at: file)
     try #require(size > 8_000_000)
     origin.serveFile("/big.png", file: file, contentType: "image/png")
+    // Cached first by an instance without the idle timeout: the miss's check of 8 MB (its
+    // inflate) can take over a second on a loaded machine, and this test is about the reader.
+    let warm = try await ServeProcess(workspace: workspace)
+    let path = try await warm.signed(origin.url("/big.png"), keyFile: workspace.keyFile)
+    #expect(try await Curl.get(warm.url(path)).body.count == size)  // now cached
+    warm.stop()
     let serve = try await ServeProcess(workspace: workspace, ["--idle-timeout", "1"])
     defer { serve.stop() }
-    let path = try await serve.signed(origin.url("/big.png"), keyFile: workspace.keyFile)
-    #expect(try await Curl.get(serve.url(path)).body.count == size)  // now cached
 
     let reader = try #require(RawConnection(port: serve.port))
     reader.send("GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
     let read = await Self.read(reader, bytesPerSecond: 800_000, bound: 25)
     #expect(read.head.hasPrefix("HTTP/1.1 200"))
     #expect(read.body == size)
-    #expect(await eventually(within: 30) { Self.fileLines(serve).count == 2 })
+    #expect(await eventually(within: 30) { Self.fileLines(serve).count == 1 })
     let line = try #require(Self.fileLines(serve).last)
     #expect(line["completed"] as? Bool == true)
     #expect(line["bytes"] as? Int == size)
