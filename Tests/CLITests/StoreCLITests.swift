@@ -8,7 +8,7 @@ import Testing
 /// `fetch` with an empty cache then answers from the store without the origin.
 // One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
 // several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
-@Suite("attachkit --store (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
+@Suite("attachkit --store (SeaweedFS)", .objectStore("StoreCLITests"), .rescueTurn, .threadOfItsOwn)
 struct StoreCLITests {
   static let bucket = "attachkit-fleet"
 

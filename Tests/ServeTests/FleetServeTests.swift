@@ -9,7 +9,9 @@ import Testing
 /// metrics), and every client gets the same bytes.
 // One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
 // several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
-@Suite("serve fleet: one store behind round-robin (SeaweedFS, nginx)", .rescueTurn, .threadOfItsOwn)
+@Suite(
+  "serve fleet: one store behind round-robin (SeaweedFS, nginx)", .objectStore("FleetServeTests"),
+  .rescueTurn, .threadOfItsOwn)
 struct FleetServeTests {
   @Test(
     "60 concurrent requests for one WebM through three instances: one origin request, one lease, the same bytes"

@@ -9,7 +9,7 @@ import Testing
 /// naming the setting, before any request.
 // One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
 // several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
-@Suite("Store start check (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
+@Suite("Store start check (SeaweedFS)", .objectStore("StoreCheckTests"), .rescueTurn, .threadOfItsOwn)
 struct StoreCheckTests {
   @Test(
     "the right settings pass; wrong credentials, a missing bucket, a bad endpoint, a read-only key each name the setting"

@@ -11,7 +11,7 @@ import Testing
 /// dropped; once the store is back, new entries reach it.
 // One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
 // several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
-@Suite("Store faults (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
+@Suite("Store faults (SeaweedFS)", .objectStore("StoreFaultTests"), .rescueTurn, .threadOfItsOwn)
 struct StoreFaultTests {
   @Test(
     "the store killed during a run: every request answered from the origin or the local cache; back, new entries reach it"

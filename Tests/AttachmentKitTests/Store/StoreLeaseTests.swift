@@ -11,7 +11,7 @@ import Testing
 /// is taken over once it expires.
 // One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
 // several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
-@Suite("Store leases (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
+@Suite("Store leases (SeaweedFS)", .objectStore("StoreLeaseTests"), .rescueTurn, .threadOfItsOwn)
 struct StoreLeaseTests {
   @Test("three instances, 30 concurrent requests for one URL: one origin request, one lease, the same bytes")
   func oneMissPerFleet() async throws {

@@ -8,7 +8,8 @@ import Testing
 /// A rescued entry through the store: the record carries the rescue (its actions, the source's
 /// type), so an instance with an empty cache answers with the derivative without the origin and
 /// without a rescue, and an instance without the rescuer is never served it.
-@Suite("Store tier: rescued entries (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
+@Suite(
+  "Store tier: rescued entries (SeaweedFS)", .objectStore("StoreRescueTests"), .rescueTurn, .threadOfItsOwn)
 struct StoreRescueTests {
   @Test(
     "a converted WebP read from the store by an empty instance: no origin request, no rescue; refused without the rescuer"

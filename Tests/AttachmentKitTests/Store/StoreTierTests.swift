@@ -10,7 +10,7 @@ import Testing
 /// of their own share what one fetched; every byte read from the store is verified.
 // One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
 // several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
-@Suite("Store tier (SeaweedFS)", .rescueTurn, .threadOfItsOwn)
+@Suite("Store tier (SeaweedFS)", .objectStore("StoreTierTests"), .rescueTurn, .threadOfItsOwn)
 struct StoreTierTests {
   static let bucket = "attachkit-fleet"
 
