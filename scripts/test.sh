@@ -19,8 +19,8 @@ swift build --build-tests -Xswiftc -warnings-as-errors
 log=$(mktemp "${TMPDIR:-/tmp}/attachkit-test.XXXXXX.log")
 trap 'rm -f "$log"' EXIT
 status=0
-# The parallel pass leaves out the suites that start a SeaweedFS (their Go store beside every
-# other suite starved two cores: Tests/TestTraits/ObjectStoreTrait.swift); the serial pass runs them.
+# Only the serial pass runs the suites that start a SeaweedFS (their Go store beside every
+# other suite starved two cores: Tests/TestTraits/ObjectStoreTrait.swift); a parallel run skips them.
 pass=parallel
 for argument in "$@"; do [ "$argument" != --no-parallel ] || pass=serial; done
 ATTACHKIT_TEST_PASS=$pass swift test --skip-build "$@" 2>&1 | tee "$log" || status=$?
