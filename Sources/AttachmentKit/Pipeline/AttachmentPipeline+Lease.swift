@@ -18,8 +18,9 @@ extension AttachmentPipeline {
     case proceed
   }
 
-  /// Takes `url`'s lease, or waits for the holder's record; a lease that expires while this
-  /// miss waits is taken over.
+  /// Takes `url`'s lease, or waits for the holder's record; a lease that is over (released by
+  /// a holder whose miss ended, or expired) sends this miss to the store again first, then is
+  /// taken over.
   func leaseOrWait(
     _ url: AttachmentURL, store: FleetStore, deadline: ContinuousClock.Instant, start: ContinuousClock.Instant
   ) async -> LeaseOutcome {
@@ -27,15 +28,23 @@ extension AttachmentPipeline {
     let waitEnd = ContinuousClock.now + (deadline - ContinuousClock.now) / 2
     var waited = false
     while ContinuousClock.now < waitEnd, !Task.isCancelled {
-      let remaining = deadline - ContinuousClock.now
-      let expires = FileSystem.now() + min(store.configuration.leaseSeconds, remaining.seconds)
-      let budget = store.readBudget(remaining: remaining)
-      let attempt = await OffPoolWork.run(deadline: deadline) { _ in
-        store.takeLease(url.key, expires: expires, timeout: budget)
+      var attempt = await leaseStep(deadline: deadline, store: store) {
+        store.takeLease(url.key, expires: $0, timeout: $1)
+      }
+      if case .over(let holder) = attempt {
+        // Its holder may have published since this miss read the store (it writes, then
+        // releases): read again rather than repeat its work.
+        if case .answer(let answer) = await fromStore(url, deadline: deadline, start: start) {
+          return .answer(answer)
+        }
+        attempt = await leaseStep(deadline: deadline, store: store) {
+          store.takeOver(url.key, from: holder, expires: $0, timeout: $1)
+        }
       }
       switch attempt {
       case .taken(let lease): return .hold(lease)
       case .unavailable: return .proceed
+      case .over: continue
       case .held(let lease):
         if !waited { store.count { $0.leaseWaits += 1 } }
         waited = true
@@ -48,8 +57,22 @@ extension AttachmentPipeline {
     return .proceed
   }
 
+  /// Runs one lease request off the cooperative pool, with the lease's expiry (the deadline, at
+  /// most ``StoreConfiguration/leaseSeconds`` from now) and the store's read budget.
+  private func leaseStep(
+    deadline: ContinuousClock.Instant, store: FleetStore,
+    _ step: @escaping @Sendable (_ expires: Double, _ budget: Duration) -> FleetStore.LeaseAttempt
+  ) async -> FleetStore.LeaseAttempt {
+    let remaining = deadline - ContinuousClock.now
+    let expires = FileSystem.now() + min(store.configuration.leaseSeconds, remaining.seconds)
+    let budget = store.readBudget(remaining: remaining)
+    return await OffPoolWork.run(deadline: deadline) { _ in step(expires, budget) }
+  }
+
   /// Polls the store for `url`'s record until `lease` expires or `end`, waiting 50 ms, then
   /// twice as long each time up to 1 s; the answer once the record and its content are there.
+  /// `nil` also as soon as the lease is seen over or changed without a record (a holder whose
+  /// miss was refused or failed publishes nothing and releases it): the caller takes it then.
   private func waitForRecord(
     _ url: AttachmentURL, store: FleetStore, lease: FleetStore.Lease, until end: ContinuousClock.Instant,
     start: ContinuousClock.Instant
@@ -64,6 +87,15 @@ extension AttachmentPipeline {
       if Task.isCancelled { return nil }
       pause = min(pause * 2, .seconds(1))
       if case .answer(let answer) = await fromStore(url, deadline: end, start: start) { return answer }
+      let budget = store.readBudget(remaining: end - ContinuousClock.now)
+      let current = await OffPoolWork.run(deadline: end) { _ in
+        store.currentLease(of: url.key, timeout: budget)
+      }
+      switch current {
+      case .held(let now) where now.holder == lease.holder: continue
+      case .unavailable: continue
+      case .held, .over, .taken: return nil
+      }
     }
   }
 }

@@ -85,4 +85,72 @@ struct StoreLeaseTests {
     #expect((pipeline.storeCounters?.leaseWaits ?? 0) <= 1)
     #expect(origin.requestCount(path: "/e.png") == 1)
   }
+
+  @Test(
+    "a miss that read no record, then finds the lease released by a holder that has published since, answers from the store"
+  )
+  func publishedBetweenReadAndLease() async throws {
+    let store = try await SeaweedStore.start()
+    defer { store.stop() }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let scratch = try ScratchDirectory("store-lease-published")
+    defer { scratch.remove() }
+    origin.serve("/p.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
+    let url = origin.url("/p.png")
+    // Given a holder that did the miss, wrote its record and released its lease
+    let holder = try StoreTierTests.pipeline(scratch, "holder", store: store)
+    _ = try await holder.attachment(for: url, timeout: generousTimeout)
+    #expect(await holder.finishStoreWrites(timeout: generousTimeout))
+    #expect(holder.storeCounters?.leasesTaken == 1)
+
+    // When another instance reaches the lease step of a miss whose store read found no record
+    // (it read before the holder wrote: the race a fleet's first burst of requests runs)
+    let late = try StoreTierTests.pipeline(scratch, "late", store: store)
+    let fleetStore = try #require(late.store)
+    let start = ContinuousClock.now
+    let outcome = await late.leaseOrWait(
+      try AttachmentURL(url), store: fleetStore, deadline: start + .seconds(30), start: start)
+
+    // Then it answers with the holder's work: no lease taken over, no second download
+    guard case .answer(let answer) = outcome else {
+      Issue.record("the lease step did not answer from the store: \(outcome)")
+      return
+    }
+    #expect(answer.source == .cache)
+    #expect(late.storeCounters?.leasesTaken == 0)
+    #expect(origin.requestCount(path: "/p.png") == 1)
+  }
+
+  @Test(
+    "a waiter whose holder releases the lease without a record (a refusal) takes it then, not at its expiry")
+  func releasedWithoutRecord() async throws {
+    let store = try await SeaweedStore.start()
+    defer { store.stop() }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let scratch = try ScratchDirectory("store-lease-released")
+    defer { scratch.remove() }
+    origin.serve("/r.png", body: try Samples.bytes("png-rgba.png"), contentType: "image/png")
+    let url = origin.url("/r.png")
+    // Given a live lease, 25 s long, of a holder whose miss will publish nothing
+    let name = try #require(FleetStore.leaseName(for: try AttachmentURL(url).key))
+    let path = "/\(StoreTierTests.bucket)/fleet/\(name)"
+    let expires = Date().timeIntervalSince1970 + 25
+    #expect(
+      await store.put(path, Data(FleetStore.Lease(holder: "refused", expires: expires).text.utf8)) == 200)
+    let pipeline = try StoreTierTests.pipeline(scratch, "waiter", store: store)
+    let answer = Task { try await pipeline.attachment(for: url, timeout: .seconds(60)) }
+    #expect(await eventually(within: 20) { pipeline.storeCounters?.leaseWaits == 1 })
+
+    // When the holder's miss ends without a record and it releases the lease
+    #expect(await store.put(path, Data(FleetStore.Lease(holder: "refused", expires: 0).text.utf8)) == 200)
+    let attachment = try await answer.value
+
+    // Then the waiter took it over and did the work long before the lease would have expired
+    #expect(attachment.source == .network)
+    #expect(Date().timeIntervalSince1970 < expires, "the waiter waited out a released lease")
+    #expect(pipeline.storeCounters?.leasesTaken == 1)
+    #expect(origin.requestCount(path: "/r.png") == 1)
+  }
 }
