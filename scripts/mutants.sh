@@ -21,6 +21,8 @@
 # $TMPDIR (the path is printed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# One filter at a time, as the serial pass runs: the SeaweedFS suites (S01–S06) run here too.
+export ATTACHKIT_TEST_PASS=serial
 list=scripts/mutants/list.tsv
 
 if [ "${1:-}" = "--list" ]; then
