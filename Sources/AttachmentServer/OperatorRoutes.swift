@@ -7,7 +7,8 @@ extension AttachmentServer {
   func metricsReply() -> Reply {
     let text =
       metrics.text + cacheGauges.text(pipeline.cache) + ProcessMetrics.text(version: configuration.version)
-      + ProcessMetrics.sandboxText(configuration.sandboxLayers) + StoreMetrics.text(pipeline.storeCounters)
+      + ProcessMetrics.sandboxText(configuration.sandboxLayers)
+      + ProcessMetrics.workerJobsText() + StoreMetrics.text(pipeline.storeCounters)
     return .text(200, text, contentType: "text/plain; version=0.0.4; charset=utf-8", outcome: "ok")
   }
 

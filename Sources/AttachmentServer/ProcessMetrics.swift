@@ -50,6 +50,18 @@ enum ProcessMetrics {
 
   /// `attachkit_sandbox_layer{layer="…"}`, 1 for each rescue sandbox layer in force and 0 for
   /// each missing one; nothing without rescue (no layers).
+  /// `attachkit_worker_jobs_total{job}`: the jobs this process gave its rescue workers, by
+  /// kind (every kind, 0 for none).
+  static func workerJobsText() -> String {
+    var out = "# HELP attachkit_worker_jobs_total Jobs given to rescue workers, by kind.\n"
+    out += "# TYPE attachkit_worker_jobs_total counter\n"
+    let jobs = RescueWorkers.jobsRun()
+    for kind in RescueWorkers.JobKind.allCases {
+      out += "attachkit_worker_jobs_total{job=\"\(kind.rawValue)\"} \(jobs[kind] ?? 0)\n"
+    }
+    return out
+  }
+
   static func sandboxText(_ layers: [SandboxReport.Layer]) -> String {
     guard !layers.isEmpty else { return "" }
     var out = "# HELP attachkit_sandbox_layer Each rescue worker sandbox layer: 1 in force, 0 missing.\n"

@@ -5,8 +5,8 @@ import Testing
 
 /// Three `attachkit serve --rescue --store …` instances, each with a cache directory of its own,
 /// behind nginx round-robin, sharing one real SeaweedFS: a URL that needs a transcode is fetched
-/// from the origin once and transcoded once for the whole fleet (one lease, from each instance's
-/// metrics), and every client gets the same bytes.
+/// from the origin once and transcoded once for the whole fleet (one media job and one lease,
+/// from each instance's metrics), and every client gets the same bytes.
 // One SeaweedFS at a time with the other heavy suites (.rescueTurn): a parallel run that started
 // several at once starved the machine for seconds, and unrelated 30 s deadlines passed.
 @Suite(
@@ -14,7 +14,7 @@ import Testing
   .rescueTurn, .threadOfItsOwn)
 struct FleetServeTests {
   @Test(
-    "60 concurrent requests for one WebM through three instances: one origin request, one lease, the same bytes"
+    "60 concurrent requests for one 40 s WebM through three instances: one origin request, one transcode, one lease, the same bytes"
   )
   func oneTranscodePerFleet() async throws {
     guard let nginx = NginxTier.executable else {
@@ -25,7 +25,10 @@ struct FleetServeTests {
     defer { store.stop() }
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
-    origin.serve("/clip.webm", body: try Media.bytes("webm-vp9.webm"), contentType: "video/webm")
+    let scratch = NSTemporaryDirectory() + "fleet-webm-\(UUID().uuidString.prefix(6))"
+    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: scratch) }
+    origin.serve("/clip.webm", body: try await Self.webm(seconds: 40, in: scratch), contentType: "video/webm")
     let environment = [
       "AWS_ACCESS_KEY_ID": store.accessKey, "AWS_SECRET_ACCESS_KEY": store.secretKey,
       "AWS_ENDPOINT_URL_S3": store.endpoint, "ATTACHKIT_STORE": "s3://attachkit-fleet/serve",
@@ -53,8 +56,30 @@ struct FleetServeTests {
     #expect(answers.first?.header("content-type") == "video/mp4")
     #expect(origin.requestCount(path: "/clip.webm") == 1)
     var leases = 0.0
-    for serve in fleet { leases += try await serve.metric("attachkit_store_leases_taken_total") ?? 0 }
+    var transcodes = 0.0
+    for serve in fleet {
+      leases += try await serve.metric("attachkit_store_leases_taken_total") ?? 0
+      transcodes += try await serve.metric("attachkit_worker_jobs_total{job=\"media\"}") ?? 0
+    }
     #expect(leases == 1)
+    #expect(transcodes == 1)
+  }
+
+  /// A `seconds`-long 320×240 VP9 + Opus WebM (a codec iOS does not play: a transcode), made by
+  /// ffmpeg in `scratch`.
+  static func webm(seconds: Int, in scratch: String) async throws -> [UInt8] {
+    let source = scratch + "/clip.webm"
+    let made = try await Run.process(
+      "/usr/bin/ffmpeg",
+      [
+        "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+        "testsrc2=duration=\(seconds):size=320x240:rate=24", "-f", "lavfi", "-i",
+        "sine=frequency=440:duration=\(seconds)", "-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used",
+        "8",
+        "-b:v", "200k", "-c:a", "libopus", "-shortest", source,
+      ])
+    try #require(made.status == 0, "ffmpeg failed")
+    return Array(try Data(contentsOf: URL(fileURLWithPath: source)))
   }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import PosixLock
 import Synchronization
 
 /// The entry point of rescue workers: the process-wide part of rescue isolation.
@@ -40,6 +41,37 @@ public enum RescueWorkers {
   public static func finishIdleWorkers() {
     WorkerPool.finishAll()
   }
+
+  /// What a job given to a rescue worker does (``jobsRun()``); its raw value is the metric
+  /// label serve uses (`attachkit_worker_jobs_total{job="media"}`).
+  public enum JobKind: String, CaseIterable, Sendable {
+    /// An image rescue (libvips).
+    case image
+    /// A media rescue (FFmpeg): a remux, a trim or a transcode.
+    case media
+    /// A video's poster frame.
+    case poster
+    /// The time of an accepted video's first frame that is not nearly black.
+    case posterTime = "poster_time"
+    /// An accepted file's decode check.
+    case decodeCheck = "decode_check"
+    /// One of the sandbox's probes (`attachkit sandbox`).
+    case probe
+  }
+
+  /// The jobs this process gave its rescue workers so far, by kind (every kind present, 0 for
+  /// none): a job is counted when a worker is sent it, whatever its answer. For operators and
+  /// tests that count the work a process did (serve's `/metrics`).
+  public static func jobsRun() -> [JobKind: Int] {
+    jobCounts.withLock { counts in
+      Dictionary(uniqueKeysWithValues: JobKind.allCases.map { ($0, counts[$0] ?? 0) })
+    }
+  }
+
+  /// Counts one job of `kind` sent to a worker.
+  static func countJob(_ kind: JobKind) { jobCounts.withLock { $0[kind, default: 0] += 1 } }
+
+  private static let jobCounts = Locked<[JobKind: Int]>([:])
 
   /// Whether this executable serves as its own worker (``runIfRequested()`` was called).
   static let selfHosting = Atomic<Bool>(false)

@@ -26,6 +26,18 @@ enum WorkerRescuer: Codable, Sendable {
     }
   }
 
+  /// The job's kind, as ``RescueWorkers/jobsRun()`` counts it.
+  var kind: RescueWorkers.JobKind {
+    switch self {
+    case .image: .image
+    case .media: .media
+    case .poster: .poster
+    case .posterTime: .posterTime
+    case .decodeCheck: .decodeCheck
+    case .probe: .probe
+    }
+  }
+
   /// What a rescue in a worker is called in messages.
   var noun: String {
     switch self {

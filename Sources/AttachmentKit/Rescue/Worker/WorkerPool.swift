@@ -186,6 +186,7 @@ final class WorkerPool: Sendable {
     let message = WorkerJob(
       rescuer: rescuer, bytes: job.bytes, refusal: job.refusal, limits: job.limits,
       secondsLeft: secondsLeft)
+    RescueWorkers.countJob(rescuer.kind)
     let outcome = worker.run(
       message, source: grant.source, output: output, deadline: job.deadline, isCancelled: job.isCancelled)
     if case .replied = outcome {
