@@ -25,6 +25,7 @@ enum Suite {
       ("workers", RescueWorkerCostScenario.run),
       ("decode", DecodeCheckCostScenario.run),
       ("store", StoreHitScenario.run),
+      ("fleet", FleetWorkScenario.run),
     ]
   }
 

@@ -19,6 +19,15 @@ enum Format {
   }
 
   /// A ratio with two decimals and a `×`.
+  /// One side of a ratio, in its unit.
+  static func measure(_ value: Double, _ unit: RatioUnit) -> String {
+    switch unit {
+    case .seconds: seconds(value)
+    case .bytes: bytes(value)
+    case .count: String(Int(value.rounded()))
+    }
+  }
+
   static func ratio(_ value: Double) -> String { String(format: "%.2f×", value) }
 
   /// A value in its unit.

@@ -47,6 +47,18 @@ enum Goals {
       "serve hits ≥ 0.8× nginx's requests/s, time per request ≤ 1.25× (issue #41)")
     ratio("rescue_24mp_ratio_vips", atMost: 1.0, "rescue of a 24 MP JPEG ≤ 1.0× vipsthumbnail (wall time)")
     ratio("rescue_24mp_rss_ratio_vips", atMost: 1.2, "rescue of a 24 MP JPEG ≤ 1.2× vipsthumbnail (peak RSS)")
+    ratio(
+      "store_hit_ratio_curl", atMost: 1.2,
+      "a cold instance's hit from the store ≤ 1.2× curl --aws-sigv4 of the object (issue #55)")
+    ratio(
+      "fleet_transcodes_ratio", atMost: 0.34,
+      "fleet: transcodes with the store ≤ a third of without (issue #55)")
+    ratio(
+      "fleet_origin_bytes_ratio", atMost: 0.34,
+      "fleet: origin bytes with the store ≤ a third of without (issue #55)")
+    ratio(
+      "fleet_work_cpu_ms_ratio", atMost: 0.34,
+      "fleet: the campaign's CPU with the store ≤ a third of without (issue #55)")
     value("refuse_html_bytes", atMost: 16_384, "HTML page refused after ≤ 16 KiB (worst run; issue #56)")
     latency("deadline_overshoot", 99, atMost: 0.005, "deadline overshoot p99 ≤ 5 ms (issue #56)")
     value("growth_rss_45m_mib", atMost: 2 * 1_048_576, "RSS growth during a 45 MiB download ≤ 2 MiB")

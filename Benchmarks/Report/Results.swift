@@ -26,20 +26,31 @@ struct LatencyRow: Sendable {
   var distribution: Distribution
 }
 
-/// Our p50 wall time against another client's, on the same work in the same run.
+/// What the two sides of a ratio are measured in.
+enum RatioUnit: Sendable {
+  /// Wall or CPU time in seconds (medians).
+  case seconds
+  /// Bytes (a peak resident set, bytes transferred).
+  case bytes
+  /// A plain count (jobs run).
+  case count
+}
+
+/// Our p50 wall time (or peak memory, bytes, a count) against another client's, on the same
+/// work in the same run.
 struct RatioRow: Sendable {
   /// What was compared.
   var name: String
   /// The JSON key of the ratio.
   var key: String
-  /// Our p50, in seconds (in bytes for a memory comparison: see ``isMemory``).
+  /// Our p50, in ``unit``.
   var ours: Double
   /// The other client's p50, in the same unit.
   var theirs: Double
   /// The ratio the goal allows at most, when there is a goal.
   var goal: Double?
-  /// Whether ``ours`` and ``theirs`` are peak memory in bytes rather than seconds.
-  var isMemory = false
+  /// What ``ours`` and ``theirs`` are measured in.
+  var unit = RatioUnit.seconds
 
   /// Ours / theirs (below 1: we are faster).
   var ratio: Double { theirs > 0 ? ours / theirs : 0 }
@@ -120,9 +131,9 @@ struct Report: Sendable {
 
   /// Adds a ratio row.
   mutating func addRatio(
-    _ name: String, key: String, ours: Double, theirs: Double, goal: Double? = nil, isMemory: Bool = false
+    _ name: String, key: String, ours: Double, theirs: Double, goal: Double? = nil, unit: RatioUnit = .seconds
   ) {
-    ratios.append(RatioRow(name: name, key: key, ours: ours, theirs: theirs, goal: goal, isMemory: isMemory))
+    ratios.append(RatioRow(name: name, key: key, ours: ours, theirs: theirs, goal: goal, unit: unit))
   }
 
   /// The latency row with JSON key prefix `key`.

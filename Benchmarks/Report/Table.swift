@@ -44,13 +44,13 @@ enum Table {
   /// Our p50 against the other clients' (ratio = ours / theirs, below 1 is faster).
   static func ratios(_ report: Report) -> String {
     var rows = [
-      "| comparison (medians: wall time, or peak RSS) | ours | theirs | ours / theirs | goal |",
+      "| comparison (medians: wall time, or peak RSS; or totals) | ours | theirs | ours / theirs | goal |",
       "|---|--:|--:|--:|--:|",
     ]
     for row in report.ratios {
       let goal = row.goal.map { "≤ " + Format.ratio($0) } ?? ""
-      let ours = row.isMemory ? Format.bytes(row.ours) : Format.seconds(row.ours)
-      let theirs = row.isMemory ? Format.bytes(row.theirs) : Format.seconds(row.theirs)
+      let ours = Format.measure(row.ours, row.unit)
+      let theirs = Format.measure(row.theirs, row.unit)
       rows.append(
         "| \(row.name) | \(ours) | \(theirs) | "
           + "\(Format.ratio(row.ratio)) | \(goal) |")

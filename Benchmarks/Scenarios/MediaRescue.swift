@@ -184,7 +184,7 @@ enum MediaRescueScenario {
       let isTranscode = item.key == "media_transcode_720p"
       report.addRatio(
         "media rescue \(item.name) / ffmpeg (peak RSS)", key: item.key + "_rss_ratio_ffmpeg", ours: oursPeak,
-        theirs: theirsPeak, goal: isTranscode ? 1.2 : nil, isMemory: true)
+        theirs: theirsPeak, goal: isTranscode ? 1.2 : nil, unit: .bytes)
     }
     try ServeTranscodeMemory.run(source: webm, binary: binary, context, into: &report)
   }

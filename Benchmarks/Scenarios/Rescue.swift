@@ -68,7 +68,7 @@ enum RescueScenario {
         theirs: theirsTime, goal: is24 ? 1.0 : nil)
       report.addRatio(
         "rescue \(item.name) / vipsthumbnail (peak RSS)", key: item.key + "_rss_ratio_vips", ours: oursPeak,
-        theirs: theirsPeak, goal: is24 ? 1.2 : nil, isMemory: true)
+        theirs: theirsPeak, goal: is24 ? 1.2 : nil, unit: .bytes)
     }
   }
 

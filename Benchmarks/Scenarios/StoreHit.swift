@@ -96,18 +96,10 @@ enum StoreHitScenario {
       objects.append(etag + ".jpg")
     }
     for _ in 0..<200 {
-      if try metric("attachkit_store_writes_total", of: writer.base) >= Double(count) { return objects }
+      if try writer.metric("attachkit_store_writes_total") >= Double(count) { return objects }
       usleep(50_000)
     }
     throw BenchError("store: the writer did not put \(count) entries in the store within 10 s")
-  }
-
-  /// The value of metric `name` on serve's `/metrics` at `base`, or 0.
-  private static func metric(_ name: String, of base: String) throws -> Double {
-    let text = try Subprocess.run(["curl", "-s", base + "/metrics"], captureOutput: true)
-    let line = String(decoding: text.output, as: UTF8.self).split(separator: "\n")
-      .first { $0.hasPrefix(name + " ") }
-    return line?.split(separator: " ").last.flatMap { Double($0) } ?? 0
   }
 
   /// Runs a `curl … -w %{http_code}` and returns its wall time in seconds.
@@ -122,7 +114,7 @@ enum StoreHitScenario {
   }
 
   /// Whether `program` is an executable in a directory of `PATH`.
-  private static func onPath(_ program: String) -> Bool {
+  static func onPath(_ program: String) -> Bool {
     let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
     return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
   }

@@ -10,6 +10,7 @@ final class ServeInstance {
   /// `http://127.0.0.1:PORT`.
   let base: String
   private let signer: URLSigner
+  private var stopped = false
 
   /// Starts `binary serve` with `arguments` added (after `--allow-private-networks`), keyed by
   /// `key` (hex), and waits (10 s at most) until it listens.
@@ -39,7 +40,32 @@ final class ServeInstance {
 
   /// SIGTERM, then waits for the process.
   func stop() {
+    guard !stopped else { return }
+    stopped = true
     kill(pid, SIGTERM)
     _ = Subprocess.wait(pid)
+  }
+
+  /// SIGTERM, then waits for the process and returns the CPU time (user + system) it and every
+  /// child it waited for used (its rescue workers: serve ends its idle ones before it exits).
+  func stopMeasuringCPU() -> Duration {
+    guard !stopped else { return .zero }
+    stopped = true
+    kill(pid, SIGTERM)
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
+    return duration(usage.ru_utime) + duration(usage.ru_stime)
+  }
+
+  /// The value of the metric line that starts with `name` (labels included, as in
+  /// `attachkit_worker_jobs_total{job="media"}`) on the server's `/metrics`, or 0 when absent.
+  /// - Throws: ``BenchError`` when `curl` cannot run.
+  func metric(_ name: String) throws -> Double {
+    let text = try Subprocess.run(["curl", "-s", base + "/metrics"], captureOutput: true)
+    let line = String(decoding: text.output, as: UTF8.self).split(separator: "\n")
+      .first { $0.hasPrefix(name + " ") }
+    return line?.split(separator: " ").last.flatMap { Double($0) } ?? 0
   }
 }
