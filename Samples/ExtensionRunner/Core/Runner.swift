@@ -137,6 +137,7 @@ public enum RunnerProgram {
     }
     var pipeline = PipelineConfiguration(cacheDirectory: options.cacheDirectory)
     pipeline.downloader.allowPrivateNetworks = options.allowPrivateNetworks
+    pipeline.store = options.store
     if options.rescue {
       pipeline.rescuers = StandardRescuers.make(
         limits: pipeline.limits, media: mediaRescue(options),

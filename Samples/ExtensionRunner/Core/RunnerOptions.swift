@@ -39,6 +39,7 @@ public enum RunnerCommand: ParsableCommand {
         body: """
             ATTACHKIT_CACHE_DIR   the default cache directory
             ATTACHKIT_ALLOW_PRIVATE_NETWORKS=1   as --allow-private-networks
+            ATTACHKIT_STORE       as --store; the store's credentials, region and endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE, AWS_REGION, AWS_ENDPOINT_URL_S3 (as the AWS command line reads them)
             TMPDIR                where delivered attachment files are copied by default
           """),
     ])
@@ -117,14 +118,15 @@ public enum RunnerCommand: ParsableCommand {
   public static let payload = PositionalKey<String>.positional(
     name: "payload", valueName: "PAYLOAD.json", help: "The APNs payload.")
 
-  /// The options, the flags and the payload, in the order help lists them. The cache directory
-  /// and the private-network guard are the pipeline options the runner shares with `attachkit`
-  /// (``PipelineOptions``); the rest are the runner's own.
+  /// The options, the flags and the payload, in the order help lists them. The cache directory,
+  /// the private-network guard and the object store are the pipeline options the runner shares
+  /// with `attachkit` (``PipelineOptions``); the rest are the runner's own.
   public static let arguments: [any ArgumentKey] = [
     budget, expireMargin, PipelineOptions.cacheDirectory, keyFile, baseURL, attachmentKeys,
     attachmentsDirectory, strings, locale, maximumConcurrentFetches, maximumAttachments,
-    PipelineOptions.allowPrivateNetworks, noRescue, noPoster, posterTimeSeconds, fallbackImage, trace,
-    payload,
+    PipelineOptions.allowPrivateNetworks, PipelineOptions.store, PipelineOptions.storeEndpoint, noRescue,
+    noPoster,
+    posterTimeSeconds, fallbackImage, trace, payload,
   ]
 }
 
@@ -157,6 +159,12 @@ public struct RunnerOptions: Sendable, Equatable {
   public var maximumAttachments = 10
   /// Whether fetches may reach loopback and private addresses (the sample server, tests).
   public var allowPrivateNetworks = false
+  /// The fleet's object store behind the cache (`--store`, `$ATTACHKIT_STORE`), when given: a
+  /// local miss looks there before the origin, within its bounded share of the budget, and what
+  /// the origin gave is written there before the run ends (within the budget). Not checked at
+  /// start, since every run is one notification and the check would spend its budget: a store
+  /// that fails costs each fetch its share and shows in the trace (`store`).
+  public var store: StoreConfiguration?
   /// Whether near-miss images are rescued with libvips (converted, downscaled) and near-miss
   /// video and audio with FFmpeg (trimmed and re-wrapped always, transcoded when the estimate
   /// fits the budget left). Default: on, since showing something is an extension's job;
@@ -240,6 +248,8 @@ public struct RunnerOptions: Sendable, Equatable {
       options.posterTimeSeconds = seconds
     }
     options.allowPrivateNetworks = PipelineOptions.allowsPrivateNetworks(
+      from: arguments, environment: EnvironmentVariables(environment))
+    options.store = try PipelineOptions.storeConfiguration(
       from: arguments, environment: EnvironmentVariables(environment))
     return .run(options)
   }

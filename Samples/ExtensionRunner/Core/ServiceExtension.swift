@@ -106,6 +106,9 @@ public final class NotificationService: NotificationServiceExtension {
     var fallbackImage: DeliveredAttachment?
     /// The payload's `fallback-body`.
     var fallbackBody: String?
+    /// The pipeline the attachments were fetched through, once opened (its store writes are
+    /// waited for after the delivery).
+    var pipeline: AttachmentPipeline?
   }
 
   private let configuration: ServiceConfiguration
@@ -134,6 +137,7 @@ public final class NotificationService: NotificationServiceExtension {
     let work = Task { [self] in
       await process(request)
       deliver(because: "all steps done")
+      await finishStoreWrites()
       idleContinuation.finish()
     }
     let expired = state.withLock { state in
@@ -317,6 +321,7 @@ public final class NotificationService: NotificationServiceExtension {
       return
     }
     trace.end(opening, .ok, detail: configuration.pipeline.cache.directory)
+    state.withLock { $0.pipeline = pipeline }
     let staging = trace.begin("delivery directory")
     let directory: String
     do {
@@ -351,6 +356,30 @@ public final class NotificationService: NotificationServiceExtension {
         "attachments not started", .cancelled,
         detail: "\(references.count - started) of \(references.count) still queued at time will expire")
     }
+  }
+
+  /// After the delivery: waits (never past the fetches' deadline, nor past time-will-expire)
+  /// for the store writes of what this run fetched, so that the fleet has them when the
+  /// process ends, and traces what the store did; nothing without a store.
+  private func finishStoreWrites() async {
+    guard let pipeline = state.withLock({ $0.pipeline }), pipeline.storeCounters != nil else { return }
+    let step = trace.begin("store")
+    let left = configuration.fetchDeadline - ContinuousClock.now
+    let done = await pipeline.finishStoreWrites(timeout: max(left, .zero))
+    guard let counters = pipeline.storeCounters else {
+      trace.end(step, .ok, detail: "no store")
+      return
+    }
+    var parts = [
+      "\(counters.hits) hit(s)", "\(counters.misses) miss(es)", "\(counters.writes) write(s)",
+    ]
+    if counters.readFailures > 0 { parts.append("\(counters.readFailures) read failure(s)") }
+    if counters.corrupt > 0 { parts.append("\(counters.corrupt) corrupt object(s), not used") }
+    if counters.writeFailures > 0 { parts.append("\(counters.writeFailures) failed write attempt(s)") }
+    if counters.writesDropped > 0 { parts.append("\(counters.writesDropped) write(s) dropped") }
+    let trouble = counters.readFailures + counters.writesDropped > 0 || !done
+    if !done { parts.append("writes still pending at the deadline") }
+    trace.end(step, trouble ? .failed : .ok, detail: parts.joined(separator: ", "))
   }
 
   /// Copies the bundled fallback image into the notification's directory, ready for a delivery

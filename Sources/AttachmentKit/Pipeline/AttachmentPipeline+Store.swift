@@ -78,16 +78,16 @@ extension AttachmentPipeline {
   public var storeCounters: StoreCounters? { store?.counters }
 
   /// Waits until the store writes queued so far are done (written or dropped), at most
-  /// `timeout`: a command that exits after its answers calls it so that its writes reach the
-  /// store. Returns at once without a store.
+  /// `timeout`, or until the calling task is cancelled: a command that exits after its answers
+  /// calls it so that its writes reach the store. Returns at once without a store.
   /// - Returns: whether none is left.
   @discardableResult
   public func finishStoreWrites(timeout: Duration) async -> Bool {
     guard let store else { return true }
     let end = ContinuousClock.now + timeout
     while store.pendingWrites > 0 {
-      guard ContinuousClock.now < end else { return false }
-      try? await Task.sleep(for: .milliseconds(20))
+      guard ContinuousClock.now < end, !Task.isCancelled else { return false }
+      try? await Task.sleep(for: min(.milliseconds(20), end - ContinuousClock.now))
     }
     return true
   }
