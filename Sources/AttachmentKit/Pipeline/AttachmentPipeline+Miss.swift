@@ -24,12 +24,13 @@ extension AttachmentPipeline {
   ) async -> Result<Attachment, AttachmentError> {
     var stale = stale
     var lease: FleetStore.Lease?
-    if stale == nil, let store {
+    if stale == nil, sharedTier != nil {
       phase.enter("while the store was read")
       switch await fromStore(url, deadline: deadline, start: start) {
       case .answer(let attachment): return .success(attachment)
       case .stale(let entry): stale = entry
       case .missing:
+        guard let store else { break }
         phase.enter("while another instance of the fleet held the file's lease")
         switch await leaseOrWait(url, store: store, deadline: deadline, start: start) {
         case .answer(let attachment): return .success(attachment)

@@ -1,8 +1,8 @@
-/// The object store as the second tier of a miss (``StoreConfiguration``): after the local
-/// cache and before the origin. A key the store holds is read (within a bounded share of the
-/// deadline, every byte verified), adopted into the local cache and answered from there, under
-/// the same policy as any local hit; a miss the origin answered is written to the store in the
-/// background.
+/// The shared tier of a miss (``SharedTier``: the object store of ``StoreConfiguration``, or
+/// ``PipelineConfiguration/sharedTier``): after the local cache and before the origin. A key the
+/// tier holds is read (within a bounded share of the deadline, every byte verified), adopted into
+/// the local cache and answered from there, under the same policy as any local hit; a miss the
+/// origin answered is written to the tier (the store does it in the background).
 extension AttachmentPipeline {
   /// What the store gave a miss: an answer, a stale copy to revalidate, no record (the
   /// fleet's first miss of the key), or nothing usable (a failure, a corrupt object, a copy
@@ -14,28 +14,37 @@ extension AttachmentPipeline {
     case nothing
   }
 
-  /// Looks `url` up in the store (when there is one), within its share of the time left to
-  /// `deadline`, on a thread of its own; a verified copy is adopted into the local cache and
+  /// Looks `url` up in the shared tier (when there is one), within its share of the time left
+  /// to `deadline`, on a thread of its own; a verified copy is adopted into the local cache and
   /// judged as a local hit would be.
   func fromStore(
     _ url: AttachmentURL, deadline: ContinuousClock.Instant, start: ContinuousClock.Instant
   ) async -> StoreOutcome {
-    guard let store else { return .nothing }
-    let budget = store.readBudget(remaining: deadline - ContinuousClock.now)
+    guard let sharedTier else { return .nothing }
+    let budget = Self.sharedTierBudget(remaining: deadline - ContinuousClock.now, store: store)
     guard budget > .milliseconds(1) else { return .nothing }
-    let read = await OffPoolWork.run(deadline: deadline) { [self] _ -> FleetStore.ReadResult in
+    let read = await OffPoolWork.run(deadline: deadline) { [self] _ -> TierRead in
       // The content goes straight into a body file of the local cache (constant memory).
       guard let body = try? cache.makeBodyFile() else { return .failed }
-      let result = store.read(url.key, budget: budget, maximumBytes: transferLimit, into: body.descriptor)
+      let result = sharedTier.read(
+        TierKey(url.key), into: body.descriptor, maximumBytes: transferLimit, budget: budget)
       guard case .found(let found) = result else {
         body.discard()
         return result
+      }
+      // Checked here too, whatever the tier promised: a conformer is not trusted to have.
+      guard let hashed = SHA256Hasher.hashFile(atPath: body.path),
+        hashed.digest == found.sha256, hashed.bytes == found.bytes
+      else {
+        body.discard()
+        store?.log("a copy that does not match its record's SHA-256 was not used")
+        return .failed
       }
       do throws(AttachmentError) {
         _ = try cache.adopt(body, record: found.record, key: url.key, now: FileSystem.now())
         return result
       } catch {
-        store.log("a verified copy could not be kept in the local cache: \(error.message)")
+        store?.log("a verified copy could not be kept in the local cache: \(error.message)")
         return .failed
       }
     }
@@ -46,7 +55,7 @@ extension AttachmentPipeline {
     }
     switch lookup(url) {
     case .hit(var attachment):
-      // The request's time, the store's reads included (the lookup timed itself alone).
+      // The request's time, the tier's reads included (the lookup timed itself alone).
       attachment.totalMicroseconds = Self.microseconds(since: start)
       return .answer(attachment)
     case .stale(let copy) where !copy.confirming: return .stale(copy.entry)
@@ -54,13 +63,23 @@ extension AttachmentPipeline {
     }
   }
 
-  /// Queues the store write of what a miss of `url` just published (fetched, rescued or
-  /// revalidated), when there is a store and the answer is indexed.
+  /// How long the shared tier may be read for a request with `remaining` time left: the
+  /// object store's share (``StoreConfiguration/readShare``, at most
+  /// ``StoreConfiguration/maximumReadSeconds``), the same defaults for another tier.
+  static func sharedTierBudget(remaining: Duration, store: FleetStore?) -> Duration {
+    store?.readBudget(remaining: remaining)
+      ?? min(
+        remaining * StoreConfiguration.defaultReadShare,
+        .milliseconds(Int64(StoreConfiguration.defaultMaximumReadSeconds * 1000)))
+  }
+
+  /// Queues the shared tier's write of what a miss of `url` just published (fetched, rescued
+  /// or revalidated), when there is a shared tier and the answer is indexed.
   func writeBehind(_ result: Result<Attachment, AttachmentError>, url: AttachmentURL) {
-    guard let store, case .success(let attachment) = result, attachment.source != .cache,
+    guard let sharedTier, case .success(let attachment) = result, attachment.source != .cache,
       !attachment.isUnindexed, attachment.freshUntil != nil, let entry = tier.entry(for: url.key)
     else { return }
-    store.write(entry.record, contentPath: entry.path, key: url.key)
+    sharedTier.write(TierEntry(entry.record), of: TierKey(url.key), contentPath: entry.path)
   }
 
   /// Checks the configured store at start: writes and reads back a small object under its
@@ -83,9 +102,9 @@ extension AttachmentPipeline {
   /// - Returns: whether none is left.
   @discardableResult
   public func finishStoreWrites(timeout: Duration) async -> Bool {
-    guard let store else { return true }
+    guard let sharedTier else { return true }
     let end = ContinuousClock.now + timeout
-    while store.pendingWrites > 0 {
+    while sharedTier.pendingWrites > 0 {
       guard ContinuousClock.now < end, !Task.isCancelled else { return false }
       try? await Task.sleep(for: min(.milliseconds(20), end - ContinuousClock.now))
     }

@@ -34,8 +34,11 @@ public final class AttachmentPipeline: Sendable {
   /// How often this pipeline's downloaded bodies were identified (once per miss; for tests).
   let identifications = IdentificationTally()
   /// The object store behind the local cache (``PipelineConfiguration/store``), shared with
-  /// the pipelines of this one's profiles; `nil` without one.
+  /// the pipelines of this one's profiles; `nil` without one. Its leases and counters are used
+  /// only when it is the shared tier.
   let store: FleetStore?
+  /// The tier behind the local cache: ``store``, else ``PipelineConfiguration/sharedTier``.
+  let sharedTier: (any SharedTier)?
   /// The largest body a miss may download (or read from the store).
   let transferLimit: Int64
 
@@ -63,7 +66,9 @@ public final class AttachmentPipeline: Sendable {
     var downloader = configuration.downloader
     downloader.maximumBodyBytes = limits.transferBytes
     transferLimit = limits.transferBytes
-    self.store = store ?? configuration.store.map { FleetStore(configuration: $0) }
+    let fleet = store ?? configuration.store.map { FleetStore(configuration: $0) }
+    self.store = fleet
+    sharedTier = fleet ?? configuration.sharedTier
     downloaderBox = LazyDownloader(configuration: downloader)
   }
 

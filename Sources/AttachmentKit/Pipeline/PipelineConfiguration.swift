@@ -43,6 +43,13 @@ public struct PipelineConfiguration: Sendable {
   /// Default: `nil`, none.
   public var store: StoreConfiguration? = nil
 
+  /// Another second tier behind the local cache (any ``SharedTier``: a second ``AttachmentCache``
+  /// on a shared or longer-lived disk, a store of the operator's own), used when ``store`` is
+  /// `nil`: a local miss reads it before the origin, within the same share of the time left (a
+  /// quarter, at most 3 s), and what a miss published is written to it. One miss per fleet (the
+  /// store's leases) and the store's counters are the object store's alone. Default: `nil`.
+  public var sharedTier: (any SharedTier)? = nil
+
   /// The image rescuer's settings (WebP, HEIC, AVIF converted; images over the byte or pixel
   /// limit downscaled, with libvips), or `nil` when ``rescuers`` holds no ``ImageRescuer``.
   /// Setting it replaces the image rescuer in ``rescuers`` (or removes it, for `nil`); without

@@ -1,12 +1,7 @@
-/// Reading a key from the store: its record, then its content, both within one budget, the
-/// content verified against the record before anything is used.
+/// Reading a key from the store (``SharedTier/read(_:into:maximumBytes:budget:)``): its record,
+/// then its content, both within one budget, the content verified against the record before
+/// anything is used.
 extension FleetStore {
-  /// A key found in the store: its record (as the store holds it: no seal, no access time),
-  /// whose content was written to the caller's file and matches the record's size and SHA-256.
-  struct Found: Sendable {
-    var record: CacheRecord
-  }
-
   /// How long looking in the store may take for a request with `remaining` time left:
   /// ``StoreConfiguration/readShare`` of it, at most ``StoreConfiguration/maximumReadSeconds``.
   func readBudget(remaining: Duration) -> Duration {
@@ -14,21 +9,13 @@ extension FleetStore {
     return min(share, .milliseconds(Int64(configuration.maximumReadSeconds * 1000)))
   }
 
-  /// What a read found.
-  enum ReadResult: Sendable {
-    /// The record; its verified content is in the caller's file.
-    case found(Found)
-    /// The store has no record for the key, or none with its content: the fleet's first miss.
-    case missing
-    /// The store failed, ran out of the budget, or held a corrupt object (counted, logged).
-    case failed
-  }
-
   /// The record and verified content of `key`, or why not (each counted, failures logged),
   /// taking at most `budget`; `maximumBytes`: the largest content this pipeline would accept.
-  func read(_ key: URLKey, budget: Duration, maximumBytes: Int64, into descriptor: Int32) -> ReadResult {
-    switch readFound(key, budget: budget, maximumBytes: maximumBytes, into: descriptor) {
-    case .success(let found?): return .found(found)
+  /// `missing` is the fleet's first miss of the key; `failed`, a store that failed, ran out of
+  /// the budget, or held a corrupt object.
+  func read(_ key: TierKey, into destination: Int32, maximumBytes: Int64, budget: Duration) -> TierRead {
+    switch readFound(key.key, budget: budget, maximumBytes: maximumBytes, into: destination) {
+    case .success(let record?): return .found(TierEntry(record))
     case .success(nil): return .missing
     case .failure: return .failed
     }
@@ -39,7 +26,7 @@ extension FleetStore {
 
   private func readFound(
     _ key: URLKey, budget: Duration, maximumBytes: Int64, into descriptor: Int32
-  ) -> Result<Found?, Unusable> {
+  ) -> Result<CacheRecord?, Unusable> {
     let end = ContinuousClock.now + budget
     guard let recordName = Self.recordName(for: key) else { return .failure(Unusable()) }
     let response = client.get(configuration.key(recordName), maximumBytes: 1 << 16, timeout: budget)
@@ -83,19 +70,13 @@ extension FleetStore {
       return .failure(Unusable())
     }
     count { $0.hits += 1 }
-    return .success(Found(record: record))
+    return .success(record)
   }
 
   /// The record `bytes` hold when it parses, answers `key`, names content by a SHA-256 with a
   /// plain extension and is not over `maximumBytes`; else `nil`.
   static func record(_ bytes: [UInt8], key: URLKey, maximumBytes: Int64) -> CacheRecord? {
-    let text = String(decoding: bytes, as: UTF8.self)
-    guard let record = CacheRecord(decoding: text[...]), record.url == key.normalized else { return nil }
-    let validation = record.validation
-    let plain = validation.fileExtension.utf8.allSatisfy { byte in
-      (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
-    }
-    guard CacheRecord.isSHA256(validation.sha256[...]), validation.bytes <= maximumBytes, plain else {
+    guard let record = TierEntry.record(bytes, key: key), record.validation.bytes <= maximumBytes else {
       return nil
     }
     return record

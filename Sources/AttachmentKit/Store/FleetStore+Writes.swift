@@ -6,12 +6,11 @@ import Glibc
 /// ``StoreConfiguration/writeAttempts`` times, then the write is dropped; both are counted and
 /// logged, and no answer ever waits for them.
 extension FleetStore {
-  /// Queues the write of `record` (a local entry's) with the content file at `path`.
-  func write(_ record: CacheRecord, contentPath path: String, key: URLKey) {
-    guard let recordName = Self.recordName(for: key) else { return }
-    var shared = record
-    shared.seal = nil
-    shared.lastAccess = record.fetchedAt
+  /// Queues the write of `entry` (a local entry's record, as tiers share it) with the content
+  /// file at `path` (``SharedTier/write(_:of:contentPath:)``).
+  func write(_ entry: TierEntry, of key: TierKey, contentPath path: String) {
+    guard let recordName = Self.recordName(for: key.key) else { return }
+    let shared = entry.record
     enqueue(recordName) { [self, shared] in
       if writeNow(shared, contentPath: path, recordName: recordName) {
         count { $0.writes += 1 }

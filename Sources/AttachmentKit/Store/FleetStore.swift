@@ -6,7 +6,7 @@ import PosixLock
 /// bounded share of a request's deadline, verifying every byte against the record's SHA-256;
 /// writes a published entry in the background (content first, then its record), retried or
 /// dropped, never in an answer's way. Shared by a pipeline and its profiles' pipelines.
-final class FleetStore: Sendable {
+final class FleetStore: SharedTier {
   let configuration: StoreConfiguration
   let client: StoreClient
   private let state = Locked(State())
@@ -30,9 +30,7 @@ final class FleetStore: Sendable {
   /// The name of `key`'s record: `records/` and the SHA-256 of its normalized text, the same on
   /// every machine (the local cache's keyed names are not).
   static func recordName(for key: URLKey) -> String? {
-    let hasher = SHA256Hasher()
-    Array(key.normalized.utf8).withUnsafeBytes { hasher.update($0) }
-    return hasher.finalize().map { "records/\($0)" }
+    TierKey(key).digest.map { "records/\($0)" }
   }
 
   /// The name of a content object.

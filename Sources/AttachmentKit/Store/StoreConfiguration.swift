@@ -35,10 +35,10 @@ public struct StoreConfiguration: Sendable, Equatable {
   public var virtualHosted: Bool
   /// The share of the time a request has left that looking in the store may take (record and
   /// content together); past it the store is a miss. Default: `0.25`.
-  public var readShare: Double = 0.25
+  public var readShare: Double = Self.defaultReadShare
   /// The most time looking in the store may take, whatever the deadline, in seconds.
   /// Default: `3`.
-  public var maximumReadSeconds: Double = 3
+  public var maximumReadSeconds: Double = Self.defaultMaximumReadSeconds
   /// How many times a background write is tried before it is dropped. Default: `3`.
   public var writeAttempts = 3
   /// The background writes that may wait at once; more are dropped (and counted). Default: `64`.
@@ -121,6 +121,11 @@ public struct StoreConfiguration: Sendable, Equatable {
   private static func isAWS(_ endpoint: String) -> Bool { endpoint.hasSuffix(".amazonaws.com") }
 
   private static func shown(_ text: String) -> String { Redaction.escapeControlCharacters(text) }
+
+  /// ``readShare``'s default, also a ``PipelineConfiguration/sharedTier``'s: a quarter.
+  static let defaultReadShare = 0.25
+  /// ``maximumReadSeconds``' default, also a ``PipelineConfiguration/sharedTier``'s: 3 s.
+  static let defaultMaximumReadSeconds = 3.0
 
   /// The URL of the object `key` (a key under the bucket, prefix included).
   func url(ofObject key: String) -> String {

@@ -70,6 +70,41 @@ final class SHA256Hasher {
   }
 }
 
+extension SHA256Hasher {
+  /// Copies the file open at `source` (from its current offset to its end) to `destination`,
+  /// hashing as it goes, in 256 KiB pieces (constant memory); stops with `nil` past
+  /// `maximumBytes`, at `deadline`, or when a read or a write fails.
+  /// - Returns: the SHA-256 of what was copied and its length.
+  static func copy(
+    _ source: Int32, to destination: Int32, maximumBytes: Int64, deadline: ContinuousClock.Instant
+  ) -> (digest: String, bytes: Int64)? {
+    let hasher = SHA256Hasher()
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+    defer { buffer.deallocate() }
+    var total: Int64 = 0
+    while ContinuousClock.now < deadline {
+      let count = read(source, buffer.baseAddress, buffer.count)
+      if count < 0 {
+        if errno == EINTR { continue }
+        return nil
+      }
+      if count == 0 { return hasher.finalize().map { ($0, total) } }
+      total += Int64(count)
+      guard total <= maximumBytes else { return nil }
+      let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+      hasher.update(piece)
+      var written = 0
+      while written < count {
+        let wrote = write(destination, piece.baseAddress.map { $0 + written }, count - written)
+        if wrote < 0 && errno == EINTR { continue }
+        guard wrote > 0 else { return nil }
+        written += wrote
+      }
+    }
+    return nil
+  }
+}
+
 /// Hexadecimal: lower-case encoding, and the value of one digit.
 package enum Hex {
   /// The value of the hex digit `byte` (`0-9`, `a-f`, `A-F`), or `nil`.

@@ -141,7 +141,11 @@ struct StoreTierTests {
     let second = try Self.pipeline(scratch, "two", store: store)
     let answer = try await second.attachment(for: url, timeout: generousTimeout)
     #expect(answer.source == .network)
-    #expect(second.storeCounters?.misses == 1)
+    // A miss, not a hit nor a corrupt object: read once before the lease and once more after
+    // finding the first instance's lease released (its record may have been written since).
+    #expect((second.storeCounters?.misses ?? 0) >= 1)
+    #expect(second.storeCounters?.hits == 0)
+    #expect(second.storeCounters?.corrupt == 0)
     #expect(origin.requestCount(path: "/c.gif") == 2)
   }
 }
