@@ -11,6 +11,8 @@ struct Libcurl: @unchecked Sendable {
   let globalInit: @convention(c) (Int) -> CURLcode
   let easyInit: @convention(c) () -> UnsafeMutableRawPointer?
   let easyCleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void
+  /// `curl_easy_reset`: a kept handle of the store's (``StoreHandles``) before its next request.
+  let easyReset: @convention(c) (UnsafeMutableRawPointer?) -> Void
   let easyStrerror: @convention(c) (CURLcode) -> UnsafePointer<CChar>?
   /// `curl_easy_perform`: the store's requests (``StoreClient``), each on a thread of its own.
   let easyPerform: @convention(c) (UnsafeMutableRawPointer?) -> CURLcode
@@ -54,6 +56,8 @@ struct Libcurl: @unchecked Sendable {
         "curl_easy_init", as: (@convention(c) () -> UnsafeMutableRawPointer?).self),
       let easyCleanup = library.function(
         "curl_easy_cleanup", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
+      let easyReset = library.function(
+        "curl_easy_reset", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
       let easyStrerror = library.function(
         "curl_easy_strerror", as: (@convention(c) (CURLcode) -> UnsafePointer<CChar>?).self),
       let easyPerform = library.function(
@@ -113,6 +117,7 @@ struct Libcurl: @unchecked Sendable {
     self.globalInit = globalInit
     self.easyInit = easyInit
     self.easyCleanup = easyCleanup
+    self.easyReset = easyReset
     self.easyStrerror = easyStrerror
     self.easyPerform = easyPerform
     self.easySetopt = easySetopt
@@ -148,6 +153,8 @@ func curl_global_init(_ flags: Int) -> CURLcode { Libcurl.shared?.globalInit(fla
 func curl_easy_init() -> UnsafeMutableRawPointer? { Libcurl.shared?.easyInit() }
 
 func curl_easy_cleanup(_ easy: UnsafeMutableRawPointer?) { Libcurl.shared?.easyCleanup(easy) }
+
+func curl_easy_reset(_ easy: UnsafeMutableRawPointer?) { Libcurl.shared?.easyReset(easy) }
 
 func curl_easy_perform(_ easy: UnsafeMutableRawPointer?) -> CURLcode {
   Libcurl.shared?.easyPerform(easy) ?? failed

@@ -16,6 +16,9 @@ struct StoreResponse: Sendable {
   var sha256: String?
   /// Why there is no (whole) answer: libcurl's failure, the time limit, a body over the limit.
   var failure: String?
+  /// The connections libcurl opened for the request (`CURLINFO_NUM_CONNECTS`): 0 when it reused
+  /// one a kept handle held (``StoreHandles``).
+  var connectionsOpened = 0
 
   /// The `<Code>` of an S3 error body (`NoSuchBucket`, `SignatureDoesNotMatch`, …), if any.
   var errorCode: String? {
@@ -38,9 +41,10 @@ struct StoreResponse: Sendable {
 
 /// Requests to an S3-compatible store over libcurl, signed by libcurl's own AWS Signature
 /// Version 4 (`CURLOPT_AWS_SIGV4`, the keys as `CURLOPT_USERPWD`, a session token as
-/// `x-amz-security-token`): no hand-written cryptography. Each request is one easy handle run
-/// with `curl_easy_perform` on the calling thread, which is never the cooperative pool (the
-/// pipeline runs store reads through ``OffPoolWork`` and writes on a queue of their own).
+/// `x-amz-security-token`): no hand-written cryptography. Each request runs an easy handle with
+/// `curl_easy_perform` on the calling thread, which is never the cooperative pool (the pipeline
+/// runs store reads through ``OffPoolWork`` and writes on a queue of their own); the handles are
+/// kept between requests (``StoreHandles``), and with them their connections to the store.
 ///
 /// The store's endpoint is the operator's own configuration, so the private-network guard of
 /// origin fetches does not apply to it (a store on a private network is the common case); no
@@ -48,6 +52,12 @@ struct StoreResponse: Sendable {
 struct StoreClient: Sendable {
   /// The store, the bucket and the keys.
   let configuration: StoreConfiguration
+  /// The idle easy handles, with their connections.
+  let handles = StoreHandles()
+
+  init(configuration: StoreConfiguration) {
+    self.configuration = configuration
+  }
 
   /// What a `PUT` sends: bytes in memory (records, leases), or a file read as it is sent
   /// (content objects: never held in memory whole).
@@ -91,10 +101,10 @@ struct StoreClient: Sendable {
   private func perform(
     method: String, key: String, upload: Upload?, headers: [String], sink: StoreSink, timeout: Duration
   ) -> StoreResponse {
-    guard LibcurlGlobal.initializeOnce(), let easy = curl_easy_init() else {
+    guard LibcurlGlobal.initializeOnce(), let easy = handles.take() else {
       return StoreResponse(failure: "libcurl is not available")
     }
-    defer { curl_easy_cleanup(easy) }
+    defer { handles.give(easy) }
     let context = Unmanaged.passRetained(sink)
     defer { context.release() }
     var list: UnsafeMutablePointer<curl_slist>?
@@ -123,9 +133,11 @@ struct StoreClient: Sendable {
     }
     if sink.writeFailed { return StoreResponse(status: 0, failure: "the local file could not be written") }
     guard code == CURLE_OK else { return StoreResponse(status: 0, failure: curlErrorText(code)) }
+    var connects = 0
+    _ = ak_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
     return StoreResponse(
       status: status, body: sink.kept, bytesReceived: sink.received,
-      sha256: sink.hasher?.finalize())
+      sha256: sink.hasher?.finalize(), connectionsOpened: connects)
   }
 
   /// The options every request has: the object's URL, no signals, http(s) only, no redirects

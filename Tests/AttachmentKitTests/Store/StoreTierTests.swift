@@ -148,4 +148,19 @@ struct StoreTierTests {
     #expect(second.storeCounters?.corrupt == 0)
     #expect(origin.requestCount(path: "/c.gif") == 2)
   }
+
+  @Test("the store's requests reuse a kept handle's connection: a hit's second request opens none")
+  func connectionsReused() async throws {
+    let store = try await SeaweedStore.start()
+    defer { store.stop() }
+    let configuration = try StoreConfiguration(
+      location: "s3://\(Self.bucket)/fleet", endpoint: store.endpoint, accessKeyID: store.accessKey,
+      secretAccessKey: store.secretKey)
+    let client = StoreClient(configuration: configuration)
+    let responses = await onOwnThread { () -> [StoreResponse] in  // blocking: off the pool
+      (0..<3).map { _ in client.get("records/none", maximumBytes: 4096, timeout: .seconds(10)) }
+    }
+    #expect(responses.map(\.status) == [404, 404, 404])
+    #expect(responses.map(\.connectionsOpened) == [1, 0, 0])
+  }
 }
