@@ -4,8 +4,8 @@ import TestSupport
 /// Scenario 16: a hit from the fleet's object store (issue 55). A SeaweedFS on loopback holds
 /// 100 KiB JPEGs that one `serve --store` instance fetched from nginx; a second instance with an
 /// empty cache (a new member of the fleet) then answers each of them from the store: the
-/// record's and the content's signed GETs, the SHA-256 check, the adoption into its own cache,
-/// the answer. The peer, alternating with it: `curl --aws-sigv4` getting the same content object
+/// record's signed GET (a 100 KiB file is inline in its record object), the SHA-256 check, the
+/// adoption into its own cache, the answer. The peer, alternating with it: `curl --aws-sigv4` getting the same content object
 /// from the same store. Both are `curl` processes, so the ratio is what the store path adds to
 /// one signed GET.
 enum StoreHitScenario {

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Reading a key from the store (``SharedTier/read(_:into:maximumBytes:budget:)``): its record,
 /// then its content, both within one budget, the content verified against the record before
 /// anything is used.
@@ -29,17 +31,23 @@ extension FleetStore {
   ) -> Result<CacheRecord?, Unusable> {
     let end = ContinuousClock.now + budget
     guard let recordName = Self.recordName(for: key) else { return .failure(Unusable()) }
-    let response = client.get(configuration.key(recordName), maximumBytes: 1 << 16, timeout: budget)
-    let text: [UInt8]
+    let response = client.get(
+      configuration.key(recordName), maximumBytes: Self.recordObjectLimit, timeout: budget)
+    let object: [UInt8]
     switch body(of: response, what: "the record of a key") {
-    case .success(let bytes?): text = bytes
+    case .success(let bytes?): object = bytes
     case .success(nil): return .success(nil)
     case .failure(let unusable): return .failure(unusable)
     }
-    guard let record = Self.record(text, key: key, maximumBytes: maximumBytes) else {
+    guard let split = Self.splitRecordObject(object),
+      let record = Self.record(Array(split.text), key: key, maximumBytes: maximumBytes)
+    else {
       count { $0.corrupt += 1 }
       log("a record that does not parse or names another key: \(recordName) (a miss)")
       return .failure(Unusable())
+    }
+    if let inline = split.inline {
+      return readInline(inline, of: record, recordName: recordName, into: descriptor)
     }
     let name = Self.contentName(
       sha256: record.validation.sha256, fileExtension: record.validation.fileExtension)
@@ -68,6 +76,33 @@ extension FleetStore {
       markCorrupt(name)
       log("content \(name) does not match its SHA-256 (\(content.bytesReceived) bytes): not served")
       return .failure(Unusable())
+    }
+    count { $0.hits += 1 }
+    return .success(record)
+  }
+
+  /// A record object's inline content, checked against `record` and written to `descriptor`.
+  private func readInline(
+    _ inline: ArraySlice<UInt8>, of record: CacheRecord, recordName: String, into descriptor: Int32
+  ) -> Result<CacheRecord?, Unusable> {
+    guard Int64(inline.count) == record.validation.bytes,
+      Self.sha256(Array(inline)) == record.validation.sha256
+    else {
+      count { $0.corrupt += 1 }
+      log(
+        "the content inline in \(recordName) does not match its SHA-256 (\(inline.count) bytes): not served")
+      return .failure(Unusable())
+    }
+    var done = inline.startIndex
+    while done < inline.endIndex {
+      let wrote = inline[done...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+      if wrote < 0 && errno == EINTR { continue }
+      guard wrote > 0 else {
+        count { $0.readFailures += 1 }
+        log("the local file for \(recordName) could not be written")
+        return .failure(Unusable())
+      }
+      done += wrote
     }
     count { $0.hits += 1 }
     return .success(record)

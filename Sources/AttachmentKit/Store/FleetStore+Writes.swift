@@ -46,9 +46,12 @@ extension FleetStore {
     }
     guard contentWritten else { return false }
     if replacing { replaced(name) }
-    let text = Array(record.encoded().utf8)
+    // A small entry's content goes inline too (FleetStore+RecordObject.swift), checked again.
+    var inline = Self.inlineContent(descriptor, bytes: validation.bytes)
+    if let content = inline, Self.sha256(content) != validation.sha256 { inline = nil }
+    let object = Self.recordObject(Array(record.encoded().utf8), inline: inline)
     return attempt("record \(recordName)") {
-      client.put(configuration.key(recordName), body: text, ifAbsent: false, timeout: writeTimeout)
+      client.put(configuration.key(recordName), body: object, ifAbsent: false, timeout: writeTimeout)
     }
   }
 

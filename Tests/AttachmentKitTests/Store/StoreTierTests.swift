@@ -65,59 +65,111 @@ struct StoreTierTests {
     #expect(second.storeCounters?.hits == 1)
   }
 
-  /// How the test damages the content object in the store.
+  /// How the test damages the stored bytes.
   enum Damage: String, CaseIterable, Sendable {
     case sameLengthChanged, truncated
 
+    /// `bytes` damaged; of a record object, its tail (where inline content is).
     func apply(to bytes: Data) -> Data {
       switch self {
       case .sameLengthChanged:
         var changed = bytes
-        changed[changed.count / 2] ^= 0xFF
+        changed[changed.count - 100] ^= 0xFF
         return changed
       case .truncated:
-        return bytes.prefix(bytes.count / 2)
+        return bytes.prefix(bytes.count - 200)
       }
     }
   }
 
+  /// Where the damaged bytes are: a large entry's content object, or a small entry's content
+  /// inline in its record object (FleetStore+RecordObject.swift).
+  enum Placement: String, CaseIterable, Sendable {
+    case contentObject, inlineInRecord
+  }
+
+  /// A 400 KB PCM WAV: over the inline limit, so its readers read its content object.
+  static let largeWAV = Data(ProbeFixtures.wav(samples: 200_000))
+
   @Test(
-    "a corrupt content object (bytes changed, length kept; truncated) is never served, is counted, and is replaced",
-    arguments: Damage.allCases)
-  func corruptContent(_ damage: Damage) async throws {
+    "a corrupt copy in the store (bytes changed, length kept; truncated; in a content object or inline in a record) is never served, is counted, and is replaced",
+    arguments: Damage.allCases, Placement.allCases)
+  func corruptContent(_ damage: Damage, _ placement: Placement) async throws {
     let store = try await SeaweedStore.start()
     defer { store.stop() }
     let origin = try TestHTTPServer.start()
     defer { origin.stop() }
     let scratch = try ScratchDirectory("store-corrupt")
     defer { scratch.remove() }
-    let png = try Samples.bytes("png-rgba.png")
-    origin.serve("/b.png", body: png, contentType: "image/png")
-    let url = origin.url("/b.png")
+    let body = placement == .contentObject ? Self.largeWAV : Data(try Samples.bytes("png-rgba.png"))
+    #expect((Int64(body.count) > FleetStore.inlineLimit) == (placement == .contentObject))
+    let path = placement == .contentObject ? "/b.wav" : "/b.png"
+    origin.serve(
+      path, body: Array(body), contentType: placement == .contentObject ? "audio/wav" : "image/png")
+    let url = origin.url(path)
     let first = try Self.pipeline(scratch, "one", store: store)
     let fetched = try await first.attachment(for: url, timeout: generousTimeout)
     #expect(await first.finishStoreWrites(timeout: generousTimeout))
-    let content = "/\(Self.bucket)/fleet/content/\(fetched.sha256).png"
-    #expect(await store.put(content, damage.apply(to: Data(png))) == 200)
+    let recordName = try #require(FleetStore.recordName(for: try AttachmentURL(url).key))
+    let damagedPath =
+      placement == .contentObject
+      ? "/\(Self.bucket)/fleet/content/\(fetched.sha256).wav" : "/\(Self.bucket)/fleet/\(recordName)"
+    let stored = try #require(await store.object(damagedPath))
+    #expect(await store.put(damagedPath, damage.apply(to: stored)) == 200)
 
     let second = try Self.pipeline(scratch, "two", store: store)
     let answer = try await second.attachment(for: url, timeout: generousTimeout)
 
     // Not served: fetched from the origin again, the right bytes delivered
     #expect(answer.source == .network)
-    #expect(try Data(contentsOf: URL(fileURLWithPath: answer.path)) == Data(png))
-    #expect(origin.requestCount(path: "/b.png") == 2)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: answer.path)) == body)
+    #expect(origin.requestCount(path: path) == 2)
     // Counted
     #expect(second.storeCounters?.corrupt == 1)
     #expect(second.storeCounters?.hits == 0)
     // Replaced: the write after the origin's answer overwrote the damaged object
     #expect(await second.finishStoreWrites(timeout: generousTimeout))
-    #expect(await store.object(content) == Data(png))
+    let replaced = try #require(await store.object(damagedPath))
+    switch placement {
+    case .contentObject: #expect(replaced == stored)
+    case .inlineInRecord:
+      // Rewritten by the second instance (its own fetch time): its inline copy intact again
+      let inline = FleetStore.splitRecordObject(Array(replaced))?.inline
+      #expect(inline.map { Data($0) } == body)
+    }
     let third = try Self.pipeline(scratch, "three", store: store)
     let fromStore = try await third.attachment(for: url, timeout: generousTimeout)
     #expect(fromStore.source == .cache)
     #expect(third.storeCounters?.hits == 1)
-    #expect(origin.requestCount(path: "/b.png") == 2)
+    #expect(origin.requestCount(path: path) == 2)
+  }
+
+  @Test("a small entry is answered from its record object alone: its content object is not read")
+  func smallEntryInline() async throws {
+    let store = try await SeaweedStore.start()
+    defer { store.stop() }
+    let origin = try TestHTTPServer.start()
+    defer { origin.stop() }
+    let scratch = try ScratchDirectory("store-inline")
+    defer { scratch.remove() }
+    let jpeg = try Samples.bytes("jpeg-baseline.jpg")
+    origin.serve("/i.jpg", body: jpeg, contentType: "image/jpeg")
+    let url = origin.url("/i.jpg")
+    let first = try Self.pipeline(scratch, "one", store: store)
+    let fetched = try await first.attachment(for: url, timeout: generousTimeout)
+    #expect(await first.finishStoreWrites(timeout: generousTimeout))
+    // Written as the layout says (the content object first), then removed by the test
+    let content = "/\(Self.bucket)/fleet/content/\(fetched.sha256).jpg"
+    #expect(await store.object(content) == Data(jpeg))
+    #expect(await store.status(method: "DELETE", path: content) == 204)
+
+    let second = try Self.pipeline(scratch, "two", store: store)
+    let answer = try await second.attachment(for: url, timeout: generousTimeout)
+
+    #expect(answer.source == .cache)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: answer.path)) == Data(jpeg))
+    #expect(second.storeCounters?.hits == 1)
+    #expect(origin.requestCount(path: "/i.jpg") == 1)
   }
 
   @Test("a record whose content is missing is a miss")
@@ -128,14 +180,14 @@ struct StoreTierTests {
     defer { origin.stop() }
     let scratch = try ScratchDirectory("store-orphan")
     defer { scratch.remove() }
-    let gif = try Samples.bytes("gif-animated.gif")
-    origin.serve("/c.gif", body: gif, contentType: "image/gif")
-    let url = origin.url("/c.gif")
+    // Over the inline limit: its record object holds no copy of it.
+    origin.serve("/c.wav", body: Array(Self.largeWAV), contentType: "audio/wav")
+    let url = origin.url("/c.wav")
     let first = try Self.pipeline(scratch, "one", store: store)
     let fetched = try await first.attachment(for: url, timeout: generousTimeout)
     #expect(await first.finishStoreWrites(timeout: generousTimeout))
     #expect(
-      await store.status(method: "DELETE", path: "/\(Self.bucket)/fleet/content/\(fetched.sha256).gif") == 204
+      await store.status(method: "DELETE", path: "/\(Self.bucket)/fleet/content/\(fetched.sha256).wav") == 204
     )
 
     let second = try Self.pipeline(scratch, "two", store: store)
@@ -146,7 +198,7 @@ struct StoreTierTests {
     #expect((second.storeCounters?.misses ?? 0) >= 1)
     #expect(second.storeCounters?.hits == 0)
     #expect(second.storeCounters?.corrupt == 0)
-    #expect(origin.requestCount(path: "/c.gif") == 2)
+    #expect(origin.requestCount(path: "/c.wav") == 2)
   }
 
   @Test("the store's requests reuse a kept handle's connection: a hit's second request opens none")
