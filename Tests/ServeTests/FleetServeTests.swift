@@ -14,7 +14,7 @@ import Testing
   .rescueTurn, .threadOfItsOwn)
 struct FleetServeTests {
   @Test(
-    "60 concurrent requests for one 40 s WebM through three instances: one origin request, one transcode, one lease, the same bytes"
+    "60 concurrent requests for one 40 s WebM through three instances: one origin request, one transcode, one lease, the same bytes; a fourth, empty instance then answers from the store without a rescue"
   )
   func oneTranscodePerFleet() async throws {
     guard let nginx = NginxTier.executable else {
@@ -63,6 +63,19 @@ struct FleetServeTests {
     }
     #expect(leases == 1)
     #expect(transcodes == 1)
+
+    // A fourth instance started afterwards, its cache empty: the same URL from the store, without
+    // the origin and without a rescue
+    let late = try Workspace()
+    defer { late.remove() }
+    let fourth = try await ServeProcess(workspace: late, ["--rescue"], environment: environment)
+    defer { fourth.stop() }
+    let fromStore = try await Curl.get(fourth.url(path), ["--max-time", "60"])
+    #expect(fromStore.status == 200)
+    #expect(fromStore.body == answers.first?.body)
+    #expect(origin.requestCount(path: "/clip.webm") == 1)
+    #expect(try await fourth.metric("attachkit_worker_jobs_total{job=\"media\"}") == 0)
+    #expect(try await fourth.metric("attachkit_store_hits_total") == 1)
   }
 
   /// A `seconds`-long 320×240 VP9 + Opus WebM (a codec iOS does not play: a transcode), made by
