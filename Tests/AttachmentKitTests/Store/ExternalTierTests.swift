@@ -41,10 +41,7 @@ struct ExternalTierTests {
   static func pipeline(_ scratch: ScratchDirectory, _ name: String, _ tier: MemoryTier) throws
     -> AttachmentPipeline
   {
-    var configuration = PipelineConfiguration(cacheDirectory: scratch.path + "/" + name)
-    configuration.downloader.allowPrivateNetworks = true
-    configuration.sharedTier = tier
-    return try AttachmentPipeline(configuration: configuration)
+    try SharedTierTests.pipeline(scratch, name, shared: tier)
   }
 
   @Test("an entry one pipeline wrote to an outside tier answers another pipeline without the origin")
