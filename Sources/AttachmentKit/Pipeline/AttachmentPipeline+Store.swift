@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The shared tier of a miss (``SharedTier``: the object store of ``StoreConfiguration``, or
 /// ``PipelineConfiguration/sharedTier``): after the local cache and before the origin. A key the
 /// tier holds is read (within a bounded share of the deadline, every byte verified), adopted into
@@ -74,12 +76,20 @@ extension AttachmentPipeline {
   }
 
   /// Queues the shared tier's write of what a miss of `url` just published (fetched, rescued
-  /// or revalidated), when there is a shared tier and the answer is indexed.
+  /// or revalidated), when there is a shared tier and the answer is indexed; never waits for it.
   func writeBehind(_ result: Result<Attachment, AttachmentError>, url: AttachmentURL) {
     guard let sharedTier, case .success(let attachment) = result, attachment.source != .cache,
       !attachment.isUnindexed, attachment.freshUntil != nil, let entry = tier.entry(for: url.key)
     else { return }
-    sharedTier.write(TierEntry(entry.record), of: TierKey(url.key), contentPath: entry.path)
+    let (shared, key, path) = (TierEntry(entry.record), TierKey(url.key), entry.path)
+    // The store queues its writes; another tier's write may copy the whole file (a second
+    // cache directory does): on a thread of its own, never in the answer's way.
+    guard store == nil else { return sharedTier.write(shared, of: key, contentPath: path) }
+    tierWrites.withLock { $0 += 1 }
+    BackgroundWork.start("AttachmentKit.tier-write", qos: .utility) { [tierWrites] in
+      sharedTier.write(shared, of: key, contentPath: path)
+      tierWrites.withLock { $0 -= 1 }
+    }
   }
 
   /// Checks the configured store at start: writes and reads back a small object under its
@@ -104,7 +114,7 @@ extension AttachmentPipeline {
   public func finishStoreWrites(timeout: Duration) async -> Bool {
     guard let sharedTier else { return true }
     let end = ContinuousClock.now + timeout
-    while sharedTier.pendingWrites > 0 {
+    while sharedTier.pendingWrites + tierWrites.withLock({ $0 }) > 0 {
       guard ContinuousClock.now < end, !Task.isCancelled else { return false }
       try? await Task.sleep(for: min(.milliseconds(20), end - ContinuousClock.now))
     }

@@ -39,6 +39,9 @@ public final class AttachmentPipeline: Sendable {
   let store: FleetStore?
   /// The tier behind the local cache: ``store``, else ``PipelineConfiguration/sharedTier``.
   let sharedTier: (any SharedTier)?
+  /// Writes to a shared tier other than the store (which queues its own) still running on a
+  /// thread of their own; ``finishStoreWrites(timeout:)`` waits for them too.
+  let tierWrites = Locked(0)
   /// The largest body a miss may download (or read from the store).
   let transferLimit: Int64
 

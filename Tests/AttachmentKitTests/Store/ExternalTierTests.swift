@@ -55,7 +55,9 @@ struct ExternalTierTests {
     let url = origin.url("/c.png")
     let tier = MemoryTier()
 
-    let fetched = try await Self.pipeline(scratch, "one", tier).attachment(for: url, timeout: generousTimeout)
+    let first = try Self.pipeline(scratch, "one", tier)
+    let fetched = try await first.attachment(for: url, timeout: generousTimeout)
+    #expect(await first.finishStoreWrites(timeout: generousTimeout))
     #expect(tier.count == 1)
     let answer = try await Self.pipeline(scratch, "two", tier).attachment(for: url, timeout: generousTimeout)
 
@@ -79,7 +81,9 @@ struct ExternalTierTests {
     let url = origin.url("/d.png")
     // Given a tier that holds the entry but changes its bytes on every read
     let tier = MemoryTier(lying: true)
-    _ = try await Self.pipeline(scratch, "one", tier).attachment(for: url, timeout: generousTimeout)
+    let first = try Self.pipeline(scratch, "one", tier)
+    _ = try await first.attachment(for: url, timeout: generousTimeout)
+    #expect(await first.finishStoreWrites(timeout: generousTimeout))
     #expect(tier.count == 1)
 
     // When an instance with an empty cache asks for the file

@@ -35,6 +35,7 @@ struct SharedTierTests {
     let first = try Self.pipeline(scratch, "one", shared: shared)
     let fetched = try await first.attachment(for: url, timeout: generousTimeout)
     #expect(fetched.source == .network)
+    #expect(await first.finishStoreWrites(timeout: generousTimeout))
     let key = try #require(URLKey(url))
     #expect(shared.entry(for: key)?.record.validation.sha256 == fetched.sha256)
 
@@ -67,6 +68,7 @@ struct SharedTierTests {
     let shared = try AttachmentCache(configuration: CacheConfiguration(directory: scratch.path + "/shared"))
     let first = try Self.pipeline(scratch, "one", shared: shared)
     _ = try await first.attachment(for: url, timeout: generousTimeout)
+    #expect(await first.finishStoreWrites(timeout: generousTimeout))
 
     // Given the tier's content file changed in place, its length kept
     let key = try #require(URLKey(url))
