@@ -10,11 +10,13 @@ import TestSupport
 /// Reported for each: the transcodes the fleet ran (the sum of each instance's
 /// `attachkit_worker_jobs_total{job="media"}`), the bytes the origin sent (counted by the origin:
 /// requests × file size), and the fleet's CPU seconds (the three `serve` processes and every
-/// worker they started, from `wait4` once each has stopped), whole and less what the same fleet
-/// costs started and stopped with no request (measured in the same run); then each with the
-/// store against without it. Goal: a third, each URL's work done once for the fleet instead of
-/// once per instance (0.34 for transcodes, origin bytes and the campaign's CPU; 0.4 for the
-/// fleet's whole CPU, which also pays for the instances' own start and stop).
+/// worker they started, from `wait4` once each has stopped): whole, and the campaign's, the
+/// whole less what the fleet had used once each instance had rescued one warm-up file of its own
+/// (its start, its sandbox check, its first workers and their spares: the same with the store or
+/// without, and no work of the campaign's; read from `/proc` for the instances and every process
+/// under them). Then each with the store against without it. Goal: a third, each URL's work done
+/// once for the fleet instead of once per instance (0.34 for transcodes, origin bytes and the
+/// campaign's CPU; 0.4 for the fleet's whole CPU).
 enum FleetWorkScenario {
   /// The report section.
   static let section = "17 fleet"
@@ -28,12 +30,11 @@ enum FleetWorkScenario {
     var originBytes: Double
     var cpuSeconds: Double
     var wallSeconds: Double
-    /// The CPU seconds of the same fleet started and stopped with no request: what the
-    /// instances cost whatever the campaign (their start, their spare workers, their stop).
-    var idleCPUSeconds: Double
+    /// The CPU seconds the fleet had used when each instance had rescued its warm-up file.
+    var warmCPUSeconds: Double
 
-    /// The campaign's own CPU seconds: ``cpuSeconds`` less ``idleCPUSeconds``.
-    var workCPUSeconds: Double { max(0, cpuSeconds - idleCPUSeconds) }
+    /// The campaign's own CPU seconds: ``cpuSeconds`` less ``warmCPUSeconds``.
+    var workCPUSeconds: Double { max(0, cpuSeconds - warmCPUSeconds) }
   }
 
   /// Runs the scenario; skips it (with a log line) when `weed`, `ffmpeg` or the attachkit binary
@@ -60,6 +61,9 @@ enum FleetWorkScenario {
       origin.serve(path(index), body: body, contentType: "video/webm")
       sizes.append(body.count)
     }
+    for index in 0..<instances {
+      origin.serve(warmUpPath(index), body: try video(100 + index, in: directory), contentType: "video/webm")
+    }
     log("fleet: \(urls) WebMs made; \(instances) instances, \(requests) requests per URL")
 
     let alone = try await campaign(
@@ -79,7 +83,7 @@ enum FleetWorkScenario {
         0.4
       ),
       (
-        "CPU seconds of the campaign (the fleet's less an idle fleet's)", "work_cpu_ms", \.workCPUSeconds,
+        "CPU seconds of the campaign (the fleet's less its warm-up)", "work_cpu_ms", \.workCPUSeconds,
         .milliseconds, .seconds, 0.34
       ),
     ]
@@ -104,6 +108,9 @@ enum FleetWorkScenario {
   }
 
   private static func path(_ index: Int) -> String { "/fleet-\(index).webm" }
+
+  /// The warm-up file of instance `index` (another video, asked of that instance alone).
+  private static func warmUpPath(_ index: Int) -> String { "/fleet-warm-\(index).webm" }
 
   /// A 6 s 320×240 24 fps VP9 + Opus WebM whose picture and tone depend on `index` (distinct
   /// bytes, distinct work).
@@ -147,10 +154,24 @@ enum FleetWorkScenario {
       fleet.append(
         try ServeInstance(binary: binary, directory: directory + "/\(index)", key: key, arguments: arguments))
     }
-    let before = sizes.indices.map { origin.requestCount(path: path($0)) }
-    let start = ContinuousClock.now
     let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
     defer { close(devNull) }
+    // Warm-up: each instance rescues a file of its own, so that what an instance costs whatever
+    // the campaign (its first workers, its spares) is paid before the CPU is read.
+    var warmJobs = 0.0
+    for (index, serve) in fleet.enumerated() {
+      let url = try serve.url(for: origin.url(warmUpPath(index)))
+      let client = try Subprocess.spawn(
+        ["curl", "-sf", "--max-time", "90", "-o", "/dev/null", url], outputDescriptor: devNull)
+      guard Subprocess.wait(client) == 0 else {
+        throw BenchError("fleet: the warm-up of instance \(index) failed")
+      }
+      warmJobs += try serve.metric("attachkit_worker_jobs_total{job=\"media\"}")
+    }
+    if store != nil { usleep(500_000) }  // the warm-up files' store writes
+    let warmCPU = fleet.map { ProcessTree.cpuSeconds($0.pid) }.reduce(0, +)
+    let before = sizes.indices.map { origin.requestCount(path: path($0)) }
+    let start = ContinuousClock.now
     var turn = 0
     for index in sizes.indices {
       let target = origin.url(path(index))
@@ -167,7 +188,7 @@ enum FleetWorkScenario {
       }
     }
     let wall = ContinuousClock.now - start
-    var transcodes = 0.0
+    var transcodes = -warmJobs
     var jobs: [String] = []
     for serve in fleet {
       transcodes += try serve.metric("attachkit_worker_jobs_total{job=\"media\"}")
@@ -178,23 +199,13 @@ enum FleetWorkScenario {
     var cpu = Duration.zero
     var cpus: [String] = []
     for serve in fleet {
-      let own = ownCPUSeconds(serve.pid)
       let used = serve.stopMeasuringCPU()
       cpu += used
-      cpus.append(String(format: "%.2f s (serve itself %.2f s)", used.seconds, own))
+      cpus.append(String(format: "%.2f s", used.seconds))
     }
     log(
-      "fleet (\(store == nil ? "no store" : "one store")): jobs \(jobs.joined(separator: ", ")); CPU \(cpus.joined(separator: ", "))"
+      "fleet (\(store == nil ? "no store" : "one store")): jobs \(jobs.joined(separator: ", ")) (warm-up included); CPU \(cpus.joined(separator: ", ")), \(String(format: "%.2f s", warmCPU)) of it by the warm-up's end"
     )
-    fleet = []
-    var idle = Duration.zero
-    for index in 0..<instances {
-      let serve = try ServeInstance(
-        binary: binary, directory: directory + "/idle-\(index)", key: key, arguments: arguments)
-      fleet.append(serve)
-    }
-    usleep(500_000)
-    for serve in fleet { idle += serve.stopMeasuringCPU() }
     fleet = []
     var bytes = 0.0
     for index in sizes.indices {
@@ -202,18 +213,7 @@ enum FleetWorkScenario {
     }
     return Work(
       transcodes: transcodes, originBytes: bytes, cpuSeconds: cpu.seconds, wallSeconds: wall.seconds,
-      idleCPUSeconds: idle.seconds)
+      warmCPUSeconds: warmCPU)
   }
 
-  /// The CPU seconds (user + system) process `pid` used itself so far, from `/proc/PID/stat`
-  /// (its children not included), or 0.
-  private static func ownCPUSeconds(_ pid: pid_t) -> Double {
-    guard let bytes = Files.read("/proc/\(pid)/stat") else { return 0 }
-    let text = String(decoding: bytes, as: UTF8.self)
-    guard let close = text.lastIndex(of: ")") else { return 0 }
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    // After the command: state is field 3, so utime (14) and stime (15) are at 11 and 12.
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-  }
 }
