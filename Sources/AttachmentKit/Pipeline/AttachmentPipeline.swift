@@ -33,14 +33,12 @@ public final class AttachmentPipeline: Sendable {
   let observer: StageObserver?
   /// How often this pipeline's downloaded bodies were identified (once per miss; for tests).
   let identifications = IdentificationTally()
-  /// The object store behind the local cache (``PipelineConfiguration/store``), shared with
-  /// the pipelines of this one's profiles; `nil` without one. Its leases and counters are used
-  /// only when it is the shared tier.
+  /// The object store behind the local cache (``PipelineConfiguration/store``, with its leases
+  /// and counters), shared with the pipelines of this one's profiles; `nil` without one.
   let store: FleetStore?
   /// The tier behind the local cache: ``store``, else ``PipelineConfiguration/sharedTier``.
   let sharedTier: (any SharedTier)?
-  /// Writes to a shared tier other than the store (which queues its own) still running on a
-  /// thread of their own; ``finishStoreWrites(timeout:)`` waits for them too.
+  /// Writes to a shared tier other than the store running on threads of their own.
   let tierWrites = Locked(0)
   /// The largest body a miss may download (or read from the store).
   let transferLimit: Int64
