@@ -75,8 +75,7 @@ enum RescueWorkerCostScenario {
     for who in [RUSAGE_SELF, RUSAGE_CHILDREN] {
       var usage = rusage()
       getrusage(who.rawValue, &usage)
-      total += Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-      total += Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+      total += usage.cpu.seconds
     }
     return total
   }

@@ -55,8 +55,7 @@ final class ServeInstance {
     var status: Int32 = 0
     var usage = rusage()
     while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-    func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
-    return duration(usage.ru_utime) + duration(usage.ru_stime)
+    return usage.cpu
   }
 
   /// The value of the metric line that starts with `name` (labels included, as in

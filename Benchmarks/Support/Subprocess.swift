@@ -52,10 +52,9 @@ enum Subprocess {
       guard errno == EINTR else { throw BenchError("wait4 failed for \(arguments[0])") }
     }
     let wall = ContinuousClock.now - start
-    func duration(_ time: timeval) -> Duration { .seconds(time.tv_sec) + .microseconds(time.tv_usec) }
     let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     return Measured(
-      wall: wall, cpu: duration(usage.ru_utime) + duration(usage.ru_stime),
+      wall: wall, cpu: usage.cpu,
       peakBytes: Double(usage.ru_maxrss) * 1024, status: code)
   }
 
@@ -144,5 +143,13 @@ enum Subprocess {
     }
     let text = String(decoding: outcome.output, as: UTF8.self)
     return text.split(separator: "\n").first.map(String.init)
+  }
+}
+
+extension rusage {
+  /// The user and system CPU time together.
+  var cpu: Duration {
+    .seconds(ru_utime.tv_sec) + .microseconds(ru_utime.tv_usec) + .seconds(ru_stime.tv_sec)
+      + .microseconds(ru_stime.tv_usec)
   }
 }

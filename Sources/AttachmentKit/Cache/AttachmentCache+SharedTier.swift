@@ -36,8 +36,7 @@ extension AttachmentCache: SharedTier {
     defer { close(source) }
     guard let body = try? makeBodyFile() else { return }
     guard
-      let copied = SHA256Hasher.copy(
-        source, to: body.descriptor, maximumBytes: entry.bytes, deadline: .now + .seconds(3600)),
+      let copied = SHA256Hasher.copy(source, to: body.descriptor, maximumBytes: entry.bytes),
       copied.bytes == entry.bytes, copied.digest == entry.sha256
     else {
       body.discard()

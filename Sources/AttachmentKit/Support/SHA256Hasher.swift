@@ -51,38 +51,21 @@ final class SHA256Hasher {
     let fd = open(path, O_RDONLY | O_CLOEXEC | extraFlags)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    let hasher = SHA256Hasher()
-    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
-    defer { buffer.deallocate() }
-    var total: Int64 = 0
-    while true {
-      let count = read(fd, buffer.baseAddress, buffer.count)
-      if count < 0 {
-        if errno == EINTR { continue }
-        return nil
-      }
-      if count == 0 { break }
-      hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-      total += Int64(count)
-    }
-    guard let digest = hasher.finalize() else { return nil }
-    return (digest, total)
+    return copy(fd, to: nil, maximumBytes: .max)
   }
-}
 
-extension SHA256Hasher {
-  /// Copies the file open at `source` (from its current offset to its end) to `destination`,
-  /// hashing as it goes, in 256 KiB pieces (constant memory); stops with `nil` past
-  /// `maximumBytes`, at `deadline`, or when a read or a write fails.
-  /// - Returns: the SHA-256 of what was copied and its length.
+  /// Reads the file open at `source` (from its current offset to its end), hashing it and
+  /// copying it to `destination` when there is one, in 256 KiB pieces (constant memory); stops
+  /// with `nil` past `maximumBytes`, at `deadline`, or when a read or a write fails.
+  /// - Returns: the SHA-256 of what was read and its length.
   static func copy(
-    _ source: Int32, to destination: Int32, maximumBytes: Int64, deadline: ContinuousClock.Instant
+    _ source: Int32, to destination: Int32?, maximumBytes: Int64, deadline: ContinuousClock.Instant? = nil
   ) -> (digest: String, bytes: Int64)? {
     let hasher = SHA256Hasher()
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
     defer { buffer.deallocate() }
     var total: Int64 = 0
-    while ContinuousClock.now < deadline {
+    while deadline.map({ ContinuousClock.now < $0 }) ?? true {
       let count = read(source, buffer.baseAddress, buffer.count)
       if count < 0 {
         if errno == EINTR { continue }
@@ -93,15 +76,21 @@ extension SHA256Hasher {
       guard total <= maximumBytes else { return nil }
       let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
       hasher.update(piece)
-      var written = 0
-      while written < count {
-        let wrote = write(destination, piece.baseAddress.map { $0 + written }, count - written)
-        if wrote < 0 && errno == EINTR { continue }
-        guard wrote > 0 else { return nil }
-        written += wrote
-      }
+      if let destination, !writeAll(piece, to: destination) { return nil }
     }
     return nil
+  }
+
+  /// Writes all of `bytes` to `descriptor`; whether it could.
+  private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Bool {
+    var written = 0
+    while written < bytes.count {
+      let wrote = write(descriptor, bytes.baseAddress.map { $0 + written }, bytes.count - written)
+      if wrote < 0 && errno == EINTR { continue }
+      guard wrote > 0 else { return false }
+      written += wrote
+    }
+    return true
   }
 }
 
