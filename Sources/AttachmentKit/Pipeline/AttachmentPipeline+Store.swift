@@ -23,7 +23,8 @@ extension AttachmentPipeline {
     _ url: AttachmentURL, deadline: ContinuousClock.Instant, start: ContinuousClock.Instant
   ) async -> StoreOutcome {
     guard let sharedTier else { return .nothing }
-    let budget = Self.sharedTierBudget(remaining: deadline - ContinuousClock.now, store: store)
+    let remaining = deadline - ContinuousClock.now
+    let budget = store?.readBudget(remaining: remaining) ?? FleetStore.readBudget(remaining: remaining)
     guard budget > .milliseconds(1) else { return .nothing }
     let read = await OffPoolWork.run(deadline: deadline) { [self] _ -> TierRead in
       // The content goes straight into a body file of the local cache (constant memory).
@@ -65,16 +66,6 @@ extension AttachmentPipeline {
     }
   }
 
-  /// How long the shared tier may be read for a request with `remaining` time left: the
-  /// object store's share (``StoreConfiguration/readShare``, at most
-  /// ``StoreConfiguration/maximumReadSeconds``), the same defaults for another tier.
-  static func sharedTierBudget(remaining: Duration, store: FleetStore?) -> Duration {
-    store?.readBudget(remaining: remaining)
-      ?? min(
-        remaining * StoreConfiguration.defaultReadShare,
-        .milliseconds(Int64(StoreConfiguration.defaultMaximumReadSeconds * 1000)))
-  }
-
   /// Queues the shared tier's write of what a miss of `url` just published (fetched, rescued
   /// or revalidated), when there is a shared tier and the answer is indexed; never waits for it.
   func writeBehind(_ result: Result<Attachment, AttachmentError>, url: AttachmentURL) {
@@ -82,8 +73,9 @@ extension AttachmentPipeline {
       !attachment.isUnindexed, attachment.freshUntil != nil, let entry = tier.entry(for: url.key)
     else { return }
     let (shared, key, path) = (TierEntry(entry.record), TierKey(url.key), entry.path)
-    // The store queues its writes; another tier's write may copy the whole file (a second
-    // cache directory does): on a thread of its own, never in the answer's way.
+    // The store queues its writes, in order with the lease's release that follows (a waiter
+    // that sees the release then finds the record); another tier's write may copy the whole
+    // file (a second cache directory does): on a thread of its own, never in the answer's way.
     guard store == nil else { return sharedTier.write(shared, of: key, contentPath: path) }
     tierWrites.withLock { $0 += 1 }
     BackgroundWork.start("AttachmentKit.tier-write", qos: .utility) { [tierWrites] in

@@ -7,8 +7,17 @@ extension FleetStore {
   /// How long looking in the store may take for a request with `remaining` time left:
   /// ``StoreConfiguration/readShare`` of it, at most ``StoreConfiguration/maximumReadSeconds``.
   func readBudget(remaining: Duration) -> Duration {
-    let share = remaining * max(0, min(1, configuration.readShare))
-    return min(share, .milliseconds(Int64(configuration.maximumReadSeconds * 1000)))
+    Self.readBudget(
+      remaining: remaining, share: configuration.readShare, maximumSeconds: configuration.maximumReadSeconds)
+  }
+
+  /// `share` of `remaining`, at most `maximumSeconds`: the time a shared tier may be read for
+  /// (the defaults, a quarter and 3 s, for a ``PipelineConfiguration/sharedTier``).
+  static func readBudget(
+    remaining: Duration, share: Double = StoreConfiguration.defaultReadShare,
+    maximumSeconds: Double = StoreConfiguration.defaultMaximumReadSeconds
+  ) -> Duration {
+    min(remaining * max(0, min(1, share)), .milliseconds(Int64(maximumSeconds * 1000)))
   }
 
   /// The record and verified content of `key`, or why not (each counted, failures logged),
